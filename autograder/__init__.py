@@ -1,0 +1,1 @@
+"""The course kit's grader: configuration, sandboxed execution, test running and results."""

@@ -1,0 +1,181 @@
+"""Load and validate course.yml: assignments, components, points, dependencies and limits."""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import importlib
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "course.yml"
+
+
+class ConfigError(Exception):
+    """course.yml is missing, malformed or inconsistent; the message says where."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(_Strict):
+    test_seconds: float = Field(20, gt=0)
+    load_seconds: float = Field(20, gt=0)
+    component_cpu_seconds: float = Field(120, gt=0)
+    submission_seconds: float = Field(600, gt=0)
+    memory_mb: int = Field(3072, gt=0)
+    processes: int = Field(64, gt=0)
+    file_size_mb: int = Field(16, gt=0)
+    output_kb: int = Field(64, gt=0)
+
+
+class HypothesisProfile(_Strict):
+    max_examples: int = Field(20, gt=0, le=10_000)
+    derandomize: bool = True
+
+
+class Component(_Strict):
+    name: str
+    points: float = Field(gt=0)
+    needs: tuple[str, ...] = ()
+
+
+class Assignment(_Strict):
+    id: str
+    title: str
+    solution: str
+    due: Optional[dt.date] = None
+    given: tuple[str, ...] = ()
+    components: tuple[Component, ...]
+
+    @field_validator("components", mode="before")
+    @classmethod
+    def _components_from_mapping(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            out = []
+            for name, spec in value.items():
+                if not isinstance(spec, dict):
+                    raise ValueError(f"component {name!r} must be a mapping like {{points: 4}}")
+                out.append({"name": name, **spec})
+            return out
+        return value
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not value[:2].isdigit() or value[2:3] != "_":
+            raise ValueError(f"assignment id {value!r} must look like '02_attention_scoring'")
+        return value
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.components)
+
+    def component(self, name: str) -> Component:
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+class Course(_Strict):
+    name: str
+    support_module: str = "attention_support"
+    given_module: str = "solutions.given"
+    hypothesis: HypothesisProfile = HypothesisProfile()
+    limits: Limits = Limits()
+    assignments: tuple[Assignment, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Course":
+        seen: dict[str, str] = {}
+        ids = [a.id for a in self.assignments]
+        if len(set(ids)) != len(ids):
+            raise ValueError("assignment ids must be unique")
+        for a in self.assignments:
+            for c in a.components:
+                if c.name in seen:
+                    raise ValueError(f"component {c.name!r} appears in both {seen[c.name]} and {a.id}")
+                seen[c.name] = a.id
+        for a in self.assignments:
+            for c in a.components:
+                for dep in c.needs:
+                    if dep not in seen and dep not in self.given_names:
+                        raise ValueError(f"{a.id}: component {c.name!r} needs unknown name {dep!r}")
+        return self
+
+    @property
+    def given_names(self) -> set[str]:
+        return {g for a in self.assignments for g in a.given} | {"Encoder", "Decoder", "AttentionDecoder",
+                                                                 "Seq2SeqEncoder", "EncoderDecoder"}
+
+    def assignment(self, assignment_id: str) -> Assignment:
+        for a in self.assignments:
+            if a.id == assignment_id:
+                return a
+        known = ", ".join(a.id for a in self.assignments)
+        raise ConfigError(f"unknown assignment {assignment_id!r}; known: {known}")
+
+    def owner(self, name: str) -> Optional[Assignment]:
+        """The assignment whose component `name` is (None for given code)."""
+        for a in self.assignments:
+            if any(c.name == name for c in a.components):
+                return a
+        return None
+
+    def needs(self, name: str) -> tuple[str, ...]:
+        owner = self.owner(name)
+        return owner.component(name).needs if owner else ()
+
+    def closure(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """All names that `names` need, transitively, dependencies first (names themselves excluded)."""
+        order: list[str] = []
+
+        def visit(n: str, stack: tuple[str, ...]) -> None:
+            if n in stack:
+                raise ConfigError(f"dependency cycle: {' -> '.join(stack + (n,))}")
+            for d in self.needs(n):
+                visit(d, stack + (n,))
+                if d not in order:
+                    order.append(d)
+
+        for n in names:
+            visit(n, ())
+        return [n for n in order if n not in names]
+
+    def reference_object(self, name: str) -> Any:
+        """The reference implementation (or given code) named `name`."""
+        owner = self.owner(name)
+        module = importlib.import_module(owner.solution if owner else self.given_module)
+        try:
+            return getattr(module, name)
+        except AttributeError:
+            raise ConfigError(f"{module.__name__} does not define {name!r}") from None
+
+
+def load(path: Path | str | None = None) -> Course:
+    """Read and validate a course file, raising ConfigError with a readable message."""
+    path = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such course file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        return Course.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{path}: {problems}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def default() -> Course:
+    """The repository's course.yml, loaded once."""
+    return load(DEFAULT_CONFIG)

@@ -1,0 +1,90 @@
+"""Build the code a sandboxed child is handed for one component: given code and reference dependencies.
+
+No double jeopardy: when component C is graded, every component C is built on is the reference
+one. The child gets, as source text, the given code of the course plus the reference code of C's
+dependencies (never C itself, never tests), and the student-facing support module with every
+name it exports (names that C does not need are placeholders that raise when used).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import re
+
+from autograder.config import Assignment, Course
+
+DEPS_MODULE = "__course_deps__"
+HEADER = ("from __future__ import annotations\nimport math\nfrom typing import Any, Optional\n"
+          "import torch\nfrom torch import nn\n")
+TOOLKIT_MODULES = ("solutions.datasets", "solutions.training")
+_FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def module_source(module_name: str) -> str:
+    """A module's source without its `from __future__` line (the header has it)."""
+    return _FUTURE.sub("", inspect.getsource(importlib.import_module(module_name)))
+
+
+@functools.lru_cache(maxsize=None)
+def toolkit_names() -> tuple[str, ...]:
+    """Public names of the given data and training toolkit (placeholders while grading)."""
+    names: list[str] = []
+    for module_name in TOOLKIT_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        names += [n for n, v in vars(module).items() if not n.startswith("_")
+                  and getattr(v, "__module__", None) == module_name]
+    return tuple(names)
+
+
+def support_exports(course: Course, assignment: Assignment) -> list[str]:
+    """Names the assignment's support module exports: given code, earlier components, toolkit."""
+    own = {c.name for c in assignment.components}
+    earlier = [n for n in course.closure([c.name for c in assignment.components])
+               if n not in own and course.owner(n) is not None]
+    return list(assignment.given) + earlier + list(toolkit_names())
+
+
+def reference_source(course: Course, names: list[str]) -> str:
+    """Given code plus the reference source of `names` (in dependency order), as one module."""
+    parts = [HEADER, module_source(course.given_module)]
+    for name in names:
+        if course.owner(name) is not None:
+            parts.append(inspect.getsource(course.reference_object(name)))
+    return "\n\n".join(parts)
+
+
+def placeholder_source(names: list[str], component: str) -> str:
+    lines = []
+    for n in names:
+        lines.append(
+            f"def {n}(*args, **kwargs):\n"
+            f"    raise NotImplementedError('{n} is not available while grading {component}')\n")
+    return "\n".join(lines)
+
+
+def child_modules(course: Course, assignment: Assignment, component: str) -> tuple[dict[str, str], list[str]]:
+    """({module name: source} to install in the child, names to inject into the student namespace)."""
+    deps = [n for n in course.closure([component]) if course.owner(n) is not None]
+    deps_source = reference_source(course, deps)
+    provided = set(deps) | set(_given_names(course))
+    missing = [n for n in support_exports(course, assignment) if n not in provided]
+    support = f"from {DEPS_MODULE} import *\n" + placeholder_source(missing, component)
+    modules = {DEPS_MODULE: deps_source, course.support_module: support}
+    inject = [n for n in course.needs(component) if course.owner(n) is not None] + deps
+    return modules, sorted(set(inject))
+
+
+@functools.lru_cache(maxsize=None)
+def _given_module_names(module_name: str) -> tuple[str, ...]:
+    module = importlib.import_module(module_name)
+    return tuple(n for n, v in vars(module).items()
+                 if inspect.isclass(v) and v.__module__ == module_name)
+
+
+def _given_names(course: Course) -> tuple[str, ...]:
+    return _given_module_names(course.given_module)

@@ -1,0 +1,220 @@
+"""The submission child: loads one submission for one component and answers the grader's calls.
+
+It runs inside the sandbox, forked from the zygote. It holds the student's objects in a handle
+table and sends back only data (see wire.py); it never learns what the tests check.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import random
+import socket
+import sys
+import types
+from typing import Any
+
+import torch
+
+import loader
+import wire
+
+MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
+
+
+class Server:
+    """Resolve handles, run calls, encode results."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.objects: dict[int, Any] = {}
+        self.ids: dict[int, int] = {}  # id(obj) -> handle id
+        self.namespace = namespace
+
+    def to_handle(self, obj: Any) -> wire.Handle:
+        if isinstance(obj, torch.nn.Parameter):
+            raise TypeError  # never reached: parameters are tensors and encode as data
+        if inspect.isgenerator(obj) or isinstance(obj, (types.GeneratorType, map, filter, zip)):
+            raise _Listable
+        key = id(obj)
+        hid = self.ids.get(key)
+        if hid is None or self.objects.get(hid) is not obj:
+            hid = len(self.objects) + 1
+            self.objects[hid] = obj
+            self.ids[key] = hid
+        return wire.Handle(hid, type(obj).__name__, callable(obj))
+
+    def resolve(self, h: wire.Handle) -> Any:
+        if h.id == 0:
+            return self.namespace_proxy
+        return self.objects[h.id]
+
+    def encodable(self, value: Any, depth: int = 0) -> Any:
+        """Turn iterators into lists, so that `named_parameters()` and friends come back as data."""
+        if depth > 32:
+            return value
+        if isinstance(value, (types.GeneratorType, map, filter, zip)):
+            items = []
+            for i, item in enumerate(value):
+                if i >= MAX_ITEMS:
+                    break
+                items.append(self.encodable(item, depth + 1))
+            return items
+        if type(value) in (list, tuple):
+            return type(value)(self.encodable(v, depth + 1) for v in value)
+        if type(value) is dict:
+            return {k: self.encodable(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):  # OrderedDict (state_dict)
+            return {k: self.encodable(v, depth + 1) for k, v in value.items()}
+        return value
+
+    @property
+    def namespace_proxy(self) -> types.SimpleNamespace:
+        return types.SimpleNamespace(**self.namespace)
+
+    def handle(self, msg: dict[str, Any]) -> Any:
+        op = msg["op"]
+        if op == "get":
+            name = msg["name"]
+            if name not in self.namespace:
+                raise NameError(f"name '{name}' is not defined")
+            return self.namespace[name]
+        obj = self.resolve(msg["obj"]) if "obj" in msg else None
+        if op == "getattr":
+            return getattr(obj, msg["name"])
+        if op == "call":
+            if msg.get("name"):
+                obj = getattr(obj, msg["name"])
+            return obj(*msg.get("args", ()), **msg.get("kwargs", {}))
+        if op == "vjp":
+            return self.vjp(obj, msg)
+        if op == "fit":
+            return fit(obj, msg)
+        if op == "seed":
+            seed_everything(int(msg["seed"]))
+            return None
+        if op == "describe":
+            return describe(obj)
+        if op == "release":
+            for hid in msg["ids"]:
+                self.objects.pop(hid, None)
+            return None
+        raise ValueError(f"unknown op {op!r}")
+
+    def vjp(self, fn: Any, msg: dict[str, Any]) -> Any:
+        """Run fn(*args) and back-propagate `grad_output` into the args listed in `wrt`."""
+        args = list(msg.get("args", ()))
+        for i in msg["wrt"]:
+            args[i] = torch.Tensor.detach(args[i]).clone().requires_grad_(True)
+        out = fn(*args, **msg.get("kwargs", {}))
+        if msg.get("output_index") is not None:
+            out = out[msg["output_index"]]
+        grads = torch.autograd.grad(out, [args[i] for i in msg["wrt"]], msg["grad_output"], allow_unused=True)
+        return [None if g is None else torch.Tensor.detach(g) for g in grads]
+
+
+class _Listable(Exception):
+    pass
+
+
+def describe(obj: Any) -> dict[str, Any]:
+    """What the grader may know of an object without running it: kind, name and signature."""
+    info: dict[str, Any] = {"type": type(obj).__name__, "callable": callable(obj),
+                            "is_class": isinstance(obj, type)}
+    try:
+        sig = inspect.signature(obj)
+        info["params"] = [[p.name, int(p.kind), p.default is not inspect.Parameter.empty]
+                          for p in sig.parameters.values()]
+    except (TypeError, ValueError):
+        info["params"] = None
+    info["is_module_class"] = isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+    return info
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def fit(model: Any, msg: dict[str, Any]) -> list[float]:
+    """A trusted training loop over fixed batches; returns the loss per step (for feedback only).
+
+    The grader never takes these numbers on trust: it re-measures the trained model itself.
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt_name = msg.get("optimizer", "adam")
+    lr = float(msg["lr"])
+    opt = torch.optim.SGD(params, lr=lr) if opt_name == "sgd" else torch.optim.Adam(params, lr=lr)
+    losses = []
+    model.train()
+    batches = msg["batches"]
+    for step in range(int(msg["steps"])):
+        batch = batches[step % len(batches)]
+        opt.zero_grad()
+        if msg["loss"] == "mse":
+            pred = model(*batch["inputs"])
+            loss = ((pred - batch["target"]) ** 2).mean()
+        elif msg["loss"] == "masked_ce":
+            enc_X, enc_len, dec_in, target, tgt_len = batch["inputs"]
+            logits, _ = model(enc_X, dec_in, enc_len)
+            mask = torch.arange(target.shape[1]).unsqueeze(0) < tgt_len.unsqueeze(1)
+            ce = torch.nn.functional.cross_entropy(logits.permute(0, 2, 1), target, reduction="none")
+            loss = (ce * mask).sum() / mask.sum()
+        else:
+            raise ValueError("unknown loss")
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        losses.append(float(loss))
+    model.eval()
+    return losses
+
+
+def install_modules(modules: dict[str, str]) -> None:
+    """Create the importable helper modules (given code, handed-in dependencies) from source."""
+    for name, source in modules.items():
+        module = types.ModuleType(name)
+        module.__dict__["__builtins__"] = builtins
+        sys.modules[name] = module
+        exec(compile(source, f"<course {name}>", "exec"), module.__dict__)
+
+
+def serve(job: dict[str, Any], sock: socket.socket) -> None:
+    """Load the submission, report, then answer calls until the grader hangs up."""
+    seed_everything(int(job.get("seed", 0)))
+    torch.set_num_threads(1)
+    install_modules(job["modules"])
+    namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
+    report = loader.load([tuple(c) for c in job["cells"]], namespace)
+    # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
+    deps = sys.modules.get(job.get("deps_module", ""), None)
+    for name in job.get("inject", []):
+        if deps is not None and name in deps.__dict__:
+            namespace[name] = deps.__dict__[name]
+    seed_everything(int(job.get("seed", 0)))
+    server = Server(namespace)
+    wire.send(sock, {"ready": report})
+    while True:
+        try:
+            msg = wire.recv(sock, from_handle=server.resolve)
+        except EOFError:
+            return
+        try:
+            result = server.handle(msg)
+            try:
+                wire.send(sock, {"ok": server.encodable(result)}, server.to_handle)
+            except _Listable:
+                wire.send(sock, {"ok": server.encodable(list(result)[:MAX_ITEMS])}, server.to_handle)
+        except BaseException as exc:  # noqa: BLE001 - student code may raise anything, even SystemExit
+            wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
+                                       "traceback": loader.student_traceback(exc)}})
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)[:2000]
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        return "<unprintable exception>"

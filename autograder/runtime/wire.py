@@ -1,0 +1,176 @@
+"""The wire format between the grader and a sandboxed child: JSON plus raw tensor bytes.
+
+Nothing is ever unpickled: a message is a JSON header in which every tensor is replaced by a
+reference to a raw little-endian byte blob, and tensors are rebuilt from bytes as plain
+`torch.Tensor`s with a dtype from a fixed allow-list. Objects that have no data form (modules,
+functions) travel as opaque numbered handles that only the child can resolve.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any, Callable
+
+import torch
+
+DTYPES: dict[str, torch.dtype] = {
+    "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+    "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16,
+    "int32": torch.int32, "int64": torch.int64, "bool": torch.bool,
+    "complex64": torch.complex64, "complex128": torch.complex128,
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+MAX_MESSAGE_BYTES = 512 * 1024 * 1024
+_HEADER = struct.Struct("!QI")  # total blob bytes, JSON length
+
+
+class WireError(Exception):
+    """A message that is malformed, too large or cut short."""
+
+
+class Handle:
+    """An opaque reference to an object that lives in the child."""
+
+    __slots__ = ("id", "type_name", "is_callable")
+
+    def __init__(self, id: int, type_name: str = "", is_callable: bool = False) -> None:
+        self.id, self.type_name, self.is_callable = id, type_name, is_callable
+
+    def __repr__(self) -> str:
+        return f"<remote {self.type_name} #{self.id}>"
+
+
+def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tuple[bytes, list[bytes]]:
+    """Encode a value into (JSON bytes, blobs); `to_handle` turns anything else into a Handle."""
+    blobs: list[bytes] = []
+
+    def enc(v: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            raise WireError("value nested too deeply")
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int):
+            return v if abs(v) < 2 ** 63 else float(v)
+        if isinstance(v, float):
+            return {"__float__": repr(v)}
+        if isinstance(v, torch.Tensor):
+            t = torch.Tensor.detach(v)
+            if t.layout != torch.strided:
+                t = t.to_dense()
+            t = t.cpu().contiguous()
+            dtype = DTYPE_NAMES.get(t.dtype)
+            if dtype is None:
+                raise WireError(f"unsupported tensor dtype {t.dtype}")
+            blobs.append(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            return {"__tensor__": len(blobs) - 1, "dtype": dtype, "shape": list(t.shape)}
+        if isinstance(v, torch.dtype):
+            return {"__dtype__": DTYPE_NAMES.get(v, str(v))}
+        if isinstance(v, torch.Size):
+            return {"__tuple__": [int(x) for x in v]}
+        if isinstance(v, Handle):
+            return {"__handle__": v.id, "type": v.type_name, "callable": v.is_callable}
+        if type(v) in (list, tuple):
+            return {"__list__" if type(v) is list else "__tuple__": [enc(x, depth + 1) for x in v]}
+        if type(v) is dict:
+            return {"__dict__": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
+        if to_handle is None:
+            raise WireError(f"cannot send a {type(v).__name__}")
+        return enc(to_handle(v), depth + 1)
+
+    header = json.dumps(enc(value), allow_nan=False).encode()
+    return header, blobs
+
+
+def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], Any] | None = None) -> Any:
+    """Decode (JSON bytes, blobs) into plain Python values and plain tensors."""
+
+    def dec(v: Any) -> Any:
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, list):
+            raise WireError("bare JSON list in message")
+        if not isinstance(v, dict) or len(v) == 0:
+            raise WireError("malformed value")
+        if "__float__" in v:
+            return float(v["__float__"])
+        if "__tensor__" in v:
+            return _tensor(v, blobs)
+        if "__dtype__" in v:
+            return DTYPES[v["__dtype__"]]
+        if "__handle__" in v:
+            h = Handle(int(v["__handle__"]), str(v.get("type", "")), bool(v.get("callable")))
+            return from_handle(h) if from_handle else h
+        if "__list__" in v:
+            return [dec(x) for x in v["__list__"]]
+        if "__tuple__" in v:
+            return tuple(dec(x) for x in v["__tuple__"])
+        if "__dict__" in v:
+            return {dec(k): dec(x) for k, x in v["__dict__"]}
+        raise WireError("unknown value kind")
+
+    try:
+        return dec(json.loads(header))
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise WireError(f"malformed message: {exc}") from None
+
+
+def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
+    dtype = DTYPES[v["dtype"]]
+    shape = [int(s) for s in v["shape"]]
+    if any(s < 0 for s in shape):
+        raise WireError("negative tensor dimension")
+    blob = blobs[int(v["__tensor__"])]
+    numel = 1
+    for s in shape:
+        numel *= s
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if numel * itemsize != len(blob):
+        raise WireError("tensor bytes do not match its shape")
+    if numel == 0:
+        return torch.empty(shape, dtype=dtype)
+    # frombuffer gives a plain torch.Tensor; clone so it owns its memory.
+    return torch.frombuffer(bytearray(blob), dtype=dtype).reshape(shape).clone()
+
+
+def send(sock: socket.socket, value: Any, to_handle: Callable[[Any], Handle] | None = None) -> None:
+    """Send one framed message."""
+    header, blobs = encode(value, to_handle)
+    sizes = b"".join(struct.pack("!Q", len(b)) for b in blobs)
+    total = len(sizes) + sum(len(b) for b in blobs)
+    if total + len(header) > MAX_MESSAGE_BYTES:
+        raise WireError(f"message of {total + len(header)} bytes is over the limit")
+    sock.sendall(_HEADER.pack(total, len(header)) + header + struct.pack("!I", len(blobs)) + sizes)
+    for b in blobs:
+        sock.sendall(b)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def parse_frame(read: Callable[[int], bytes]) -> tuple[bytes, list[bytes]]:
+    """Read one framed message with `read(n)`, checking sizes before allocating."""
+    total, header_len = _HEADER.unpack(read(_HEADER.size))
+    if total + header_len > MAX_MESSAGE_BYTES:
+        raise WireError(f"message of {total + header_len} bytes is over the limit")
+    header = read(header_len)
+    (count,) = struct.unpack("!I", read(4))
+    if count * 8 > total:
+        raise WireError("bad blob count")
+    sizes = [struct.unpack("!Q", read(8))[0] for _ in range(count)]
+    if sum(sizes) + 8 * count != total:
+        raise WireError("blob sizes do not add up")
+    return header, [read(s) for s in sizes]
+
+
+def recv(sock: socket.socket, from_handle: Callable[[Handle], Any] | None = None) -> Any:
+    """Receive one framed message (blocking)."""
+    header, blobs = parse_frame(lambda n: recv_exact(sock, n))
+    return decode(header, blobs, from_handle)
