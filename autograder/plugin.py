@@ -128,6 +128,16 @@ class GradingPlugin:
             outcome.passed = False
             outcome.output = failure_text(report)
 
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Same inputs on every run: the grader's own random streams start from a fixed seed."""
+        import random
+
+        import numpy
+        import torch
+        torch.manual_seed(1234)
+        random.seed(1234)
+        numpy.random.seed(1234)
+
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         component = component_of(item)
         if component:

@@ -20,9 +20,9 @@ from autograder.plugin import GradingPlugin, LocalProvider, TestOutcome, referen
 SUITES = Path(__file__).resolve().parent / "suites"
 
 
-def suite_files(assignment_id: str, public_only: bool) -> list[Path]:
+def suite_files(assignment_id: str, public_only: bool, suites: Path = SUITES) -> list[Path]:
     kinds = ["public"] if public_only else ["public", "hidden"]
-    files = [SUITES / kind / f"test_{assignment_id}.py" for kind in kinds]
+    files = [suites / kind / f"test_{assignment_id}.py" for kind in kinds]
     return [f for f in files if f.exists()]
 
 
@@ -64,11 +64,12 @@ def score(assignment: config_mod.Assignment, outcomes: list[TestOutcome],
     return out
 
 
-def run_pytest(files: list[Path], plugin: GradingPlugin, extra: tuple[str, ...] = ()) -> None:
+def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path = SUITES,
+               extra: tuple[str, ...] = ()) -> None:
     """pytest.main on the suites, quietly: outcomes come back through the plugin, not the terminal."""
     args = [str(f) for f in files] + [
         "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-        "-o", "python_files=test_*.py", "--rootdir", str(SUITES), "-c", os.devnull,
+        "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
         "-W", "ignore", *extra]
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
@@ -77,7 +78,7 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, extra: tuple[str, ...] 
 
 def run(assignment_id: str, provider: Any, *, public_only: bool = False,
         components: Optional[list[str]] = None, course: Optional[config_mod.Course] = None,
-        submission: str = "") -> Result:
+        submission: str = "", suites: Path = SUITES) -> Result:
     """Run the suites of one assignment with `provider` supplying the student's names."""
     course = course or config_mod.default()
     assignment = course.assignment(assignment_id)
@@ -87,7 +88,7 @@ def run(assignment_id: str, provider: Any, *, public_only: bool = False,
     plugin = GradingPlugin(provider, wanted,
                            reference=None if public_only else lambda: reference_namespace(course, names + list(assignment.given)))
     try:
-        run_pytest(suite_files(assignment_id, public_only), plugin)
+        run_pytest(suite_files(assignment_id, public_only, suites), plugin, suites)
     finally:
         provider.close()
     outcomes = [plugin.outcomes[n] for n in plugin.order]

@@ -116,7 +116,8 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
 def call_and_inputs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[Any]]:
     """Call fn and return (result, args as they are after the call), to check inputs are unchanged."""
     if _is_remote(fn):
-        return fn.__remote_call__(args, kwargs, return_args=True)
+        result, args_after = fn.__remote_call__(args, kwargs, return_args=True)
+        return result, list(args_after)
     args_copy = [torch.Tensor.clone(a) if isinstance(a, torch.Tensor) else a for a in args]
     result = fn(*args_copy, **kwargs)
     return result, args_copy

@@ -43,8 +43,8 @@ class Server:
         return wire.Handle(hid, type(obj).__name__, callable(obj))
 
     def resolve(self, h: wire.Handle) -> Any:
-        if h.id == 0:
-            return self.namespace_proxy
+        if h.id not in self.objects:
+            raise wire.WireError(f"unknown handle {h.id}")
         return self.objects[h.id]
 
     def encodable(self, value: Any, depth: int = 0) -> Any:
@@ -66,10 +66,6 @@ class Server:
             return {k: self.encodable(v, depth + 1) for k, v in value.items()}
         return value
 
-    @property
-    def namespace_proxy(self) -> types.SimpleNamespace:
-        return types.SimpleNamespace(**self.namespace)
-
     def handle(self, msg: dict[str, Any]) -> Any:
         op = msg["op"]
         if op == "get":
@@ -77,13 +73,17 @@ class Server:
             if name not in self.namespace:
                 raise NameError(f"name '{name}' is not defined")
             return self.namespace[name]
-        obj = self.resolve(msg["obj"]) if "obj" in msg else None
+        obj = msg.get("obj")  # handles were resolved to objects while decoding
         if op == "getattr":
             return getattr(obj, msg["name"])
         if op == "call":
             if msg.get("name"):
                 obj = getattr(obj, msg["name"])
             return obj(*msg.get("args", ()), **msg.get("kwargs", {}))
+        if op == "call_return_args":
+            args = list(msg.get("args", ()))
+            result = obj(*args, **msg.get("kwargs", {}))
+            return [result, args]
         if op == "vjp":
             return self.vjp(obj, msg)
         if op == "fit":

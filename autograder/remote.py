@@ -1,0 +1,135 @@
+"""Proxies through which tests use a submission that lives in a sandboxed child.
+
+`RemoteNamespace` stands for the submission's top-level names; `RemoteObject` for any object
+that has no data form (a module, a class, a bound method). Calls and attribute reads become
+messages; replies are decoded into plain Python values and plain tensors, never executed.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional
+
+from autograder.runtime import wire
+from autograder.sandbox import Child, ChildDied
+
+
+class StudentError(AssertionError):
+    """The student's code raised an exception (shown with the student's own traceback)."""
+
+
+class MissingName(StudentError, AttributeError):
+    """A contract name the submission does not define (also an AttributeError, for hasattr)."""
+
+
+class SandboxLimit(AssertionError):
+    """A resource limit tripped or the child died; the message says which."""
+
+
+class Connection:
+    """A child plus the per-test deadline the provider sets."""
+
+    def __init__(self, child: Child, deadline: Callable[[], float]) -> None:
+        self.child = child
+        self.deadline = deadline
+
+    def request(self, msg: dict[str, Any]) -> Any:
+        try:
+            reply = self.child.request(msg, self.deadline() - time.monotonic(),
+                                       to_handle=self._to_handle, from_handle=self._from_handle)
+        except ChildDied as exc:
+            raise SandboxLimit(f"your code was stopped: {exc.reason}") from None
+        if not isinstance(reply, dict):
+            raise SandboxLimit("the sandbox sent a malformed reply")
+        if "error" in reply:
+            err = reply["error"] if isinstance(reply["error"], dict) else {}
+            kind = str(err.get("type", "Exception"))
+            message = str(err.get("message", ""))
+            tb = str(err.get("traceback", "")).strip()
+            if kind in ("MemoryError",) or "can't allocate memory" in message or "DefaultCPUAllocator" in message:
+                raise SandboxLimit(f"your code ran out of memory (limit: {self.child.limits.memory_mb} MB "
+                                   f"above the interpreter): {message[:300]}")
+            if kind == "NotImplementedError":
+                raise StudentError(f"not implemented yet (your code raised NotImplementedError{': ' + message if message else ''})")
+            text = f"your code raised {kind}: {message}"
+            if tb:
+                text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
+            raise StudentError(text)
+        return reply.get("ok")
+
+    def _to_handle(self, obj: Any) -> wire.Handle:
+        if isinstance(obj, RemoteObject):
+            if object.__getattribute__(obj, "_conn") is not self:
+                raise wire.WireError("an object from another submission")
+            return object.__getattribute__(obj, "_handle")
+        raise wire.WireError(f"cannot send a {type(obj).__name__} to the submission")
+
+    def _from_handle(self, handle: wire.Handle) -> "RemoteObject":
+        return RemoteObject(self, handle)
+
+
+class RemoteObject:
+    """An object in the child. Supports calls, attribute reads and method calls."""
+
+    __slots__ = ("_conn", "_handle")
+
+    def __init__(self, conn: Connection, handle: wire.Handle) -> None:
+        object.__setattr__(self, "_conn", conn)
+        object.__setattr__(self, "_handle", handle)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._conn.request({"op": "getattr", "obj": self._handle, "name": name})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError("tests may not set attributes on the student's objects")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._conn.request({"op": "call", "obj": self._handle, "args": list(args), "kwargs": kwargs})
+
+    def __remote_call__(self, args: tuple, kwargs: dict, return_args: bool = False) -> Any:
+        if not return_args:
+            return self(*args, **kwargs)
+        return self._conn.request({"op": "call_return_args", "obj": self._handle, "args": list(args),
+                                   "kwargs": kwargs})
+
+    def __remote_vjp__(self, args: list, kwargs: dict, grad_output: Any, wrt: list[int],
+                       output_index: Optional[int]) -> Any:
+        return self._conn.request({"op": "vjp", "obj": self._handle, "args": args, "kwargs": kwargs,
+                                   "grad_output": grad_output, "wrt": wrt, "output_index": output_index})
+
+    def __remote_fit__(self, batches: list, loss: str, lr: float, steps: int, optimizer: str) -> Any:
+        return self._conn.request({"op": "fit", "obj": self._handle, "batches": batches, "loss": loss,
+                                   "lr": lr, "steps": steps, "optimizer": optimizer})
+
+    def __repr__(self) -> str:
+        return f"<student's {self._handle.type_name}>"
+
+
+class RemoteNamespace:
+    """The submission's top-level names."""
+
+    __slots__ = ("_conn", "_notes")
+
+    def __init__(self, conn: Connection, notes: list[str]) -> None:
+        object.__setattr__(self, "_conn", conn)
+        object.__setattr__(self, "_notes", notes)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name.startswith("hypothesis"):
+            raise AttributeError(name)  # tooling probes (hypothesis, pytest), never contract names
+        try:
+            return self._conn.request({"op": "get", "name": name})
+        except StudentError as exc:
+            if "NameError" not in str(exc):
+                raise
+            detail = ""
+            if self._notes:
+                detail = "\n  while loading your code: " + "\n  ".join(n.strip().splitlines()[-1] for n in self._notes[:3])
+            raise MissingName(f"`{name}` is not defined in your submission{detail}") from None
+
+    def __remote_seed__(self, value: int) -> None:
+        self._conn.request({"op": "seed", "seed": value})
+
+    def __remote_call__(self, *a: Any, **k: Any) -> Any:  # marks the namespace as remote for helpers
+        raise TypeError("call a name of the namespace, not the namespace")

@@ -1,0 +1,421 @@
+"""The grader's side of the sandbox: a fork server in bubblewrap, one fresh child per job.
+
+The grader process never imports or runs submission code. It starts a *zygote* (a warm Python
+with torch imported) inside bubblewrap, with no network, no view of the kit's files (only the
+runtime directory, the interpreter and its libraries, read-only) and an unprivileged uid in a
+user namespace. For each job the zygote forks a child that loads the submission and answers
+calls; the grader bounds every wait with a deadline and has the zygote kill the job's whole
+process tree when it is done, times out or misbehaves.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from autograder.runtime import wire
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+KIT_DIRS = [Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "solutions"]
+SANDBOX_RUNTIME = "/sandbox/runtime"
+_SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
+                 signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
+                 signal.SIGILL: "an illegal instruction"}
+
+
+class SandboxError(Exception):
+    """The sandbox itself failed (could not start, protocol broken)."""
+
+
+class ChildDied(Exception):
+    """The child ended before answering: a limit tripped, it exited, or it crashed."""
+
+    def __init__(self, reason: str, limit: Optional[str] = None) -> None:
+        super().__init__(reason)
+        self.reason, self.limit = reason, limit
+
+
+@dataclass(frozen=True)
+class JobLimits:
+    cpu_seconds: float = 120
+    memory_mb: int = 3072
+    processes: int = 64
+    file_size_mb: int = 16
+    output_kb: int = 64
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cpu_seconds": self.cpu_seconds, "memory_mb": self.memory_mb,
+                "processes": self.processes, "file_size_mb": self.file_size_mb}
+
+
+def bwrap_available() -> bool:
+    """True when bubblewrap is installed and can create the namespaces we ask for."""
+    exe = shutil.which("bwrap")
+    if not exe:
+        return False
+    try:
+        probe = subprocess.run([exe, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
+                                "--proc", "/proc", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def _python_roots() -> list[Path]:
+    """Directories the interpreter needs: its prefixes and every existing sys.path entry."""
+    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        candidates.add(Path(sysconfig.get_paths()[key]))
+    for entry in sys.path:
+        if entry and Path(entry).is_dir():
+            candidates.add(Path(entry))
+    candidates.add(Path(sys.executable).resolve().parent.parent)
+    roots = set()
+    for c in candidates:
+        real = c.resolve()
+        if any(real == k or k in real.parents or real in k.parents for k in _kit_roots()):
+            continue  # never bind the kit: it holds solutions and hidden tests
+        roots.add(real)
+    # Keep only outermost directories.
+    return sorted(r for r in roots if not any(o != r and o in r.parents for o in roots))
+
+
+def _kit_roots() -> list[Path]:
+    return [k.resolve() for k in KIT_DIRS] + [KIT_DIRS[0].parent.resolve()]
+
+
+def bwrap_command(python: str, fd: int) -> list[str]:
+    """The bubblewrap command line that starts the zygote."""
+    cmd = ["bwrap", "--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
+           "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+           "--dir", "/sandbox", "--chdir", "/tmp", "--clearenv"]
+    for top in ("usr", "lib", "lib64", "lib32", "bin", "sbin", "etc"):
+        p = Path("/" + top)
+        if p.is_symlink():
+            cmd += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            cmd += ["--ro-bind", str(p), str(p)]
+    for root in _python_roots():
+        if not str(root).startswith(("/usr/", "/etc/")) and str(root) not in ("/usr", "/etc"):
+            cmd += ["--ro-bind", str(root), str(root)]
+    # Mask copies of the kit installed into site-packages (non-editable installs).
+    for root in _python_roots():
+        for name in ("autograder", "solutions"):
+            if (root / name).is_dir():
+                cmd += ["--tmpfs", str(root / name)]
+    cmd += ["--ro-bind", str(RUNTIME_DIR), SANDBOX_RUNTIME]
+    for key, value in _child_env().items():
+        cmd += ["--setenv", key, value]
+    cmd += [python, "-I", "-B", f"{SANDBOX_RUNTIME}/zygote.py", str(fd), "--pidns"]
+    return cmd
+
+
+def _child_env() -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8"}
+
+
+class FrameReader:
+    """Incrementally parse wire frames from a non-blocking byte stream."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+
+    def frame(self) -> Optional[tuple[bytes, list[bytes]]]:
+        if len(self.buffer) < 12:
+            return None
+        total, header_len = struct.unpack("!QI", self.buffer[:12])
+        size = 12 + header_len + 4 + total
+        if size > wire.MAX_MESSAGE_BYTES:
+            raise wire.WireError(f"a reply of {size} bytes is over the limit")
+        if len(self.buffer) < size:
+            return None
+        data = memoryview(bytes(self.buffer[:size]))
+        del self.buffer[:size]
+        pos = 0
+
+        def read(n: int) -> bytes:
+            nonlocal pos
+            out = data[pos:pos + n].tobytes()
+            pos += n
+            return out
+
+        return wire.parse_frame(read)
+
+
+class Zygote:
+    """One warm fork server; one job at a time."""
+
+    def __init__(self, mode: str = "auto", start_timeout: float = 120) -> None:
+        if mode == "auto":
+            mode = "bwrap" if bwrap_available() else "process"
+        self.mode = mode
+        self.start_timeout = start_timeout
+        self.proc: Optional[subprocess.Popen] = None
+        self.control: Optional[socket.socket] = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        ours, theirs = socket.socketpair()
+        fd = theirs.fileno()
+        python = sys.executable
+        if self.mode == "bwrap":
+            cmd = bwrap_command(python, fd)
+            cwd = "/"
+        else:
+            cmd = [python, "-I", "-B", str(RUNTIME_DIR / "zygote.py"), str(fd)]
+            cwd = "/tmp"
+        self.proc = subprocess.Popen(cmd, pass_fds=[fd], start_new_session=True, cwd=cwd,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=_child_env())
+        theirs.close()
+        self.control = ours
+        try:
+            hello = self._recv_control(self.start_timeout)
+        except (ChildDied, SandboxError) as exc:
+            err = self.proc.stderr.read(4000).decode(errors="replace") if self.proc.poll() is not None else ""
+            self.stop()
+            raise SandboxError(f"the sandbox did not start ({self.mode}): {exc} {err}".strip()) from None
+        if "zygote" not in hello:
+            self.stop()
+            raise SandboxError("the sandbox answered with an unexpected message")
+
+    def _recv_control(self, timeout: float) -> dict:
+        assert self.control is not None
+        self.control.settimeout(timeout)
+        try:
+            msg = wire.recv(self.control)
+        except (socket.timeout, TimeoutError):
+            raise SandboxError("the sandbox did not answer in time") from None
+        except (EOFError, OSError, wire.WireError) as exc:
+            raise SandboxError(f"the sandbox stopped: {exc}") from None
+        if not isinstance(msg, dict):
+            raise SandboxError("malformed control message")
+        return msg
+
+    def spawn(self, job: dict[str, Any], limits: JobLimits) -> "Child":
+        """Fork a fresh child for `job`; returns once the child's pid is known."""
+        if not self.alive:
+            self.start()
+        assert self.control is not None
+        rpc_ours, rpc_theirs = socket.socketpair()
+        out_r, out_w = os.pipe()
+        try:
+            self.control.settimeout(30)
+            socket.send_fds(self.control, [b"J"], [rpc_theirs.fileno(), out_w])
+            wire.send(self.control, job)
+            msg = self._recv_control(30)
+        except (OSError, SandboxError) as exc:
+            self.stop()
+            raise SandboxError(f"could not start a child: {exc}") from None
+        finally:
+            rpc_theirs.close()
+            os.close(out_w)
+        if "pid" not in msg:
+            self.stop()
+            raise SandboxError("the sandbox did not report a child")
+        return Child(self, rpc_ours, out_r, limits)
+
+    def end_job(self) -> dict:
+        """Kill what is left of the current job and return its exit report."""
+        try:
+            assert self.control is not None
+            self.control.settimeout(10)
+            wire.send(self.control, {"op": "kill"})
+            for _ in range(3):  # a {"died"} notice may come first
+                msg = self._recv_control(10)
+                if "exit" in msg:
+                    return msg["exit"]
+            raise SandboxError("expected an exit report")
+        except (OSError, AssertionError, SandboxError):
+            self.stop()
+            return {"killed": True, "signal": signal.SIGKILL}
+
+    def stop(self) -> None:
+        """Kill the whole sandbox (zygote and anything left in it)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.proc.stderr:
+                self.proc.stderr.close()
+        if self.control is not None:
+            self.control.close()
+        self.proc, self.control = None, None
+
+
+class Child:
+    """The grader's connection to one forked child."""
+
+    def __init__(self, zygote: Zygote, sock: socket.socket, out_fd: int, limits: JobLimits) -> None:
+        self.zygote, self.sock, self.out_fd, self.limits = zygote, sock, out_fd, limits
+        self.sock.setblocking(False)
+        os.set_blocking(out_fd, False)
+        self.reader = FrameReader()
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.dead: Optional[ChildDied] = None
+        self.exit_report: Optional[dict] = None
+
+    def _keep_output(self, data: bytes) -> None:
+        cap = self.limits.output_kb * 1024
+        self.output += data
+        if len(self.output) > cap:  # keep the beginning and the end
+            half = cap // 2
+            self.output_dropped += len(self.output) - cap
+            self.output = self.output[:half] + self.output[-half:]
+
+    def output_text(self) -> str:
+        text = self.output.decode(errors="replace")
+        if self.output_dropped:
+            cap = self.limits.output_kb * 1024 // 2
+            text = text[:cap] + f"\n[... {self.output_dropped} bytes of output dropped ...]\n" + text[cap:]
+        return text
+
+    def request(self, msg: Any, timeout: float, to_handle: Any = None, from_handle: Any = None) -> Any:
+        """Send one message and wait for the reply, at most `timeout` seconds."""
+        if self.dead:
+            raise self.dead
+        deadline = time.monotonic() + max(timeout, 0.01)
+        try:
+            header, blobs = wire.encode(msg, to_handle)
+        except wire.WireError as exc:
+            raise SandboxError(str(exc)) from None
+        payload = _frame(header, blobs)
+        return self._exchange(payload, deadline, from_handle)
+
+    def wait_ready(self, timeout: float) -> Any:
+        return self._exchange(b"", time.monotonic() + timeout, None)
+
+    def _exchange(self, payload: bytes, deadline: float, from_handle: Any) -> Any:
+        sel = selectors.DefaultSelector()
+        sel.register(self.out_fd, selectors.EVENT_READ, "out")
+        sel.register(self.zygote.control, selectors.EVENT_READ, "control")
+        view = memoryview(payload)
+        sent = 0
+        sel.register(self.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if payload else 0), "rpc")
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._die(f"it ran past the time limit ({self._seconds_label(deadline)})", "time")
+                for key, events in sel.select(timeout=min(remaining, 1.0)):
+                    if key.data == "out":
+                        self._drain_output()
+                    elif key.data == "control":
+                        self._died_on_its_own()
+                    elif events & selectors.EVENT_WRITE and sent < len(view):
+                        try:
+                            sent += self.sock.send(view[sent:sent + (1 << 20)])
+                        except (BlockingIOError, InterruptedError):
+                            pass
+                        except OSError:
+                            self._died_on_its_own()
+                        if sent >= len(view):
+                            sel.modify(self.sock, selectors.EVENT_READ, "rpc")
+                    elif events & selectors.EVENT_READ:
+                        try:
+                            data = self.sock.recv(1 << 20)
+                        except (BlockingIOError, InterruptedError):
+                            continue
+                        except OSError:
+                            data = b""
+                        if not data:
+                            self._died_on_its_own()
+                        self.reader.feed(data)
+                        try:
+                            frame = self.reader.frame()
+                        except wire.WireError as exc:
+                            self._die(f"it sent a reply the grader cannot accept ({exc})", "output")
+                        if frame is not None:
+                            self._drain_output()
+                            try:
+                                return wire.decode(frame[0], frame[1], from_handle)
+                            except wire.WireError as exc:
+                                self._die(f"it sent a malformed reply ({exc})", "protocol")
+        finally:
+            sel.close()
+
+    def _seconds_label(self, deadline: float) -> str:
+        return "wall clock"
+
+    def _drain_output(self) -> None:
+        while True:
+            try:
+                data = os.read(self.out_fd, 1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if not data:
+                return
+            self._keep_output(data)
+
+    def _died_on_its_own(self) -> None:
+        """The child closed its socket or the zygote reported an exit: find out why."""
+        report = self.zygote.end_job()
+        self.exit_report = report
+        self._drain_output()
+        sig = report.get("signal")
+        cpu = float(report.get("cpu", 0))
+        if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= self.limits.cpu_seconds - 0.5):
+            raise self._mark(ChildDied(f"it used more than {self.limits.cpu_seconds:g} s of CPU time", "cpu"))
+        if sig == signal.SIGKILL:
+            raise self._mark(ChildDied("it was killed (out of memory or another limit)", "memory"))
+        if sig:
+            what = _SIGNAL_NAMES.get(sig, f"signal {sig}")
+            raise self._mark(ChildDied(f"the process crashed with {what}", "crash"))
+        code = report.get("code", 0)
+        raise self._mark(ChildDied(f"the process exited (exit code {code}), e.g. through os._exit or a "
+                                   f"closed connection", "exit"))
+
+    def _die(self, reason: str, limit: str) -> None:
+        self.exit_report = self.zygote.end_job()
+        self._drain_output()
+        raise self._mark(ChildDied(reason, limit))
+
+    def _mark(self, exc: ChildDied) -> ChildDied:
+        self.dead = exc
+        return exc
+
+    def close(self) -> None:
+        """End the job (kills its process tree) unless it already ended."""
+        if self.dead is None:
+            self.exit_report = self.zygote.end_job()
+            self._drain_output()
+            self.dead = ChildDied("closed", "closed")
+        try:
+            self.sock.close()
+        finally:
+            try:
+                os.close(self.out_fd)
+            except OSError:
+                pass
+
+
+def _frame(header: bytes, blobs: list[bytes]) -> bytes:
+    sizes = b"".join(struct.pack("!Q", len(b)) for b in blobs)
+    total = len(sizes) + sum(len(b) for b in blobs)
+    return struct.pack("!QI", total, len(header)) + header + struct.pack("!I", len(blobs)) + sizes + b"".join(blobs)
