@@ -96,7 +96,7 @@ class GradingPlugin:
     """Register with pytest.main(plugins=[GradingPlugin(...)])."""
 
     provider: StudentProvider
-    components: list[str]
+    components: Optional[list[str]]  # None: every component the suites mention, in file order
     reference: Optional[Callable[[], Any]] = None
     public_marker: Callable[[pytest.Item], bool] = lambda item: "public" in str(item.path)
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
@@ -108,6 +108,8 @@ class GradingPlugin:
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        if self.components is None:
+            self.components = list(dict.fromkeys(c for c in map(component_of, items) if c))
         rank = {c: i for i, c in enumerate(self.components)}
         kept = [it for it in items if component_of(it) in rank]
         kept.sort(key=lambda it: rank[component_of(it)])  # stable: file order within a component
