@@ -1,0 +1,136 @@
+"""The `course` command: self-check, grading, building and packaging the course."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from autograder import config as config_mod
+
+
+def _course(ns: argparse.Namespace) -> config_mod.Course:
+    course = config_mod.load(ns.config) if ns.config else config_mod.default()
+    return course
+
+
+def cmd_check(ns: argparse.Namespace) -> int:
+    from autograder import grading, runner
+    from autograder.sandbox import Zygote
+    course = _course(ns)
+    course.assignment(ns.assignment)
+    path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
+    zygote = Zygote(ns.sandbox)
+    try:
+        result = grading.grade_file(zygote, ns.assignment, path, public_only=True, course=course)
+    finally:
+        zygote.stop()
+    print(runner.format_result(result, verbose=True))
+    notes = [f"{c.name}: {n}" for c in result.components for n in c.notes]
+    if notes:
+        print("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes))
+    all_passed = all(t.passed for c in result.components for t in c.tests)
+    print("\nAll public tests passed." if all_passed else
+          "\nSome public tests failed; the hidden tests check more than these.")
+    return 0 if all_passed else 1
+
+
+def _default_submission(assignment_id: str) -> Path:
+    for candidate in (Path(f"{assignment_id}.ipynb"), Path(f"{assignment_id}.py")):
+        if candidate.exists():
+            return candidate
+    raise SystemExit(f"course check: no {assignment_id}.ipynb or {assignment_id}.py here; name the file")
+
+
+def cmd_grade(ns: argparse.Namespace) -> int:
+    from autograder import batch, grading, runner
+    from autograder.sandbox import Zygote
+    course = _course(ns)
+    course.assignment(ns.assignment)
+    target = Path(ns.submission)
+    if target.is_dir():
+        if not ns.out:
+            raise SystemExit("course grade: grading a directory needs --out DIR")
+        start = time.monotonic()
+        rows = batch.grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
+                                     mode=ns.sandbox, progress=not ns.quiet)
+        took = time.monotonic() - start
+        print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
+        return 0
+    zygote = Zygote(ns.sandbox)
+    try:
+        result = grading.grade_file(zygote, ns.assignment, target, course=course)
+    finally:
+        zygote.stop()
+    if ns.results:
+        grading.write_results(result, ns.results)
+    print(runner.format_result(result, verbose=not ns.quiet))
+    return 0
+
+
+def cmd_build(ns: argparse.Namespace) -> int:
+    from autograder import support
+    course = _course(ns)
+    root = config_mod.REPO_ROOT / "assignments"
+    for a in course.assignments:
+        if ns.assignment and a.id != ns.assignment:
+            continue
+        folder = root / a.id
+        folder.mkdir(parents=True, exist_ok=True)
+        print(support.write_support(course, a, folder))
+    return 0
+
+
+def cmd_validate(ns: argparse.Namespace) -> int:
+    course = _course(ns)
+    for a in course.assignments:
+        for c in a.components:
+            course.reference_object(c.name)
+    print(f"{ns.config or config_mod.DEFAULT_CONFIG}: {len(course.assignments)} assignments, "
+          f"{sum(len(a.components) for a in course.assignments)} components, OK")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="course", description=__doc__)
+    p.add_argument("--config", help="course file (default: the repository's course.yml)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("check", help="self-check a notebook or .py file with the public tests")
+    c.add_argument("assignment")
+    c.add_argument("submission", nargs="?")
+    c.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
+    c.set_defaults(func=cmd_check)
+
+    g = sub.add_parser("grade", help="grade a submission (or a directory of them) with all tests")
+    g.add_argument("assignment")
+    g.add_argument("submission", help="a .ipynb/.py file, or a directory of submissions")
+    g.add_argument("--results", help="write Gradescope-format results JSON here (one submission)")
+    g.add_argument("--out", help="output directory (a directory of submissions)")
+    g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
+    g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
+    g.add_argument("-q", "--quiet", action="store_true")
+    g.set_defaults(func=cmd_grade)
+
+    b = sub.add_parser("build", help="generate each assignment's attention_support.py from solutions/")
+    b.add_argument("assignment", nargs="?")
+    b.set_defaults(func=cmd_build)
+
+    v = sub.add_parser("validate", help="validate course.yml against solutions/")
+    v.set_defaults(func=cmd_validate)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        return int(ns.func(ns) or 0)
+    except config_mod.ConfigError as exc:
+        print(f"course: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
