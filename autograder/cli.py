@@ -93,6 +93,28 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(ns: argparse.Namespace) -> int:
+    """Grade built-in sample submissions of each assignment as a class and print the table."""
+    import tempfile
+
+    from autograder import batch, samples
+    course = _course(ns)
+    root = Path(ns.out or tempfile.mkdtemp(prefix="course-demo-"))
+    ids = [ns.assignment] if ns.assignment else [a.id for a in course.assignments]
+    for assignment_id in ids:
+        subs = root / assignment_id / "submissions"
+        samples.write_samples(assignment_id, subs)
+        start = time.monotonic()
+        rows = batch.grade_directory(assignment_id, subs, root / assignment_id / "results",
+                                     jobs=ns.jobs, mode=ns.sandbox, progress=False)
+        took = time.monotonic() - start
+        print(f"\n{assignment_id}: {len(rows)} sample submissions graded in {took:.1f} s")
+        for r in rows:
+            print(f"  {r['name']:55} {r['score']:6.2f} / {r['max_score']:g}")
+    print(f"\nresults (Gradescope JSON per submission, grades.csv): {root}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     p.add_argument("--config", help="course file (default: the repository's course.yml)")
@@ -117,6 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="generate each assignment's attention_support.py from solutions/")
     b.add_argument("assignment", nargs="?")
     b.set_defaults(func=cmd_build)
+
+    d = sub.add_parser("demo", help="grade built-in sample submissions (reference, stubs, mutants, broken)")
+    d.add_argument("assignment", nargs="?")
+    d.add_argument("--out", help="where to write samples and results (default: a temporary folder)")
+    d.add_argument("--jobs", type=int, default=None)
+    d.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
+    d.set_defaults(func=cmd_demo)
 
     v = sub.add_parser("validate", help="validate course.yml against solutions/")
     v.set_defaults(func=cmd_validate)

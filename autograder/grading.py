@@ -44,6 +44,9 @@ class SandboxProvider:
         self.notes: dict[str, list[str]] = {}
         self.output: dict[str, str] = {}
         self.test_deadline = 0.0
+        self.names = frozenset(  # the names tests may ask the submission for
+            [c.name for a in course.assignments for c in a.components] + list(course.given_names)
+            + list(handin.toolkit_names()))
 
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.course.limits.submission_seconds)
@@ -62,7 +65,7 @@ class SandboxProvider:
                 return _Broken(self.broken[component])
         assert self.child is not None
         conn = Connection(self.child, self._deadline)
-        ns = RemoteNamespace(conn, self.notes.get(component, []))
+        ns = RemoteNamespace(conn, self.notes.get(component, []), self.names)
         try:
             ns.__remote_seed__(0)
         except (SandboxLimit, StudentError) as exc:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
+from _pytest.outcomes import Failed
+
 from autograder.runtime import wire
 from autograder.sandbox import Child, ChildDied
 
@@ -17,11 +19,23 @@ class StudentError(AssertionError):
     """The student's code raised an exception (shown with the student's own traceback)."""
 
 
-class MissingName(StudentError, AttributeError):
-    """A contract name the submission does not define (also an AttributeError, for hasattr)."""
+class FailFast(Failed):
+    """A failure that no smaller input would explain (missing name, stub, limit): it is a
+    BaseException, so hypothesis reports it at once instead of shrinking."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg, pytrace=False)
 
 
-class SandboxLimit(AssertionError):
+class MissingName(FailFast):
+    """A contract name the submission does not define."""
+
+
+class NotImplementedYet(FailFast):
+    """The student's code still raises NotImplementedError (an unfinished stub)."""
+
+
+class SandboxLimit(FailFast):
     """A resource limit tripped or the child died; the message says which."""
 
 
@@ -49,7 +63,7 @@ class Connection:
                 raise SandboxLimit(f"your code ran out of memory (limit: {self.child.limits.memory_mb} MB "
                                    f"above the interpreter): {message[:300]}")
             if kind == "NotImplementedError":
-                raise StudentError(f"not implemented yet (your code raised NotImplementedError{': ' + message if message else ''})")
+                raise NotImplementedYet(f"not implemented yet (your code raised NotImplementedError{': ' + message if message else ''})")
             text = f"your code raised {kind}: {message}"
             if tb:
                 text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
@@ -109,19 +123,21 @@ class RemoteObject:
 class RemoteNamespace:
     """The submission's top-level names."""
 
-    __slots__ = ("_conn", "_notes")
+    __slots__ = ("_conn", "_notes", "_names")
 
-    def __init__(self, conn: Connection, notes: list[str]) -> None:
+    def __init__(self, conn: Connection, notes: list[str], names: frozenset[str]) -> None:
         object.__setattr__(self, "_conn", conn)
         object.__setattr__(self, "_notes", notes)
+        object.__setattr__(self, "_names", names)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name.startswith("hypothesis"):
-            raise AttributeError(name)  # tooling probes (hypothesis, pytest), never contract names
+        if name not in self._names:
+            # Not a contract name: a probe by tooling (hypothesis looks for `execute_example`).
+            raise AttributeError(name)
         try:
             return self._conn.request({"op": "get", "name": name})
         except StudentError as exc:
-            if "NameError" not in str(exc):
+            if not str(exc).startswith("your code raised NameError"):
                 raise
             detail = ""
             if self._notes:

@@ -1,0 +1,379 @@
+"""Hidden tests for assignment 01: Nadaraya-Watson kernel regression.
+
+Properties of attention pooling (normalized weights, predictions inside the range of the values,
+invariance to reordering the training pairs and to shifting x, the two limits of the kernel
+width) plus one comparison with the reference, and a short training run for the learnable width.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from autograder import testing as T
+
+DTYPES = st.sampled_from([torch.float32, torch.float64])
+KERNEL_HINT = ("the weight of key x_j for query x is softmax_j(-(x - x_j)**2 / 2): a Gaussian kernel "
+               "with a negative exponent and the factor 1/2, normalized over the keys; "
+               "the prediction is the weighted sum of the values")
+NWK_HINT = ("weights are softmax(-((q_i - k_ij) * w)**2 / 2) over row i of the keys: w multiplies the distance "
+            "before squaring, and query i is compared with the keys in its own row i")
+
+
+@dataclass
+class Case:
+    """One drawn problem: sizes, dtype and a seed for the tensor values."""
+    n: int
+    m: int
+    dtype: torch.dtype
+    seed: int
+
+    def __repr__(self) -> str:
+        return f"Case(n={self.n}, m={self.m}, dtype={str(self.dtype).replace('torch.', '')}, seed={self.seed})"
+
+    def gen(self) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed)
+
+
+@st.composite
+def cases(draw, min_m: int = 1) -> Case:
+    n = draw(st.integers(1, 5))
+    m = draw(st.integers(min_m, 6).filter(lambda m: m != n))  # n != m catches the wrong softmax axis
+    return Case(n, m, draw(DTYPES), draw(st.integers(0, 2 ** 16)))
+
+
+def _plain(out, what):
+    T.check(isinstance(out, torch.Tensor), f"{what}: expected a tensor, got {type(out).__name__}")
+    return T.as_plain(out)
+
+
+def _call(what, fn, *args, hint=None):
+    """Call the student's code; turn an exception into a failure that says what was called and why."""
+    try:
+        return fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    except Exception as exc:  # the student's code may raise anything
+        shapes = ", ".join(str(tuple(a.shape)) for a in args if isinstance(a, torch.Tensor))
+        raise AssertionError(f"{what} with inputs of shapes {shapes} raised {type(exc).__name__}: {exc}"
+                             + (f"\n  hint: {hint}" if hint else "")) from None
+
+
+def _nw(fn, queries, keys, values):
+    out = _call("nadaraya_watson(queries, keys, values)", fn, queries, keys, values, hint=KERNEL_HINT)
+    T.check(isinstance(out, (tuple, list)) and len(out) == 2,
+            f"nadaraya_watson must return a pair (y_hat, attention_weights), got {type(out).__name__}")
+    return _plain(out[0], "y_hat"), _plain(out[1], "attention_weights")
+
+
+def _nw_data(case: Case, spread: float = 3.0):
+    g = case.gen()
+    queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 2 - 1) * spread
+    keys = (torch.rand(case.m, generator=g, dtype=torch.float64) * 2 - 1) * spread
+    values = torch.randn(case.m, generator=g, dtype=torch.float64)
+    return queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
+
+
+def _nwk_data(case: Case, spread: float = 3.0):
+    g = case.gen()
+    queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 2 - 1) * spread
+    keys = (torch.rand(case.n, case.m, generator=g, dtype=torch.float64) * 2 - 1) * spread
+    values = torch.randn(case.n, case.m, generator=g, dtype=torch.float64)
+    return queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
+
+
+def _model(student, dtype, w):
+    model = student.NWKernelRegression()
+    if dtype == torch.float64:
+        model.double()
+    state = T.state_dict(model)
+    T.check("w" in state and tuple(state["w"].shape) == (1,),
+            "NWKernelRegression needs a learnable nn.Parameter named w of shape (1,); "
+            f"your module's state has {[(k, tuple(v.shape)) for k, v in state.items()]}")
+    model.load_state_dict({"w": torch.tensor([float(w)], dtype=state["w"].dtype)}, strict=False)
+    model.eval()
+    return model
+
+
+def _nwk(model, queries, keys, values):
+    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    return y_hat, _plain(model.attention_weights, "model.attention_weights")
+
+
+def _check_shapes(y_hat, weights, n, m, who):
+    T.assert_shape(y_hat, (n,), f"{who}: predictions for {n} queries")
+    T.assert_shape(weights, (n, m), f"{who}: attention weights for {n} queries and {m} keys")
+
+
+# ============================================================ nadaraya_watson
+
+@pytest.mark.component("nadaraya_watson")
+@pytest.mark.weight(2)
+@given(case=cases())
+def test_nw_matches_reference(student, ref, case):
+    """predictions and weights match the Gaussian-kernel reference (float32 and float64)"""
+    queries, keys, values = _nw_data(case)
+    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
+    y_ref, w_ref = _nw(ref.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    inputs = {"queries": queries, "keys": keys, "values": values}
+    T.assert_close(weights, w_ref, what="attention_weights", inputs=inputs, hint=KERNEL_HINT)
+    T.assert_close(y_hat, y_ref, what="y_hat", inputs=inputs, hint=KERNEL_HINT)
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases())
+def test_nw_normalized(student, case):
+    """attention weights are non-negative and each row sums to 1 over the keys (n != m)"""
+    queries, keys, values = _nw_data(case)
+    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    T.check(bool((weights >= 0).all()), "attention weights must be non-negative (they come out of a softmax)")
+    T.assert_close(weights.sum(dim=1), torch.ones(case.n, dtype=case.dtype),
+                   what="row sums of attention_weights (each query's weights must sum to 1 over the keys)",
+                   inputs={"queries": queries, "keys": keys},
+                   hint="normalize with a softmax over the keys (dim=1 of the (n, m) matrix)")
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases())
+def test_nw_within_range(student, case):
+    """predictions lie between the smallest and the largest training value"""
+    queries, keys, values = _nw_data(case)
+    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    eps = 10 * T.tolerance(case.dtype)[1]
+    T.check(bool((y_hat >= values.min() - eps).all() and (y_hat <= values.max() + eps).all()),
+            f"y_hat = {y_hat.tolist()} leaves the range [{float(values.min()):.4g}, {float(values.max()):.4g}] "
+            "of the values: a prediction is a weighted sum with weights that sum to 1 (not a mean "
+            "of weighted values, not unnormalized kernel values)")
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases(min_m=2), data=st.data())
+def test_nw_permutation(student, case, data):
+    """reordering the training pairs (keys with their values) changes no prediction"""
+    queries, keys, values = _nw_data(case)
+    perm = torch.tensor(data.draw(st.permutations(range(case.m)), label="permutation"))
+    y1, w1 = _nw(student.nadaraya_watson, queries, keys, values)
+    y2, w2 = _nw(student.nadaraya_watson, queries, keys[perm], values[perm])
+    _check_shapes(y1, w1, case.n, case.m, "nadaraya_watson")
+    inputs = {"queries": queries, "keys": keys, "values": values, "permutation": perm}
+    T.assert_close(y2, y1, what="y_hat after permuting the (key, value) pairs together", inputs=inputs,
+                   hint="each key must stay paired with its own value")
+    T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys (columns move with their keys)",
+                   inputs=inputs)
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases(), shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
+def test_nw_shift(student, case, shift):
+    """shifting every query and key by the same amount changes nothing (the kernel depends on x - x_j)"""
+    queries, keys, values = _nw_data(case)
+    y1, w1 = _nw(student.nadaraya_watson, queries, keys, values)
+    y2, w2 = _nw(student.nadaraya_watson, queries + shift, keys + shift, values)
+    _check_shapes(y1, w1, case.n, case.m, "nadaraya_watson")
+    rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
+    inputs = {"queries": queries, "keys": keys, "shift": shift}
+    T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
+                   rtol=rtol, atol=atol, hint="the kernel must depend on the difference query - key only")
+    T.assert_close(y2, y1, what="y_hat after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases(min_m=2), data=st.data())
+def test_nw_interpolates_far_keys(student, case, data):
+    """keys far apart: a query placed on a key gets that key's value (weight 1 on it)"""
+    g = case.gen()
+    keys = (torch.arange(case.m, dtype=torch.float64) * 20.0).to(case.dtype)  # exp(-200) is 0 for both dtypes
+    values = torch.randn(case.m, generator=g, dtype=torch.float64).to(case.dtype)
+    picks = torch.tensor(data.draw(st.lists(st.integers(0, case.m - 1), min_size=case.n, max_size=case.n),
+                                   label="key chosen by each query"))
+    y_hat, weights = _nw(student.nadaraya_watson, keys[picks], keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    inputs = {"queries": keys[picks], "keys": keys, "values": values}
+    T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
+                   what="attention_weights when each query sits on a key and other keys are 20+ away",
+                   inputs=inputs, hint="the nearest key must get (almost) all the weight: " + KERNEL_HINT)
+    T.assert_close(y_hat, values[picks], what="y_hat for queries on the keys", inputs=inputs, hint=KERNEL_HINT)
+
+
+@pytest.mark.component("nadaraya_watson")
+@given(case=cases())
+def test_nw_mean_for_close_keys(student, case):
+    """keys (almost) all at the same x: every prediction is the mean of the values"""
+    g = case.gen()
+    queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 4 - 2).to(case.dtype)
+    keys = (torch.rand(case.m, generator=g, dtype=torch.float64) * 1e-6 + 0.25).to(case.dtype)
+    values = torch.randn(case.m, generator=g, dtype=torch.float64).to(case.dtype)
+    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    rtol, atol = (1e-4, 1e-4) if case.dtype == torch.float32 else (1e-5, 1e-5)
+    T.assert_close(y_hat, values.mean().expand(case.n), what="y_hat when all keys are (nearly) equal",
+                   inputs={"queries": queries, "keys": keys, "values": values}, rtol=rtol, atol=atol,
+                   hint="equal keys get equal weights, so the prediction is the plain mean of the values; "
+                        "the weights must be normalized over the keys")
+
+
+# ============================================================ NWKernelRegression
+
+W_VALUES = st.sampled_from([-1.5, -0.7, 0.3, 1.0, 2.5])
+
+
+@pytest.mark.component("NWKernelRegression")
+@pytest.mark.weight(2)
+@given(case=cases(), w=W_VALUES)
+def test_nwk_matches_reference(student, ref, case, w):
+    """output and attention_weights match the reference for a given w (float32 and float64)"""
+    queries, keys, values = _nwk_data(case)
+    model = student.NWKernelRegression()
+    reference = ref.NWKernelRegression()
+    if case.dtype == torch.float64:
+        model.double()
+        reference.double()
+    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
+    T.copy_weights(model, reference)
+    model.eval()
+    y_hat, weights = _nwk(model, queries, keys, values)
+    y_ref, w_ref = _nwk(reference, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
+    T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
+    T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases(), w=W_VALUES)
+def test_nwk_normalized(student, case, w):
+    """stored attention_weights are non-negative and each row sums to 1 over its keys (n != m)"""
+    queries, keys, values = _nwk_data(case)
+    model = _model(student, case.dtype, w)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    T.check(bool((weights >= 0).all()), "model.attention_weights must be non-negative (store them after the softmax)")
+    T.assert_close(weights.sum(dim=1), torch.ones(case.n, dtype=case.dtype),
+                   what="row sums of model.attention_weights (each query's weights must sum to 1 over its keys)",
+                   inputs={"w": w, "queries": queries, "keys": keys},
+                   hint="softmax over the keys (dim=1), stored in self.attention_weights")
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases(), w=W_VALUES)
+def test_nwk_within_range(student, case, w):
+    """each prediction lies between the smallest and the largest value of its own row"""
+    queries, keys, values = _nwk_data(case)
+    model = _model(student, case.dtype, w)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    eps = 10 * T.tolerance(case.dtype)[1]
+    lo, hi = values.min(dim=1).values, values.max(dim=1).values
+    bad = ((y_hat < lo - eps) | (y_hat > hi + eps)).nonzero().flatten().tolist()
+    if bad:
+        i = bad[0]
+        raise AssertionError(
+            f"prediction {i} = {float(y_hat[i]):.4g} leaves the range [{float(lo[i]):.4g}, {float(hi[i]):.4g}] "
+            f"of its row of values {values[i].tolist()}: prediction i is the weighted sum of values[i] with "
+            "weights that sum to 1 over the keys of row i")
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases(min_m=2), w=W_VALUES, data=st.data())
+def test_nwk_permutation(student, case, w, data):
+    """reordering each row's (key, value) pairs together changes no prediction"""
+    queries, keys, values = _nwk_data(case)
+    perm = torch.tensor(data.draw(st.permutations(range(case.m)), label="permutation"))
+    model = _model(student, case.dtype, w)
+    y1, w1 = _nwk(model, queries, keys, values)
+    y2, w2 = _nwk(model, queries, keys[:, perm], values[:, perm])
+    _check_shapes(y1, w1, case.n, case.m, "NWKernelRegression")
+    inputs = {"w": w, "queries": queries, "keys": keys, "values": values, "permutation": perm}
+    T.assert_close(y2, y1, what="output after permuting the (key, value) pairs of every row", inputs=inputs,
+                   hint="each key must stay paired with its own value")
+    T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys", inputs=inputs)
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases(), w=W_VALUES, shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
+def test_nwk_shift(student, case, w, shift):
+    """shifting queries and keys by the same amount changes nothing"""
+    queries, keys, values = _nwk_data(case)
+    model = _model(student, case.dtype, w)
+    y1, w1 = _nwk(model, queries, keys, values)
+    y2, w2 = _nwk(model, queries + shift, keys + shift, values)
+    _check_shapes(y1, w1, case.n, case.m, "NWKernelRegression")
+    rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
+    inputs = {"w": w, "queries": queries, "keys": keys, "shift": shift}
+    T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
+                   rtol=rtol, atol=atol, hint="the kernel must depend on (query - key) * w only")
+    T.assert_close(y2, y1, what="output after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases(min_m=2), data=st.data())
+def test_nwk_large_w_interpolates(student, case, data):
+    """large w: a query sitting on one of its keys (others at least 1 away) gets that key's value"""
+    g = case.gen()
+    base = torch.arange(case.m, dtype=torch.float64) * 1.5
+    keys = torch.stack([base[torch.randperm(case.m, generator=g)] for _ in range(case.n)])
+    values = torch.randn(case.n, case.m, generator=g, dtype=torch.float64)
+    picks = torch.tensor(data.draw(st.lists(st.integers(0, case.m - 1), min_size=case.n, max_size=case.n),
+                                   label="key chosen by each query"))
+    queries = keys[torch.arange(case.n), picks]
+    queries, keys, values = queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
+    model = _model(student, case.dtype, 40.0)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    inputs = {"w": 40.0, "queries": queries, "keys": keys, "values": values}
+    T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
+                   what="attention_weights with w = 40 (a very narrow kernel)", inputs=inputs,
+                   hint="with a large w the key equal to the query must get all the weight: " + NWK_HINT)
+    T.assert_close(y_hat, values[torch.arange(case.n), picks], what="output with w = 40", inputs=inputs,
+                   hint=NWK_HINT)
+
+
+@pytest.mark.component("NWKernelRegression")
+@given(case=cases())
+def test_nwk_small_w_mean(student, case):
+    """small w (a very wide kernel): each prediction is the mean of its row of values"""
+    queries, keys, values = _nwk_data(case)
+    model = _model(student, case.dtype, 1e-4)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    T.assert_close(y_hat, values.mean(dim=1), what="output with w = 1e-4", rtol=1e-4, atol=1e-4,
+                   inputs={"queries": queries, "keys": keys, "values": values},
+                   hint="with w close to 0 all keys weigh the same, so the output is the row mean of the values: "
+                        + NWK_HINT)
+
+
+def _training_data(dtype):
+    """The book's setup: 30 noisy samples of 2 sin(x) + x**0.8, each input attending to all the others."""
+    g = torch.Generator().manual_seed(7)
+    n = 30
+    x = torch.sort(torch.rand(n, generator=g, dtype=torch.float64) * 5).values
+    y = 2 * torch.sin(x) + x ** 0.8 + 0.3 * torch.randn(n, generator=g, dtype=torch.float64)
+    others = ~torch.eye(n, dtype=torch.bool)
+    keys = x.repeat(n, 1)[others].reshape(n, n - 1)
+    values = y.repeat(n, 1)[others].reshape(n, n - 1)
+    return x.to(dtype), keys.to(dtype), values.to(dtype), y.to(dtype)
+
+
+@pytest.mark.component("NWKernelRegression")
+@pytest.mark.parametrize("dtype", [torch.float32])
+def test_nwk_training_lowers_loss(student, dtype):
+    """training w by gradient descent lowers the loss (w must receive gradients)"""
+    x, keys, values, y = _training_data(dtype)
+    model = _model(student, dtype, 0.05)  # a far too wide kernel: predictions near the overall mean
+
+    def loss() -> float:
+        model.eval()
+        return float(((_nwk(model, x, keys, values)[0] - y) ** 2).mean())
+
+    before = loss()
+    T.fit(model, [{"inputs": [x, keys, values], "target": y}], loss="mse", lr=0.5, steps=15, optimizer="adam")
+    after = loss()
+    w_after = float(T.state_dict(model)["w"].reshape(-1)[0])
+    T.check(after < 0.8 * before,
+            f"training (15 Adam steps, lr 0.5, mean squared error) did not lower the loss enough: "
+            f"{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after:.4g}. "
+            "w must be an nn.Parameter used as a tensor in forward (no .item(), float() or .detach()), "
+            "so that gradients reach it")

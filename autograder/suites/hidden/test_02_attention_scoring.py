@@ -1,0 +1,689 @@
+"""Hidden tests for assignment 02: masking, masked softmax, additive and scaled dot-product attention.
+
+Each component is compared once with the reference (reference weights copied in) and otherwise
+checked through properties: normalization, exact zeros past the valid length, invariances
+(junk in masked positions, padding, shifts, batch items), gradients, and where dropout acts.
+Valid lengths are always >= 1 (rows with valid length 0 are outside the contract).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings, strategies as st
+
+from autograder import testing as T
+
+FEW = settings(max_examples=10)
+
+MASK_HINT = ("positions at index >= valid length must get weight exactly 0: replace their scores by a very "
+             "large negative number (not 0) before the softmax, which runs over the last axis")
+LENS_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all its queries (repeat_interleave); "
+             "a 2-D valid_lens (B, Q) holds one length per query")
+ADD_HINT = ("scores = w_v(tanh(W_q q + W_k k)) with W_q on the queries and W_k on the keys, broadcast to "
+            "(B, Q, K, num_hiddens) and squeezed on the last axis only; weights = masked_softmax(scores, valid_lens); "
+            "output = weights @ values")
+DOT_HINT = ("scores = Q K^T / sqrt(d) with d = queries.shape[-1] (the query/key feature size, not the number of keys "
+            "and not the value size) and K^T = keys.transpose(1, 2) (not a reshape); "
+            "output = masked_softmax(scores, valid_lens) @ values")
+DROPOUT_HINT = ("store self.attention_weights = masked_softmax(scores, valid_lens) (before dropout), then return "
+                "bmm(self.dropout(self.attention_weights), values): dropout acts on the attention weights, "
+                "not on the scores, the values or the output")
+
+
+# ============================================================ drawing problems
+
+@dataclass
+class Case:
+    """One drawn attention problem: sizes, valid lengths (None, (B,) or (B, Q)), dtype, value seed."""
+    B: int
+    Q: int
+    K: int
+    dq: int
+    dk: int
+    dv: int
+    lens: Optional[torch.Tensor]
+    dtype: torch.dtype
+    seed: int
+
+    def __repr__(self) -> str:
+        lens = None if self.lens is None else self.lens.tolist()
+        return (f"Case(B={self.B}, Q={self.Q}, K={self.K}, query_size={self.dq}, key_size={self.dk}, "
+                f"value_size={self.dv}, valid_lens={lens}, dtype={str(self.dtype).replace('torch.', '')}, "
+                f"seed={self.seed})")
+
+    def gen(self) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed)
+
+    def randn(self, *shape: int, g: torch.Generator) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, dtype=torch.float64).to(self.dtype)
+
+    def data(self):
+        """queries (B, Q, dq), keys (B, K, dk), values (B, K, dv)."""
+        g = self.gen()
+        return self.randn(self.B, self.Q, self.dq, g=g), self.randn(self.B, self.K, self.dk, g=g), \
+            self.randn(self.B, self.K, self.dv, g=g)
+
+    def lens2d(self) -> torch.Tensor:
+        """Valid lengths per query (B, Q), whatever the form of `lens`."""
+        if self.lens is None:
+            return torch.full((self.B, self.Q), self.K)
+        if self.lens.dim() == 1:
+            return self.lens[:, None].expand(self.B, self.Q)
+        return self.lens
+
+    def valid(self) -> torch.Tensor:
+        """Boolean (B, Q, K): which key positions each query may attend to."""
+        return torch.arange(self.K)[None, None, :] < self.lens2d()[:, :, None]
+
+
+@st.composite
+def cases(draw, kinds=("none", "1d", "2d"), same_qk=False, min_B=1, min_K=1, dtypes=(torch.float32, torch.float64)):
+    B = draw(st.integers(min_B, 3))
+    Q = draw(st.integers(1, 4))
+    K = draw(st.integers(min_K, 5))
+    kind = draw(st.sampled_from(kinds))
+    if kind == "1d":
+        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B, max_size=B)), dtype=torch.long)
+    elif kind == "2d":
+        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B * Q, max_size=B * Q)),
+                            dtype=torch.long).reshape(B, Q)
+    else:
+        lens = None
+    dq = draw(st.integers(1, 5))
+    dk = dq if same_qk else draw(st.integers(1, 5))
+    dv = draw(st.integers(1, 5))
+    dtype = draw(st.sampled_from(dtypes))
+    return Case(B, Q, K, dq, dk, dv, lens, dtype, draw(st.integers(0, 2 ** 16)))
+
+
+def masked_cases(**kw):
+    return cases(kinds=("1d", "2d"), **kw)
+
+
+# ============================================================ calling the student's code
+
+def _clone(a):
+    return a.clone() if isinstance(a, torch.Tensor) else a
+
+
+def _call(what, fn, *args, hint=None):
+    """Call the student's code on copies of the arguments; an exception becomes a failure with context."""
+    try:
+        out = fn(*[_clone(a) for a in args])
+    except Exception as exc:  # the student's code may raise anything
+        shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
+        raise AssertionError(f"{what} with arguments ({shapes}) raised {type(exc).__name__}: {exc}"
+                             + (f"\n  hint: {hint}" if hint else "")) from None
+    T.check(isinstance(out, torch.Tensor), f"{what} must return a tensor, got {type(out).__name__}")
+    return T.as_plain(out)
+
+
+def _weights(model, shape, what="model.attention_weights"):
+    w = getattr(model, "attention_weights", None)
+    T.check(isinstance(w, torch.Tensor), f"{what}: forward must store the attention weights in "
+                                         f"self.attention_weights, found {type(w).__name__}")
+    w = T.as_plain(w)
+    T.assert_shape(w, shape, f"{what} (batch, queries, keys)")
+    return w
+
+
+def _inputs(case, q=None, k=None, v=None, **extra):
+    out = {"case": case}
+    if q is not None:
+        out.update(queries=q, keys=k, values=v)
+    out.update(extra)
+    return out
+
+
+def _check_distribution(w, case, what, hint):
+    """Weights are non-negative, exactly 0 past the valid length, and sum to 1 over the keys."""
+    valid = case.valid()
+    bad = (~valid & (w != 0)).nonzero()
+    if len(bad):
+        b, q, k = (int(i) for i in bad[0])
+        raise AssertionError(f"{what}: position [{b}, {q}, {k}] is past the valid length {int(case.lens2d()[b, q])} "
+                             f"but got weight {float(w[b, q, k]):.4g} instead of exactly 0\n  input {case!r}\n"
+                             f"  hint: {hint}")
+    T.check(bool((w >= 0).all()), f"{what}: weights must be non-negative\n  input {case!r}")
+    T.assert_close(w.sum(-1), torch.ones(case.B, case.Q, dtype=case.dtype),
+                   what=f"{what}: row sums (each query's weights must sum to 1 over the keys)",
+                   inputs={"case": case}, hint=hint)
+
+
+# ============================================================ sequence_mask
+
+@pytest.mark.component("sequence_mask")
+@given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data(),
+       value=st.sampled_from([0, -1.5, 7.0, -1e6]), dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_sequence_mask_property(student, N, L, data, value, dtype):
+    """entries at index >= valid_len[i] of row i become value; all others are kept (any N, L, value, dtype)"""
+    lens = torch.tensor(data.draw(st.lists(st.integers(0, L), min_size=N, max_size=N), label="valid_len"))
+    X = (torch.arange(N * L, dtype=torch.float64).reshape(N, L) + 1).to(dtype)
+    out = _call("sequence_mask(X, valid_len, value)", student.sequence_mask, X, lens, value)
+    keep = torch.arange(L)[None, :] < lens[:, None]
+    expected = torch.where(keep, X, torch.tensor(value, dtype=dtype))
+    T.assert_close(out, expected, what="sequence_mask(X, valid_len, value)",
+                   inputs={"X": X, "valid_len": lens, "value": value},
+                   hint="row i keeps the entries at index < valid_len[i] (the first valid_len[i] of them), "
+                        "the rest become value; the result keeps X's shape and dtype")
+
+
+@pytest.mark.component("sequence_mask")
+@given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
+def test_sequence_mask_matches_reference(student, ref, N, L, data):
+    """matches the reference on random rows (default value 0)"""
+    lens = torch.tensor(data.draw(st.lists(st.integers(0, L), min_size=N, max_size=N), label="valid_len"))
+    X = torch.randn(N, L, generator=torch.Generator().manual_seed(N * 7 + L))
+    out = _call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens)
+    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
+                   inputs={"X": X, "valid_len": lens},
+                   hint="masked entries become 0 by default (value=0)")
+
+
+# ============================================================ masked_softmax
+
+def _scores(case, grid=False):
+    g = case.gen()
+    X = torch.randn(case.B, case.Q, case.K, generator=g, dtype=torch.float64) * 2
+    if grid:  # multiples of 1/8: adding integers is exact in float32 and float64
+        X = torch.round(X * 8) / 8
+    return X.to(case.dtype)
+
+
+def _ms(fn, X, lens, hint=None):
+    return _call("masked_softmax(X, valid_lens)", fn, X, lens, hint=hint)
+
+
+@pytest.mark.component("masked_softmax")
+@pytest.mark.weight(2)
+@given(case=cases())
+def test_ms_matches_reference(student, ref, case):
+    """matches the reference for valid_lens None, (B,) and (B, Q), in float32 and float64"""
+    X = _scores(case)
+    out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
+    T.assert_close(out, ref.masked_softmax(X.clone(), _clone(case.lens)), what="masked_softmax(X, valid_lens)",
+                   inputs={"case": case, "X": X},
+                   hint=MASK_HINT + "; " + LENS_HINT + "; the output keeps X's dtype")
+
+
+@pytest.mark.component("masked_softmax")
+@given(case=masked_cases())
+def test_ms_distribution(student, case):
+    """every row sums to 1 and positions at index >= valid length get exactly 0"""
+    X = _scores(case)
+    out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
+    T.assert_shape(out, (case.B, case.Q, case.K), "masked_softmax(X, valid_lens)")
+    _check_distribution(out, case, "masked_softmax(X, valid_lens)", MASK_HINT + "; " + LENS_HINT)
+    T.check(bool((out[case.valid()] > 0).all()),
+            f"masked_softmax: a position before the valid length got weight 0\n  input {case!r}\n  hint: {LENS_HINT}")
+
+
+@pytest.mark.component("masked_softmax")
+@given(case=cases(), shift=st.sampled_from([-1000.0, -200.0, 100.0, 1000.0]))
+def test_ms_shift(student, case, shift):
+    """adding the same constant to all scores of a row changes nothing (a numerically stable softmax)"""
+    X = _scores(case, grid=True)
+    g = torch.Generator().manual_seed(case.seed + 1)
+    c = (torch.randint(0, 2, (case.B, case.Q, 1), generator=g) * shift).to(case.dtype)
+    base = _ms(student.masked_softmax, X, case.lens)
+    shifted = _ms(student.masked_softmax, X + c, case.lens)
+    T.assert_close(shifted, base, what=f"masked_softmax(X + c, valid_lens), c = 0 or {shift} per row",
+                   inputs={"case": case, "X": X},
+                   hint="softmax(x + c) = softmax(x): use torch.softmax, or subtract the row maximum before exp, "
+                        "so that large scores do not overflow to inf (and small ones do not all underflow to 0)")
+
+
+@pytest.mark.component("masked_softmax")
+@given(case=masked_cases())
+def test_ms_junk_in_masked_positions(student, case):
+    """values written into masked positions (even huge ones) change nothing"""
+    X = _scores(case)
+    g = torch.Generator().manual_seed(case.seed + 2)
+    junk = ((torch.rand(X.shape, generator=g, dtype=torch.float64) * 950 + 50)
+            * (torch.randint(0, 2, X.shape, generator=g) * 2 - 1)).to(case.dtype)
+    X_junk = torch.where(case.valid(), X, junk)
+    base = _ms(student.masked_softmax, X, case.lens)
+    out = _ms(student.masked_softmax, X_junk, case.lens)
+    T.assert_close(out, base, what="masked_softmax with values between -1000 and 1000 written into masked positions",
+                   inputs={"case": case, "X": X, "X with junk": X_junk},
+                   hint="masked scores must be replaced (not scaled or renormalized away after a softmax over all "
+                        "positions), so that whatever they held cannot matter")
+
+
+@pytest.mark.component("masked_softmax")
+@given(case=cases(kinds=("1d",)))
+def test_ms_1d_equals_2d(student, case):
+    """a 1-D valid_lens gives the same result as its (B, Q) broadcast"""
+    X = _scores(case)
+    out1 = _ms(student.masked_softmax, X, case.lens, hint=LENS_HINT)
+    out2 = _ms(student.masked_softmax, X, case.lens2d().contiguous(), hint=LENS_HINT)
+    T.assert_close(out1, out2, what="masked_softmax(X, lens) against masked_softmax(X, lens[:, None].expand(B, Q))",
+                   inputs={"case": case, "X": X}, hint=LENS_HINT)
+
+
+@pytest.mark.component("masked_softmax")
+@given(case=cases(kinds=("none",)), two_d=st.booleans())
+def test_ms_none_equals_full(student, case, two_d):
+    """valid_lens None gives the same result as every length equal to K"""
+    X = _scores(case)
+    full = torch.full((case.B, case.Q) if two_d else (case.B,), case.K)
+    out_none = _ms(student.masked_softmax, X, None, hint="valid_lens None means no masking: a softmax over the last axis")
+    out_full = _ms(student.masked_softmax, X, full, hint=LENS_HINT)
+    T.assert_close(out_none, out_full, what="masked_softmax(X, None) against masked_softmax(X, all lengths K)",
+                   inputs={"case": case, "X": X, "full lengths": full},
+                   hint="valid_lens None means no masking: the softmax over the last axis (dim=-1)")
+
+
+@pytest.mark.component("masked_softmax")
+@settings(max_examples=8)
+@given(case=masked_cases())
+def test_ms_input_unchanged(student, case):
+    """does not modify the caller's X or valid_lens"""
+    X = _scores(case)
+    _, after = T.call_and_inputs(student.masked_softmax, X.clone(), case.lens.clone())
+    T.check(torch.equal(T.as_plain(after[0]), X),
+            f"masked_softmax modified the caller's X in place (masked entries of the caller's tensor were "
+            f"overwritten)\n  input {case!r}\n  hint: X.reshape(...) is a view of the caller's tensor, so "
+            "X[mask] = value writes into it; mask a copy (masked_fill, torch.where, or clone first)")
+    T.check(torch.equal(T.as_plain(after[1]), case.lens),
+            f"masked_softmax modified the caller's valid_lens in place\n  input {case!r}")
+
+
+@pytest.mark.component("masked_softmax")
+@settings(max_examples=10)
+@given(case=cases(dtypes=(torch.float64,)))
+def test_ms_gradient(student, ref, case):
+    """gradients flow back to X and match the reference (float64)"""
+    X = _scores(case)
+    g = torch.randn(X.shape, generator=torch.Generator().manual_seed(case.seed + 3), dtype=torch.float64)
+    try:
+        (grad,) = T.vjp(student.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
+    except Exception as exc:  # noqa: BLE001
+        raise AssertionError(f"back-propagating through masked_softmax raised {type(exc).__name__}: {exc}\n"
+                             f"  input {case!r}\n  hint: in-place writes into X (or a view of it) break autograd; "
+                             "use masked_fill / torch.where on a copy") from None
+    T.check(grad is not None, f"no gradient reaches X through masked_softmax\n  input {case!r}\n"
+                              "  hint: do not detach X (.detach(), .data, torch.tensor(X), numpy)")
+    (expected,) = T.vjp(ref.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
+    T.assert_close(grad, expected, what="gradient of <masked_softmax(X, valid_lens), G> with respect to X",
+                   inputs={"case": case}, hint="the gradient must flow through the softmax of the kept scores only")
+
+
+# ============================================================ attention modules: shared checks
+
+def _build(student, ref, name, case, dropout=0.0):
+    """The student's module with the reference's weights, and the reference, both in eval mode."""
+    if name == "AdditiveAttention":
+        args = (case.dk, case.dq, 6, dropout)
+    else:
+        args = (dropout,)
+    model = getattr(student, name)(*args)
+    reference = getattr(ref, name)(*args)
+    if case.dtype == torch.float64:
+        model.double()
+        reference.double()
+    if name == "AdditiveAttention":
+        T.copy_weights(model, reference)
+    model.eval()
+    reference.eval()
+    return model, reference
+
+
+def _student_only(student, name, case, dropout=0.0):
+    """The student's own module (own random weights: the properties below hold for any weights)."""
+    T.seed(student, case.seed)
+    model = getattr(student, name)(*((case.dk, case.dq, 6, dropout) if name == "AdditiveAttention" else (dropout,)))
+    if case.dtype == torch.float64:
+        model.double()
+    model.eval()
+    return model
+
+
+def _attend(model, name, q, k, v, lens):
+    return _call(f"{name}.forward(queries, keys, values, valid_lens)", model, q, k, v, lens,
+                 hint=ADD_HINT if name == "AdditiveAttention" else DOT_HINT)
+
+
+def _hint(name):
+    return ADD_HINT if name == "AdditiveAttention" else DOT_HINT
+
+
+def check_matches_reference(student, ref, name, case):
+    q, k, v = case.data()
+    model, reference = _build(student, ref, name, case)
+    out = _attend(model, name, q, k, v, case.lens)
+    w = _weights(model, (case.B, case.Q, case.K))
+    expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
+    inputs = _inputs(case, q, k, v)
+    T.assert_close(w, reference.attention_weights.detach(), what="model.attention_weights", inputs=inputs,
+                   hint=_hint(name))
+    T.assert_close(out, expected, what="output", inputs=inputs, hint=_hint(name))
+
+
+def check_convex(student, name, case):
+    q, k, v = case.data()
+    model = _student_only(student, name, case)
+    out = _attend(model, name, q, k, v, case.lens)
+    T.assert_shape(out, (case.B, case.Q, case.dv), "output (batch, queries, value size)")
+    w = _weights(model, (case.B, case.Q, case.K))
+    _check_distribution(w, case, "model.attention_weights", MASK_HINT + " (pass valid_lens to masked_softmax)")
+    T.assert_close(out, torch.bmm(w, v), what="output against attention_weights @ values (eval mode)",
+                   inputs=_inputs(case, q, k, v), hint="the output is the weighted average of the values, "
+                                                       "with the stored attention weights")
+    valid = case.valid()[..., None]  # (B, Q, K, 1)
+    vv = v[:, None, :, :]  # (B, 1, K, dv)
+    hi = torch.where(valid, vv, torch.tensor(float("-inf"), dtype=v.dtype)).amax(2)
+    lo = torch.where(valid, vv, torch.tensor(float("inf"), dtype=v.dtype)).amin(2)
+    eps = 10 * T.tolerance(case.dtype)[1]
+    T.check(bool(((out <= hi + eps) & (out >= lo - eps)).all()),
+            f"output leaves the range of the valid values (those at index < valid length)\n  input {case!r}\n"
+            f"  hint: {MASK_HINT}")
+
+
+def check_padding(student, name, case, extra):
+    """Junk keys/values past the valid length, and extra padded pairs appended, change nothing."""
+    q, k, v = case.data()
+    model = _student_only(student, name, case)
+    base = _attend(model, name, q, k, v, case.lens)
+    w_base = _weights(model, (case.B, case.Q, case.K))
+    g = torch.Generator().manual_seed(case.seed + 5)
+    # one length per batch item here (junk keys must be invisible to every query of the item)
+    pad = ~(torch.arange(case.K)[None, :] < case.lens2d().max(dim=1).values[:, None])  # (B, K)
+    k2 = torch.where(pad[..., None], torch.randn(k.shape, generator=g, dtype=torch.float64).to(k.dtype) * 5, k)
+    v2 = torch.where(pad[..., None], torch.randn(v.shape, generator=g, dtype=torch.float64).to(v.dtype) * 100, v)
+    k2 = torch.cat([k2, torch.randn(case.B, extra, case.dk, generator=g, dtype=torch.float64).to(k.dtype)], 1)
+    v2 = torch.cat([v2, 100 * torch.randn(case.B, extra, case.dv, generator=g, dtype=torch.float64).to(v.dtype)], 1)
+    lens = case.lens if case.lens is not None else torch.full((case.B,), case.K)
+    out = _attend(model, name, q, k2, v2, lens)
+    hint = "keys and values at index >= valid length must have no effect: " + MASK_HINT
+    inputs = _inputs(case, q, k, v, extra_padded_pairs=extra)
+    T.assert_close(out, base, what=f"output after changing the keys/values past the valid length and appending "
+                                   f"{extra} padded pairs", inputs=inputs, hint=hint)
+    w = _weights(model, (case.B, case.Q, case.K + extra))
+    T.assert_close(w[..., :case.K], w_base, what="attention weights of the original keys after padding",
+                   inputs=inputs, hint=hint)
+
+
+def check_identical_keys(student, name, case):
+    q, k, v = case.data()
+    k = k[:, :1, :].expand(case.B, case.K, case.dk).contiguous()
+    model = _student_only(student, name, case)
+    out = _attend(model, name, q, k, v, case.lens)
+    valid = case.valid().to(v.dtype)  # (B, Q, K)
+    expected = torch.bmm(valid / valid.sum(-1, keepdim=True), v)
+    T.assert_close(out, expected, what="output when all keys of a batch item are identical (the mean of the valid "
+                                       "values)", inputs=_inputs(case, q, k, v),
+                   hint="identical keys get identical scores and hence equal weights on the valid positions; " + MASK_HINT)
+
+
+def check_batch_independent(student, name, case):
+    q, k, v = case.data()
+    model = _student_only(student, name, case)
+    out = _attend(model, name, q, k, v, case.lens)
+    for b in range(case.B):
+        lens_b = None if case.lens is None else case.lens[b:b + 1]
+        out_b = _attend(model, name, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens_b)
+        T.assert_close(out_b, out[b:b + 1], what=f"batch item {b} computed alone against its row of the batched output",
+                       inputs=_inputs(case, q, k, v),
+                       hint="batch items must not interact, and a batch of size 1 must work too (squeeze only the "
+                            "last axis of the scores; use valid_lens of item b for item b)")
+
+
+def _dropout_case(case):
+    """values = [identity | ones]: output[..., :K] are the dropped weights, output[..., K] their sum."""
+    q, k, _ = case.data()
+    eye = torch.eye(case.K, dtype=case.dtype).expand(case.B, case.K, case.K)
+    v = torch.cat([eye, torch.ones(case.B, case.K, 1, dtype=case.dtype)], dim=2)
+    return q, k, v
+
+
+def check_dropout_stored_weights(student, name, case):
+    q, k, v = case.data()
+    model = _student_only(student, name, case, dropout=0.5)
+    model.eval()
+    _attend(model, name, q, k, v, case.lens)
+    w_eval = _weights(model, (case.B, case.Q, case.K))
+    model.train()
+    _attend(model, name, q, k, v, case.lens)
+    w_train = _weights(model, (case.B, case.Q, case.K), "model.attention_weights in train mode")
+    model.eval()
+    inputs = _inputs(case, q, k, v, dropout=0.5)
+    T.assert_close(w_train.sum(-1), torch.ones(case.B, case.Q, dtype=case.dtype),
+                   what="row sums of the stored attention_weights in train mode with dropout 0.5 (must be the "
+                        "weights before dropout)", inputs=inputs, hint=DROPOUT_HINT)
+    T.assert_close(w_train, w_eval, what="stored attention_weights in train mode against eval mode (the weights "
+                                         "before dropout do not depend on the mode)", inputs=inputs, hint=DROPOUT_HINT)
+
+
+def check_dropout_on_weights(student, name, case):
+    q, k, v = _dropout_case(case)
+    model = _student_only(student, name, case, dropout=0.5)
+    model.train()
+    out = _attend(model, name, q, k, v, case.lens)
+    w = _weights(model, (case.B, case.Q, case.K))
+    model.eval()
+    T.assert_shape(out, (case.B, case.Q, case.K + 1), "output for values of size K + 1")
+    inputs = _inputs(case, q, k, v, dropout=0.5)
+    dropped, total = out[..., :case.K], out[..., case.K]
+    rtol, atol = T.tolerance(case.dtype)
+    kept = torch.isclose(dropped, 2 * w, rtol=rtol, atol=atol)
+    zeroed = dropped.abs() <= atol
+    T.check(bool((kept | zeroed).all()),
+            f"in train mode with dropout 0.5 and values = [identity | ones], output[..., j] must be 0 or "
+            f"2 * attention_weights[..., j] (weight j dropped, or kept and rescaled by 1/(1 - p))\n"
+            f"  input {case!r}\n  got output[..., :K] = {dropped.tolist()}\n  attention_weights = {w.tolist()}\n"
+            f"  hint: {DROPOUT_HINT}")
+    T.assert_close(total, dropped.sum(-1), what="output[..., K] (the values' column of ones) against the sum of "
+                                                "output[..., :K]: one dropout mask on the weights must serve all "
+                                                "value columns", inputs=inputs, hint=DROPOUT_HINT)
+    T.check(bool(((w > 0) & zeroed).any()),
+            f"with dropout 0.5 in train mode no attention weight was dropped (dropout is not active in training)\n"
+            f"  input {case!r}\n  hint: {DROPOUT_HINT}; use nn.Dropout (it follows model.train()/eval())")
+
+
+def check_eval_no_dropout(student, name, case):
+    q, k, v = case.data()
+    model = _student_only(student, name, case, dropout=0.5)
+    model.eval()
+    out1 = _attend(model, name, q, k, v, case.lens)
+    w = _weights(model, (case.B, case.Q, case.K))
+    out2 = _attend(model, name, q, k, v, case.lens)
+    inputs = _inputs(case, q, k, v, dropout=0.5)
+    hint = ("in eval mode dropout must be off: use nn.Dropout (or F.dropout(x, p, training=self.training)); "
+            "F.dropout(x, p) alone drops in eval mode too")
+    T.assert_close(out1, torch.bmm(w, v), what="output in eval mode with dropout 0.5 against attention_weights @ values",
+                   inputs=inputs, hint=hint)
+    T.assert_close(out2, out1, what="two eval-mode calls on the same inputs", inputs=inputs, hint=hint)
+
+
+def check_gradient(student, ref, name, case):
+    q, k, v = case.data()
+    model, reference = _build(student, ref, name, case)
+    g = torch.randn(case.B, case.Q, case.dv, generator=torch.Generator().manual_seed(case.seed + 7),
+                    dtype=torch.float64)
+    args = [q, k, v, _clone(case.lens)]
+    try:
+        grads = T.vjp(model, args, g, wrt=(0, 1, 2))
+    except Exception as exc:  # noqa: BLE001
+        raise AssertionError(f"back-propagating through {name} raised {type(exc).__name__}: {exc}\n"
+                             f"  input {case!r}") from None
+    expected = T.vjp(reference, [q, k, v, _clone(case.lens)], g, wrt=(0, 1, 2))
+    for label, got, exp in zip(("queries", "keys", "values"), grads, expected):
+        if got is None:
+            got = torch.zeros_like(exp)
+        T.assert_close(got, exp, what=f"gradient of the output with respect to the {label}",
+                       inputs=_inputs(case), hint="gradients must flow through the attention weights: do not "
+                                                  "detach them (.detach(), .data) before multiplying by the values")
+
+
+# ============================================================ AdditiveAttention
+
+ADD = "AdditiveAttention"
+
+
+@pytest.mark.component(ADD)
+@pytest.mark.weight(2)
+@given(case=cases())
+def test_add_matches_reference(student, ref, case):
+    """output and attention_weights match the reference with the same weights (rectangular shapes, float32/64)"""
+    check_matches_reference(student, ref, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@FEW
+@given(case=cases())
+def test_add_convex(student, case):
+    """weights are a distribution over the valid keys, and the output is their average of the values"""
+    check_convex(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@FEW
+@given(case=cases(kinds=("none", "1d")), extra=st.integers(1, 2))
+def test_add_padding(student, case, extra):
+    """keys and values past the valid length (changed or appended) change nothing"""
+    check_padding(student, ADD, case, extra)
+
+
+@pytest.mark.component(ADD)
+@FEW
+@given(case=cases())
+def test_add_identical_keys(student, case):
+    """identical keys give the mean of the valid values"""
+    check_identical_keys(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@FEW
+@given(case=cases(min_B=2))
+def test_add_batch_independent(student, case):
+    """batch items are independent: each computed alone gives the same output"""
+    check_batch_independent(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@settings(max_examples=5)
+@given(case=masked_cases(min_K=2))
+def test_add_dropout_stored_weights(student, case):
+    """with dropout in train mode, the stored attention_weights are the weights before dropout"""
+    check_dropout_stored_weights(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@settings(max_examples=5)
+@given(case=masked_cases(min_B=2, min_K=3))
+def test_add_dropout_on_weights(student, case):
+    """in train mode dropout acts on the attention weights (one mask for all value columns)"""
+    check_dropout_on_weights(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@settings(max_examples=5)
+@given(case=cases())
+def test_add_eval_no_dropout(student, case):
+    """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
+    check_eval_no_dropout(student, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@FEW
+@given(case=cases(dtypes=(torch.float64,)))
+def test_add_gradient(student, ref, case):
+    """gradients with respect to queries, keys and values match the reference (float64)"""
+    check_gradient(student, ref, ADD, case)
+
+
+# ============================================================ DotProductAttention
+
+DOT = "DotProductAttention"
+
+
+@pytest.mark.component(DOT)
+@pytest.mark.weight(2)
+@given(case=cases(same_qk=True))
+def test_dot_matches_reference(student, ref, case):
+    """output and attention_weights match the reference (rectangular shapes, float32/64)"""
+    check_matches_reference(student, ref, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(same_qk=True))
+def test_dot_matches_sdpa(student, case):
+    """output matches torch's scaled_dot_product_attention with the same mask"""
+    q, k, v = case.data()
+    model = _student_only(student, DOT, case)
+    out = _attend(model, DOT, q, k, v, case.lens)
+    mask = None if case.lens is None else case.valid()
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    rtol, atol = T.tolerance(case.dtype)
+    T.assert_close(out, expected, what="output against torch.nn.functional.scaled_dot_product_attention",
+                   inputs=_inputs(case, q, k, v), rtol=4 * rtol, atol=4 * atol, hint=DOT_HINT)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(same_qk=True))
+def test_dot_convex(student, case):
+    """weights are a distribution over the valid keys, and the output is their average of the values"""
+    check_convex(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(kinds=("none", "1d"), same_qk=True), extra=st.integers(1, 2))
+def test_dot_padding(student, case, extra):
+    """keys and values past the valid length (changed or appended) change nothing"""
+    check_padding(student, DOT, case, extra)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(same_qk=True))
+def test_dot_identical_keys(student, case):
+    """identical keys give the mean of the valid values"""
+    check_identical_keys(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(same_qk=True, min_B=2))
+def test_dot_batch_independent(student, case):
+    """batch items are independent: each computed alone gives the same output"""
+    check_batch_independent(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@settings(max_examples=5)
+@given(case=masked_cases(same_qk=True, min_K=2))
+def test_dot_dropout_stored_weights(student, case):
+    """with dropout in train mode, the stored attention_weights are the weights before dropout"""
+    check_dropout_stored_weights(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@settings(max_examples=5)
+@given(case=masked_cases(same_qk=True, min_B=2, min_K=3))
+def test_dot_dropout_on_weights(student, case):
+    """in train mode dropout acts on the attention weights (one mask for all value columns)"""
+    check_dropout_on_weights(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@settings(max_examples=5)
+@given(case=cases(same_qk=True))
+def test_dot_eval_no_dropout(student, case):
+    """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
+    check_eval_no_dropout(student, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@FEW
+@given(case=cases(same_qk=True, dtypes=(torch.float64,)))
+def test_dot_gradient(student, ref, case):
+    """gradients with respect to queries, keys and values match the reference (float64)"""
+    check_gradient(student, ref, DOT, case)

@@ -1,0 +1,389 @@
+"""Hidden tests for assignment 04: multi-head attention (instructor only).
+
+transpose_qkv / transpose_output are pure reshapes: compared exactly (torch.equal). MultiHeadAttention
+is checked against independent computations from the student's own weights (one head, a loop over
+per-head weight slices, one batch item or one query at a time) and against the reference with its
+weights copied in.
+"""
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from autograder import testing as T
+
+DTYPES = st.sampled_from([torch.float32, torch.float64])
+SEEDS = st.integers(0, 2 ** 16)
+
+
+def randn(seed, *shape, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+
+def values(seed, shape, dtype):
+    """Distinct entries (exact in every dtype) so that any misplaced element shows."""
+    n = math.prod(shape)
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randperm(n, generator=g) + 1).to(dtype).reshape(shape)
+
+
+@st.composite
+def reshape_case(draw, dtypes=st.sampled_from([torch.float32, torch.float64, torch.int64])):
+    B, L = draw(st.integers(1, 3), label="B"), draw(st.integers(1, 4), label="L")
+    h, dh = draw(st.integers(1, 4), label="num_heads"), draw(st.integers(1, 3), label="d/h")
+    return B, L, h, dh, draw(dtypes, label="dtype"), draw(SEEDS, label="seed")
+
+
+def equal(actual, expected, what, inputs, hint):
+    """Exact comparison (pure reshapes): same shape, dtype and every element."""
+    T.assert_shape(actual, tuple(expected.shape), what)
+    T.check(actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype}, expected {expected.dtype} "
+                                            f"(a reshape must not change the dtype)")
+    if not torch.equal(T.as_plain(actual), expected):
+        T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=0, atol=0)
+        raise AssertionError(f"{what}: not exactly equal to the expected rearrangement. hint: {hint}")
+
+
+QKV_HINT = ("row b*h + i must be head i of batch item b (the order torch.repeat_interleave(valid_lens, h) "
+            "gives the lengths in), holding features i*d/h .. (i+1)*d/h - 1: reshape to (B, L, h, d/h), "
+            "permute to (B, h, L, d/h), reshape to (B*h, L, d/h)")
+OUT_HINT = ("row b*h + i is head i of batch item b; its features go to columns i*d/h .. (i+1)*d/h - 1 of "
+            "batch item b: reshape to (B, h, L, d/h), permute to (B, L, h, d/h), reshape to (B, L, d)")
+
+
+# ---------------------------------------------------------------- transpose_qkv
+
+@pytest.mark.component("transpose_qkv")
+@given(case=reshape_case())
+def test_qkv_head_slices(student, case):
+    """head i of batch item b is the i-th slice of b's features"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B, L, h * dh), dtype)
+    out = T.as_plain(student.transpose_qkv(X, h))
+    T.assert_shape(out, (B * h, L, dh), f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})")
+    for b in range(B):
+        for i in range(h):
+            equal(out[b * h + i], X[b, :, i * dh:(i + 1) * dh],
+                  f"transpose_qkv(X, num_heads={h}) row {b * h + i} must be head {i} of batch item {b} "
+                  f"(features {i * dh}..{(i + 1) * dh - 1})", {"X": X}, QKV_HINT)
+
+
+@pytest.mark.component("transpose_qkv")
+@given(case=reshape_case(dtypes=st.just(torch.float32)))
+def test_qkv_rows_follow_repeat_interleave(student, case):
+    """row r of transpose_qkv's result belongs to batch item r // h, like repeat_interleave(valid_lens, h)"""
+    # Kills the batch-minor mutant with the message that names the valid-lengths consequence.
+    B, L, h, dh, dtype, _ = case
+    X = torch.arange(B, dtype=dtype).reshape(B, 1, 1).expand(B, L, h * dh).contiguous()  # item b is all b
+    owner = T.as_plain(student.transpose_qkv(X, h))[:, 0, 0]
+    expected = torch.repeat_interleave(torch.arange(B, dtype=dtype), h)
+    equal(owner, expected, f"batch item of each row of transpose_qkv(X, num_heads={h}) for B={B}",
+          {"X": X}, "MultiHeadAttention repeats the valid lengths with torch.repeat_interleave(valid_lens, h, "
+                    "dim=0), so the h heads of batch item b must be the consecutive rows b*h .. b*h+h-1")
+
+
+@pytest.mark.component("transpose_qkv")
+@given(case=reshape_case())
+def test_qkv_matches_reference(student, ref, case):
+    """transpose_qkv equals the course's rearrangement exactly"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B, L, h * dh), dtype)
+    equal(student.transpose_qkv(X, h), ref.transpose_qkv(X, h),
+          f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})", {"X": X}, QKV_HINT)
+
+
+@pytest.mark.component("transpose_qkv")
+@given(case=reshape_case())
+def test_qkv_is_inverted_by_transpose_output(student, ref, case):
+    """transpose_output exactly undoes transpose_qkv"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B, L, h * dh), dtype)
+    equal(ref.transpose_output(student.transpose_qkv(X, h), h), X,
+          f"transpose_output(transpose_qkv(X, {h}), {h}) must give X back", {"X": X}, QKV_HINT)
+
+
+# ---------------------------------------------------------------- transpose_output
+
+@pytest.mark.component("transpose_output")
+@given(case=reshape_case())
+def test_output_head_slices(student, case):
+    """head i of batch item b goes back to the i-th slice of b's features"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B * h, L, dh), dtype)
+    out = T.as_plain(student.transpose_output(X, h))
+    T.assert_shape(out, (B, L, h * dh), f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})")
+    for b in range(B):
+        for i in range(h):
+            equal(out[b, :, i * dh:(i + 1) * dh], X[b * h + i],
+                  f"transpose_output(X, num_heads={h}): features {i * dh}..{(i + 1) * dh - 1} of batch item {b} "
+                  f"must be row {b * h + i} (head {i} of item {b})", {"X": X}, OUT_HINT)
+
+
+@pytest.mark.component("transpose_output")
+@given(case=reshape_case())
+def test_output_matches_reference(student, ref, case):
+    """transpose_output equals the course's rearrangement exactly"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B * h, L, dh), dtype)
+    equal(student.transpose_output(X, h), ref.transpose_output(X, h),
+          f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})", {"X": X}, OUT_HINT)
+
+
+@pytest.mark.component("transpose_output")
+@given(case=reshape_case())
+def test_output_inverts_transpose_qkv(student, ref, case):
+    """transpose_output exactly undoes transpose_qkv, and the other way round"""
+    B, L, h, dh, dtype, seed = case
+    X = values(seed, (B, L, h * dh), dtype)
+    equal(student.transpose_output(ref.transpose_qkv(X, h), h), X,
+          f"transpose_output(transpose_qkv(X, {h}), {h}) must give X back", {"X": X}, OUT_HINT)
+    Y = values(seed + 1, (B * h, L, dh), dtype)
+    equal(ref.transpose_qkv(student.transpose_output(Y, h), h), Y,
+          f"transpose_qkv(transpose_output(Y, {h}), {h}) must give Y back", {"Y": Y}, OUT_HINT)
+
+
+# ---------------------------------------------------------------- MultiHeadAttention
+
+@st.composite
+def mha_case(draw, heads=st.integers(1, 3), lens_kinds=("none", "1d", "2d"), bias=st.booleans(),
+             min_batch=1, distinct_sizes=False):
+    """Sizes, valid lengths (None, (B,) or (B, Q), each >= 1), dtype, bias and a seed for the values."""
+    B = draw(st.integers(min_batch, 3), label="B")
+    Q, K = draw(st.integers(1, 3), label="Q"), draw(st.integers(1, 4), label="K")
+    h, dh = draw(heads, label="num_heads"), draw(st.integers(1, 3), label="d/h")
+    if distinct_sizes:
+        qs, ks, vs = draw(st.permutations([2, 3, 5]), label="query, key, value sizes")
+    else:
+        qs, ks, vs = (draw(st.integers(1, 5), label=f"{n}_size") for n in ("query", "key", "value"))
+    kind = draw(st.sampled_from(lens_kinds), label="valid_lens kind")
+    lens = None
+    if kind == "1d":
+        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B, max_size=B), label="valid_lens"))
+    elif kind == "2d":
+        rows = draw(st.lists(st.lists(st.integers(1, K), min_size=Q, max_size=Q), min_size=B, max_size=B),
+                    label="valid_lens")
+        lens = torch.tensor(rows)
+    return dict(B=B, Q=Q, K=K, h=h, dh=dh, qs=qs, ks=ks, vs=vs, lens=lens, bias=draw(bias, label="bias"),
+                dtype=draw(DTYPES, label="dtype"), seed=draw(SEEDS, label="seed"))
+
+
+def make_inputs(c):
+    q = randn(c["seed"], c["B"], c["Q"], c["qs"], dtype=c["dtype"])
+    k = randn(c["seed"] + 1, c["B"], c["K"], c["ks"], dtype=c["dtype"])
+    v = randn(c["seed"] + 2, c["B"], c["K"], c["vs"], dtype=c["dtype"])
+    return q, k, v
+
+
+def build(student, c, dropout=0.0):
+    """The student's module for case c, in eval mode and in the case's dtype (weights from a seed)."""
+    T.seed(student, c["seed"])
+    m = student.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], dropout, c["bias"])
+    m.eval()
+    if c["dtype"] == torch.float64:
+        m.double()
+    return m
+
+
+def describe(c):
+    return (f"MultiHeadAttention(key_size={c['ks']}, query_size={c['qs']}, value_size={c['vs']}, "
+            f"num_hiddens={c['h'] * c['dh']}, num_heads={c['h']}, bias={c['bias']})")
+
+
+def lens_text(lens):
+    return "None" if lens is None else f"of shape {tuple(lens.shape)} {lens.tolist()}"
+
+
+def run(m, c, q, k, v, lens):
+    """The student's forward; an exception becomes a failure naming the call and the likely cause."""
+    try:
+        return m(q, k, v, lens)
+    except Exception as exc:  # the student's code may raise anything
+        hint = ("W_q maps query_size, W_k key_size and W_v value_size to num_hiddens: queries go through W_q, "
+                "keys through W_k, values through W_v")
+        if lens is not None and lens.dim() == 2:
+            hint = ("2-D valid_lens (B, Q) hold one length per query: repeat its rows along axis 0 only, "
+                    "torch.repeat_interleave(valid_lens, num_heads, dim=0) -> (B*h, Q); " + hint)
+        raise AssertionError(f"{describe(c)} on queries {tuple(q.shape)}, keys {tuple(k.shape)}, values "
+                             f"{tuple(v.shape)}, valid_lens {lens_text(lens)} raised {type(exc).__name__}: {exc}"
+                             f"\n  hint: {hint}") from None
+
+
+def weights(m, c):
+    """The student's projections as plain tensors, checking the bias flag was honoured."""
+    sd = T.state_dict(m)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        T.check(f"{name}.weight" in sd, f"{describe(c)} has no parameter '{name}.weight' "
+                                         f"(your parameters: {sorted(sd)})")
+        if c["bias"]:
+            T.check(f"{name}.bias" in sd, f"{describe(c)}: with bias=True every projection needs a bias, "
+                                           f"'{name}.bias' is missing (pass bias=bias to each nn.Linear)")
+        else:
+            T.check(f"{name}.bias" not in sd, f"{describe(c)}: with bias=False the projections must have no "
+                                               f"bias, found '{name}.bias'")
+    return sd
+
+
+def linear(sd, name, x, rows=slice(None)):
+    y = x @ sd[f"{name}.weight"][rows].T
+    if f"{name}.bias" in sd:
+        y = y + sd[f"{name}.bias"][rows]
+    return y
+
+
+def key_mask(lens, B, Q, K):
+    """(B, Q, K) bool: key j is visible to query i of item b."""
+    if lens is None:
+        return torch.ones(B, Q, K, dtype=torch.bool)
+    lens = lens.reshape(B, 1) if lens.dim() == 1 else lens
+    return torch.arange(K).reshape(1, 1, K) < lens.reshape(B, -1, 1).expand(B, Q, 1)
+
+
+def attend(q, k, v, mask):
+    scores = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+    return torch.softmax(scores.masked_fill(~mask, -math.inf), dim=-1) @ v
+
+
+def loop_over_heads(sd, c, q, k, v):
+    """The definition: head i projects with rows i*dh..(i+1)*dh-1 of W_q, W_k, W_v; concat; W_o."""
+    mask = key_mask(c["lens"], c["B"], c["Q"], c["K"])
+    dh = c["dh"]
+    heads = []
+    for i in range(c["h"]):
+        rows = slice(i * dh, (i + 1) * dh)
+        heads.append(attend(linear(sd, "W_q", q, rows), linear(sd, "W_k", k, rows), linear(sd, "W_v", v, rows), mask))
+    return linear(sd, "W_o", torch.cat(heads, dim=-1))
+
+
+MHA_HINT = ("project with W_q, W_k, W_v; split the features into h heads with transpose_qkv; repeat valid_lens "
+            "with torch.repeat_interleave(valid_lens, h, dim=0); scaled dot-product attention per head (scale "
+            "1/sqrt(d/h), the head's width, which DotProductAttention uses); put the heads back side by side in "
+            "head order with transpose_output; finally apply W_o")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(heads=st.just(1)))
+def test_mha_one_head_is_single_head_attention(student, c):
+    """with one head, the output is W_o(attention(W_q q, W_k k, W_v v)): queries use W_q, keys W_k, values W_v"""
+    m = build(student, c)
+    sd = weights(m, c)
+    q, k, v = make_inputs(c)
+    expected = linear(sd, "W_o", attend(linear(sd, "W_q", q), linear(sd, "W_k", k), linear(sd, "W_v", v),
+                                        key_mask(c["lens"], c["B"], c["Q"], c["K"])))
+    T.assert_close(run(m, c, q, k, v, c["lens"]), expected, what=f"{describe(c)} vs single-head scaled dot-product "
+                   "attention over the projections, followed by W_o",
+                   inputs={"valid_lens": c["lens"]},
+                   hint="queries go through W_q, keys through W_k, values through W_v, and the attention output "
+                        "through W_o; masked keys get weight 0")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(heads=st.integers(2, 3)))
+def test_mha_equals_loop_over_heads(student, c):
+    """the output equals a loop over heads: head i uses the i-th slice of the projections, scaled by 1/sqrt(d/h), heads concatenated in order, then W_o"""
+    m = build(student, c)
+    sd = weights(m, c)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), loop_over_heads(sd, c, q, k, v),
+                   what=f"{describe(c)} vs an explicit loop over the {c['h']} heads", inputs={"valid_lens": c["lens"]},
+                   hint=MHA_HINT)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(lens_kinds=("1d",), min_batch=2, heads=st.integers(2, 3)), data=st.data())
+def test_mha_each_batch_item_uses_its_own_valid_length(student, c, data):
+    """each batch item uses its own valid length: the batch gives the same output as one item at a time"""
+    lens = torch.tensor(data.draw(st.lists(st.integers(1, c["K"]), min_size=c["B"], max_size=c["B"], unique=True)
+                                  if c["K"] >= c["B"] else st.just(list(range(c["B"], 0, -1))), label="valid_lens"))
+    lens = lens.clamp(max=c["K"])
+    m = build(student, c)
+    q, k, v = make_inputs(c)
+    alone = torch.cat([T.as_plain(run(m, c, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens[b:b + 1])) for b in range(c["B"])])
+    T.assert_close(run(m, c, q, k, v, lens), alone, what=f"{describe(c)} on the whole batch vs one batch item at a time",
+                   inputs={"valid_lens": lens},
+                   hint="the heads of batch item b are rows b*h .. b*h+h-1, so the lengths must be repeated in place: "
+                        "torch.repeat_interleave(valid_lens, num_heads, dim=0) gives [l0, l0, l1, l1], while "
+                        "valid_lens.repeat(num_heads) gives [l0, l1, l0, l1] (wrong)")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(lens_kinds=("2d",), heads=st.integers(2, 3)))
+def test_mha_2d_valid_lens_per_query(student, c):
+    """2-D valid_lens (B, Q) give each query its own valid length: the same as one query at a time"""
+    m = build(student, c)
+    q, k, v = make_inputs(c)
+    lens = c["lens"]
+    alone = torch.cat([T.as_plain(run(m, c, q[:, j:j + 1], k, v, lens[:, j].contiguous())) for j in range(c["Q"])], dim=1)
+    T.assert_close(run(m, c, q, k, v, lens), alone, what=f"{describe(c)} with 2-D valid_lens (one length per query) "
+                   "vs one query at a time with 1-D valid_lens", inputs={"valid_lens": lens},
+                   hint="repeat the rows of a 2-D valid_lens along axis 0 only: torch.repeat_interleave(valid_lens, "
+                        "num_heads, dim=0) gives (B*h, Q); without dim=0 it flattens the lengths")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(lens_kinds=("1d",), heads=st.integers(2, 3)))
+def test_mha_1d_and_2d_valid_lens_agree(student, c):
+    """1-D valid_lens and the same lengths given per query (2-D) give the same output"""
+    m = build(student, c)
+    q, k, v = make_inputs(c)
+    lens2 = c["lens"].reshape(-1, 1).expand(c["B"], c["Q"]).contiguous()
+    T.assert_close(run(m, c, q, k, v, lens2), run(m, c, q, k, v, c["lens"]),
+                   what=f"{describe(c)} with valid_lens of shape (B, Q) repeating the (B,) lengths vs the (B,) lengths",
+                   inputs={"valid_lens": c["lens"]},
+                   hint="torch.repeat_interleave(valid_lens, num_heads, dim=0) handles both the (B,) and (B, Q) forms")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(lens_kinds=("none",)), data=st.data())
+def test_mha_permuting_queries_permutes_outputs(student, c, data):
+    """without a mask, reordering the queries reorders the outputs the same way"""
+    m = build(student, c)
+    q, k, v = make_inputs(c)
+    perm = torch.tensor(data.draw(st.permutations(list(range(c["Q"]))), label="query order"))
+    T.assert_close(run(m, c, q[:, perm], k, v, None), T.as_plain(run(m, c, q, k, v, None))[:, perm],
+                   what=f"{describe(c)} on reordered queries vs the reordered output", inputs={"order": perm},
+                   hint="each query's output may depend only on that query and the keys/values: when merging the "
+                        "heads with transpose_output, keep each position's heads together")
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(distinct_sizes=True))
+def test_mha_distinct_sizes_match_reference(student, ref, c):
+    """query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)"""
+    m = build(student, c)
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.0, c["bias"]).eval()
+    r.to(c["dtype"])
+    T.copy_weights(m, r)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
+                   "with the same weights", inputs={"valid_lens": c["lens"]},
+                   hint="W_q maps query_size, W_k key_size and W_v value_size to num_hiddens; " + MHA_HINT)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case(bias=st.just(True)))
+def test_mha_bias_matches_reference(student, ref, c):
+    """with bias=True all four projections have a bias, and the output matches the course's model"""
+    m = build(student, c)
+    weights(m, c)
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.0, True).eval()
+    r.to(c["dtype"])
+    T.copy_weights(m, r)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
+                   "with the same weights", inputs={"valid_lens": c["lens"]}, hint=MHA_HINT)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@given(c=mha_case())
+def test_mha_matches_reference_in_eval_mode(student, ref, c):
+    """in eval mode (dropout 0.5 switched off) the output matches the course's model with the same weights"""
+    m = build(student, c, dropout=0.5)
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.5, c["bias"]).eval()
+    r.to(c["dtype"])
+    T.copy_weights(m, r)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)}, dropout=0.5, eval mode, vs "
+                   "the course's model with the same weights", inputs={"valid_lens": c["lens"]},
+                   hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)

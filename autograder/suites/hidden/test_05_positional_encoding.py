@@ -1,0 +1,177 @@
+"""Hidden tests for assignment 05: sinusoidal positional encoding (instructor only).
+
+The table is compared with the closed form computed here in float64 (about 1e-4 absolute at large
+positions, per the contract: pow and exp/log forms differ there), and checked through properties
+of the construction: unit sine/cosine pairs, relative positions as rotations, prefixes. Dropout is
+checked through properties that do not depend on the random stream.
+"""
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from autograder import testing as T
+
+ATOL = 1e-4  # contract: positional encodings at large positions around 1e-4 absolute
+LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "
+               "hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")
+EVEN_D = st.integers(1, 16).map(lambda n: 2 * n)
+SEEDS = st.integers(0, 2 ** 16)
+
+
+def closed_form(max_len, d):
+    """The contract's table in float64, shape (1, max_len, d), d even."""
+    i = torch.arange(max_len, dtype=torch.float64).reshape(-1, 1)
+    angles = i / torch.pow(torch.tensor(10000.0, dtype=torch.float64),
+                           torch.arange(0, d, 2, dtype=torch.float64) / d)
+    P = torch.empty(1, max_len, d, dtype=torch.float64)
+    P[0, :, 0::2], P[0, :, 1::2] = torch.sin(angles), torch.cos(angles)
+    return P
+
+
+def table(student, d, max_len, dropout=0.0):
+    pe = student.PositionalEncoding(d, dropout, max_len)
+    P = pe.P
+    T.assert_shape(P, (1, max_len, d), f"PositionalEncoding(num_hiddens={d}, dropout={dropout}, max_len={max_len}).P")
+    return pe, T.as_plain(P).to(torch.float64)
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(d=EVEN_D, max_len=st.integers(1, 40))
+def test_table_shape(student, d, max_len):
+    """P has shape (1, max_len, num_hiddens) for any max_len and even num_hiddens"""
+    table(student, d, max_len)
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(d=EVEN_D, max_len=st.sampled_from([1, 7, 100, 1000]))
+def test_table_closed_form(student, d, max_len):
+    """every entry of P follows the sine/cosine formula, up to max_len positions"""
+    _, P = table(student, d, max_len)
+    T.assert_close(P, closed_form(max_len, d), what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the formula",
+                   hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(d=EVEN_D)
+def test_pairs_are_unit_sin_cos(student, d):
+    """columns 2j and 2j+1 hold the sine and cosine of one angle: sin^2 + cos^2 = 1 at every position"""
+    _, P = table(student, d, 60)
+    norms = P[0, :, 0::2] ** 2 + P[0, :, 1::2] ** 2  # (max_len, d/2)
+    T.assert_close(norms, torch.ones_like(norms), what=f"P[0, i, 2j]**2 + P[0, i, 2j+1]**2 for num_hiddens={d}",
+                   hint="the sine and the cosine of the same angle sit side by side (interleaved columns 2j, 2j+1), "
+                        "not all sines followed by all cosines", atol=ATOL, rtol=0)
+    T.assert_close(P[0, 0], closed_form(1, d)[0, 0], what="P[0, 0] (position 0: sin 0 = 0 in even columns, "
+                   "cos 0 = 1 in odd columns)", hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(d=EVEN_D, i=st.integers(0, 100), k=st.integers(1, 99))
+def test_relative_position_is_a_rotation(student, d, i, k):
+    """P[i+k] is P[i] with each sine/cosine pair rotated by the angle k / 10000**(2j/d)"""
+    _, P = table(student, d, 200)
+    omega = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d, 2, dtype=torch.float64) / d)
+    c, s = torch.cos(k * omega), torch.sin(k * omega)
+    sin_i, cos_i = P[0, i, 0::2], P[0, i, 1::2]
+    rotated = torch.empty(d, dtype=torch.float64)
+    rotated[0::2] = c * sin_i + s * cos_i  # sin(a + b)
+    rotated[1::2] = c * cos_i - s * sin_i  # cos(a + b)
+    T.assert_close(P[0, i + k], rotated, what=f"P[0, {i + k}] vs P[0, {i}] rotated by {k} positions "
+                   f"(num_hiddens={d})", hint="pair j turns at frequency 1 / 10000**(2j/d) per position; " + LAYOUT_HINT,
+                   atol=ATOL, rtol=0)
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(d=EVEN_D, max_len=st.integers(1, 40))
+def test_not_a_parameter(student, d, max_len):
+    """P is not a trainable parameter (it is not in named_parameters)"""
+    pe = student.PositionalEncoding(d, 0.1, max_len)
+    names = T.param_names(pe)
+    T.check(not any(n.split(".")[-1] == "P" for n in names),
+            f"P appears among the trainable parameters {names}: an optimizer would change the encoding; keep P "
+            "as a plain tensor (register_buffer or a plain attribute), not an nn.Parameter")
+    T.check(not names, f"PositionalEncoding should have no trainable parameters, found {names}")
+
+
+@st.composite
+def forward_case(draw):
+    d = draw(EVEN_D, label="num_hiddens")
+    max_len = draw(st.integers(1, 30), label="max_len")
+    steps = draw(st.integers(1, max_len), label="T")
+    B = draw(st.integers(1, 3), label="B")
+    dtype = draw(st.sampled_from([torch.float32, torch.float64]), label="dtype")
+    seed = draw(SEEDS, label="seed")
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(B, steps, d, generator=g, dtype=torch.float64).to(dtype)
+    return d, max_len, X
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(case=forward_case())
+def test_forward_adds_first_positions(student, case):
+    """in eval mode, forward(X) is X + P[:, :T], the formula's first T positions added to every sequence"""
+    d, max_len, X = case
+    pe = student.PositionalEncoding(d, 0.5, max_len)
+    pe.eval()
+    expected = X.to(torch.float64) + closed_form(max_len, d)[:, :X.shape[1]]
+    T.assert_close(pe(X), expected, what=f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X "
+                   f"of shape {tuple(X.shape)}", check_dtype=False, atol=ATOL, rtol=0,
+                   hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of X, and "
+                        "eval mode switches dropout off")
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(case=forward_case(), data=st.data())
+def test_prefix_gets_same_encodings(student, case, data):
+    """a prefix of a longer sequence gets the same encodings as the start of the whole sequence"""
+    d, max_len, X = case
+    t = data.draw(st.integers(1, X.shape[1]), label="prefix length")
+    pe = student.PositionalEncoding(d, 0.0, max_len)
+    pe.eval()
+    T.assert_close(pe(X[:, :t]), T.as_plain(pe(X))[:, :t], what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] "
+                   f"for X of shape {tuple(X.shape)}",
+                   hint="position i always gets P[0, i], whatever the sequence length: add P[:, :T], the first T "
+                        "rows of the table")
+
+
+@pytest.mark.component("PositionalEncoding")
+@given(case=forward_case())
+def test_input_unchanged(student, case):
+    """forward leaves the caller's input unchanged"""
+    d, max_len, X = case
+    pe = student.PositionalEncoding(d, 0.0, max_len)
+    pe.eval()
+    _, (after,) = T.call_and_inputs(pe, X)
+    T.assert_close(after, X, what="the caller's input X after forward(X)",
+                   hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
+
+
+@pytest.mark.component("PositionalEncoding")
+@settings(max_examples=10)
+@given(d=EVEN_D, p=st.sampled_from([0.3, 0.5]), seed=SEEDS)
+def test_dropout_in_training_only(student, d, p, seed):
+    """dropout acts on X + P in training mode (each entry zeroed or scaled by 1/(1-p)) and is off in eval mode"""
+    pe = student.PositionalEncoding(d, p, 16)
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(4, 16, d, generator=g) + 0.5  # X + P is never 0, so a zero can only come from dropout
+    full = X.to(torch.float64) + closed_form(16, d)
+    pe.train()
+    T.seed(student, seed)
+    out = T.as_plain(pe(X)).to(torch.float64)
+    T.assert_shape(out, tuple(X.shape), f"PositionalEncoding({d}, dropout={p}) in training mode")
+    dropped = out == 0
+    kept_ok = (out - full / (1 - p)).abs() <= 1e-3 * (1 + full.abs())
+    T.check(bool(dropped.any()), f"PositionalEncoding({d}, dropout={p}) in training mode zeroed none of the "
+            f"{out.numel()} entries: dropout must be active in training mode (apply self.dropout in forward)")
+    bad = ~(dropped | kept_ok)
+    if bool(bad.any()):
+        idx = tuple(int(i) for i in bad.nonzero()[0])
+        raise AssertionError(
+            f"PositionalEncoding({d}, dropout={p}) in training mode: entry {list(idx)} is {float(out[idx]):.6g}; "
+            f"with dropout applied to X + P it must be 0 or (X + P)/(1-p) = {float(full[idx] / (1 - p)):.6g}. "
+            f"hint: add P first, then apply dropout to the sum: dropout(X + P[:, :T])")
+    pe.eval()
+    T.assert_close(pe(X), full, what=f"PositionalEncoding({d}, dropout={p}) in eval mode", atol=ATOL, rtol=0,
+                   check_dtype=False, hint="eval mode must switch dropout off: use nn.Dropout, not F.dropout(..., "
+                                           "training=True)")

@@ -1,0 +1,896 @@
+"""Hidden tests for assignment 06 (the Transformer). Instructor only.
+
+Property-based checks (post-norm statistics, padding, causality in every mode, step-by-step and
+chunked decoding, caches, dropout placement) and comparisons with the reference, whose (randomized)
+weights are copied into the student's modules by name. When an output differs from the
+reference, a few known mistakes are re-enacted with the reference's own submodules and named in
+the message if the student's output matches one of them.
+
+Notes for maintainers:
+- `student` objects may be proxies: a DecoderBlock's / TransformerDecoder's `state` comes back as
+  data, so every test uses the *returned* state and builds a fresh state for every new sequence
+  (in-process the student's code mutates the list we pass; through the sandbox it does not).
+- Dropout is only checked through stream-independent properties (see the AddNorm tests).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Callable, Optional
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from torch.nn import functional as F
+
+from autograder import testing as T
+
+D, HEADS, FFN_H, VOCAB = 8, 2, 16, 11
+DTYPES = st.sampled_from([torch.float32, torch.float64])
+SEEDS = st.integers(0, 2 ** 16)
+# Whole models are compared a little more loosely than single layers (several LayerNorms deep).
+MODEL_TOL = {torch.float32: (1e-4, 1e-4), torch.float64: (1e-7, 1e-7)}
+
+
+# ------------------------------------------------------------------------------------- helpers
+def randn(shape, seed: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(int(seed))
+    return (torch.randn(tuple(shape), generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+def randint(high: int, shape, seed: int, low: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(int(seed))
+    return torch.randint(low, high, tuple(shape), generator=g)
+
+
+def randomize_(module: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """Random reference weights (LayerNorm gains near 1), so that mis-wired submodules show."""
+    g = torch.Generator().manual_seed(int(seed) + 7919)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype)
+            if name.endswith("ln.weight"):
+                p.copy_(1 + 0.3 * noise)
+            elif "embedding" in name:
+                p.copy_(noise)
+            else:
+                p.copy_(0.5 * noise)
+    return module
+
+
+def set_dtype(module: Any, dtype: torch.dtype) -> Any:
+    if dtype == torch.float64:
+        module.double()
+    return module
+
+
+def block_args(dropout: float = 0.0) -> tuple:
+    return (D, D, D, D, [D], D, FFN_H, HEADS, dropout)
+
+
+def model_args(num_layers: int, dropout: float = 0.0, vocab: int = VOCAB) -> tuple:
+    return (vocab, D, D, D, D, [D], D, FFN_H, HEADS, num_layers, dropout)
+
+
+def paired(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed: int,
+           student: Any) -> tuple[Any, Any]:
+    """(student module, reference module) with the reference's random weights copied in, eval mode."""
+    T.seed(student, seed)
+    mine = set_dtype(student_cls(*args), dtype)
+    theirs = randomize_(ref_cls(*args), seed).to(dtype)
+    T.copy_weights(mine, theirs)
+    mine.eval()
+    theirs.eval()
+    return mine, theirs
+
+
+def close(a: Any, b: torch.Tensor, dtype: torch.dtype, tol: Optional[dict] = None) -> bool:
+    rtol, atol = (tol or MODEL_TOL)[dtype]
+    a = T.as_plain(a)
+    return tuple(a.shape) == tuple(b.shape) and bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
+
+
+def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtype,
+            inputs: Optional[dict] = None, hint: Optional[str] = None,
+            known: Optional[dict[str, Callable[[], torch.Tensor]]] = None,
+            tol: Optional[dict] = None) -> None:
+    """assert_close; on failure, name the known mistake (re-enacted by `known`) the output matches."""
+    rtol, atol = (tol or MODEL_TOL)[dtype]
+    try:
+        T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=rtol, atol=atol)
+    except AssertionError as exc:
+        for mistake, variant in (known or {}).items():
+            try:
+                with torch.no_grad():
+                    candidate = variant()
+            except Exception:  # noqa: BLE001 - a variant that cannot run just does not match
+                continue
+            if isinstance(actual, torch.Tensor) and close(actual, candidate, dtype, tol):
+                raise AssertionError(f"{exc}\n  likely cause: your output matches {mistake}") from None
+        raise
+
+
+def check_normalized(Y: Any, what: str) -> None:
+    Y = T.as_plain(Y).double()
+    mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
+    T.check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
+            f"{what}: every position's output should be layer-normalized over its features "
+            f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
+            f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
+            f"[{float(var.min()):.3g}, {float(var.max()):.3g}].\n"
+            f"  hint: the Transformer is post-norm: ln(X + sublayer(X)) is the block's output")
+
+
+def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers: int, what: str) -> None:
+    """Each block has its own parameters: the same module appended num_layers times shares them."""
+    mine = [(T.normalize_key(n), tuple(p.shape)) for n, p in student_module.named_parameters()]
+    theirs = [(T.normalize_key(n), tuple(p.shape)) for n, p in ref_module.named_parameters()]
+    per_block = [sum(1 for n, _ in mine if n.startswith(f"blks.{i}.")) for i in range(num_layers)]
+    total_mine = sum(math.prod(s) for _, s in mine)
+    total_theirs = sum(math.prod(s) for _, s in theirs)
+    T.check(all(c > 0 for c in per_block) and total_mine == total_theirs,
+            f"{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
+            f"weights ({total_theirs} trainable numbers in all), but named_parameters() lists "
+            f"{total_mine}, with {per_block} parameter tensors under blks.0, blks.1, ...\n"
+            f"  hint: create a new block in every iteration of the loop; appending the same block "
+            f"object num_layers times (or [Block(...)] * num_layers) shares one set of weights")
+
+
+@st.composite
+def lens_for(draw, batch: int, length: int) -> Optional[torch.Tensor]:
+    """valid lengths (batch,) in 1..length, or None"""
+    if draw(st.booleans()):
+        return None
+    return torch.tensor(draw(st.lists(st.integers(1, length), min_size=batch, max_size=batch)))
+
+
+@st.composite
+def chunking(draw, length: int) -> list[int]:
+    """chunk sizes that add up to length"""
+    sizes, left = [], length
+    while left:
+        size = draw(st.integers(1, left))
+        sizes.append(size)
+        left -= size
+    return sizes
+
+
+# ------------------------------------------------------------------------------ PositionWiseFFN
+@pytest.mark.component("PositionWiseFFN")
+@pytest.mark.weight(2)
+@settings(max_examples=10)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
+       n_out=st.integers(1, 6), dtype=DTYPES, seed=SEEDS)
+def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype, seed):
+    """matches the course's dense2(relu(dense1(X))) with the same weights"""
+    args = (n_in, n_hid, n_out)
+    ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
+    X = randn((B, steps, n_in), seed, dtype, 2.0)
+    with torch.no_grad():
+        expected = r(X)
+    compare(ffn(X), expected, what=f"PositionWiseFFN{args} output", dtype=dtype,
+            tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
+            hint="dense1, then ReLU, then dense2 (no activation on the output)",
+            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
+                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
+                       lambda: torch.relu(r(X)),
+                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
+                       lambda: torch.relu(r.dense2(r.dense1(X)))})
+
+
+@pytest.mark.component("PositionWiseFFN")
+@settings(max_examples=5)
+@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=SEEDS)
+def test_ffn_position_wise(student, B, steps, data, seed):
+    """each (batch item, position) is transformed on its own: changing one changes only its output"""
+    # Guards against mixing positions/batch items (e.g. normalizing or reshaping across them); no
+    # realistic FFN mutant in the zoo does that, the reference comparison catches the rest.
+    T.seed(student, seed)
+    ffn = student.PositionWiseFFN(D, FFN_H, 5)
+    X = randn((B, steps, D), seed)
+    b, t = data.draw(st.integers(0, B - 1), "b"), data.draw(st.integers(0, steps - 1), "t")
+    X2 = X.clone()
+    X2[b, t] += randn((D,), seed + 1, scale=3.0)
+    Y, Y2 = T.as_plain(ffn(X)), T.as_plain(ffn(X2))
+    keep = torch.ones(B, steps, dtype=torch.bool)
+    keep[b, t] = False
+    T.assert_close(Y2[keep], Y[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
+                   hint="the FFN is position-wise: the same MLP applied to each position separately")
+
+
+# ------------------------------------------------------------------------------------- AddNorm
+@pytest.mark.component("AddNorm")
+@settings(max_examples=10)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8),
+       p=st.sampled_from([0.0, 0.5]), dtype=DTYPES, seed=SEEDS)
+def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, seed):
+    """in eval mode (dropout off) the output equals ln(X + Y) with the same LayerNorm weights"""
+    addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
+    X, Y = randn((B, steps, d), seed, dtype, 2.0), randn((B, steps, d), seed + 1, dtype)
+    with torch.no_grad():
+        expected = r(X, Y)
+    compare(addnorm(X, Y), expected, what=f"AddNorm([{d}], {p}) in eval mode", dtype=dtype,
+            tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
+            hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
+                 "training=self.training)",
+            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
+                       lambda: r.ln(X) + Y,
+                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
+                       lambda: X + r.ln(Y),
+                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+
+
+@pytest.mark.component("AddNorm")
+@settings(max_examples=6)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=SEEDS)
+def test_addnorm_statistics(student, B, steps, d, seed):
+    """every position of the output is normalized on its own: mean 0, variance 1 over its features"""
+    addnorm = student.AddNorm([d], 0.0)
+    addnorm.eval()
+    X = randn((B, steps, d), seed, scale=3.0) + randn((B, steps, 1), seed + 2, scale=5.0)
+    Y = randn((B, steps, d), seed + 1)
+    check_normalized(addnorm(X, Y), f"AddNorm([{d}], 0) on inputs of shape {(B, steps, d)}")
+
+
+@pytest.mark.component("AddNorm")
+@settings(max_examples=6)
+@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=SEEDS)
+def test_addnorm_position_wise(student, B, steps, data, seed):
+    """each position is normalized on its own: changing one position changes only its output"""
+    addnorm = student.AddNorm([D], 0.0)
+    addnorm.eval()
+    X, Y = randn((B, steps, D), seed), randn((B, steps, D), seed + 1)
+    b, t = data.draw(st.integers(0, B - 1), "b"), data.draw(st.integers(0, steps - 1), "t")
+    X2 = X.clone()
+    X2[b, t] = X2[b, t] * 4 + 3
+    out, out2 = T.as_plain(addnorm(X, Y)), T.as_plain(addnorm(X2, Y))
+    keep = torch.ones(B, steps, dtype=torch.bool)
+    keep[b, t] = False
+    T.assert_close(out2[keep], out[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
+                   hint="LayerNorm normalizes over the last (feature) axis of each position only, "
+                        "not over positions or batch items")
+
+
+@pytest.mark.component("AddNorm")
+@settings(max_examples=5)
+@given(steps=st.integers(2, 5), seed=SEEDS)
+def test_addnorm_dropout_not_on_x(student, steps, seed):
+    """in training mode dropout acts on Y only: with Y = 0 the output is exactly ln(X)"""
+    addnorm = student.AddNorm([D], 0.5)
+    addnorm.train()
+    # A large offset on X makes dropout on X (or on X + Y, or after the LayerNorm) unmissable.
+    X = randn((4, steps, D), seed) + 10.0
+    Y = torch.zeros(4, steps, D)
+    w, b = (T.state_dict(addnorm).get(k) for k in ("ln.weight", "ln.bias"))
+    expected = F.layer_norm(X, (D,), w, b)
+    T.assert_close(addnorm(X, Y), expected, what="AddNorm([8], 0.5) in training mode with Y = 0",
+                   rtol=1e-4, atol=1e-4,
+                   hint="dropout must be applied to Y (the sublayer's output) only: ln(dropout(Y) + X); "
+                        "dropping entries of the residual X, of the sum, or of the normalized output "
+                        "is a different model")
+
+
+@pytest.mark.component("AddNorm")
+@settings(max_examples=5)
+@given(seed=SEEDS, p=st.sampled_from([0.25, 0.5]))
+def test_addnorm_dropout_on_y(student, seed, p):
+    """in training mode the output is ln(X + dropout(Y)): some entries of Y dropped, the rest scaled by 1/(1-p)"""
+    d, rows = 6, 24
+    addnorm = student.AddNorm([d], p)
+    addnorm.train()
+    X = randn((rows, 1, d), seed, scale=2.0)
+    Y = randn((rows, 1, d), seed + 1).abs() + 0.5
+    out = T.as_plain(addnorm(X, Y)).double().reshape(rows, d)
+    w, b = (T.state_dict(addnorm).get(k) for k in ("ln.weight", "ln.bias"))
+    masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=torch.float64)  # (64, d)
+    z = X.double().reshape(rows, 1, d) + masks * Y.double().reshape(rows, 1, d) / (1 - p)  # (rows, 64, d)
+    cand = F.layer_norm(z, (d,), None if w is None else w.double(), None if b is None else b.double())
+    err = (cand - out.unsqueeze(1)).abs().amax(-1)  # (rows, 64)
+    best = err.argmin(-1)
+    fits = err.gather(1, best.unsqueeze(1)).squeeze(1) < 1e-4
+    T.check(bool(fits.all()),
+            f"AddNorm([{d}], {p}) in training mode: {int((~fits).sum())} of {rows} positions are not "
+            f"ln(X + dropout(Y)) for any dropout mask of Y.\n"
+            f"  hint: nn.Dropout(p) zeroes entries of Y and scales the kept ones by 1/(1-p) "
+            f"(a hand-made mask needs that scaling too); dropout acts on Y only")
+    dropped = 1 - masks[best].mean()
+    T.check(0.05 < float(dropped) < 0.95,
+            f"AddNorm([{d}], {p}) in training mode: a fraction {float(dropped):.2f} of Y's entries was "
+            f"dropped, expected about {p}.\n  hint: apply the dropout layer to Y in forward "
+            f"(and let it follow the module's training mode)")
+
+
+# -------------------------------------------------------------------------------- EncoderBlock
+@st.composite
+def enc_case(draw, max_b: int = 3, max_t: int = 5):
+    B, steps = draw(st.integers(1, max_b), "B"), draw(st.integers(1, max_t), "steps")
+    return B, steps, draw(lens_for(B, steps), "valid_lens"), draw(DTYPES, "dtype"), draw(SEEDS, "seed")
+
+
+@pytest.mark.component("EncoderBlock")
+@settings(max_examples=10)
+@given(case=enc_case())
+def test_encoder_block_statistics(student, case):
+    """post-norm: every position of the output is layer-normalized (mean 0, variance 1)"""
+    B, steps, lens, dtype, seed = case
+    T.seed(student, seed)
+    blk = set_dtype(student.EncoderBlock(*block_args()), dtype)
+    blk.eval()
+    X = randn((B, steps, D), seed, dtype, 3.0) + 2
+    check_normalized(blk(X, lens), f"EncoderBlock output (fresh block) for X of shape {(B, steps, D)}")
+
+
+@pytest.mark.component("EncoderBlock")
+@settings(max_examples=10)
+@given(case=enc_case(max_t=5))
+def test_encoder_block_padding(student, case):
+    """the content of padded positions (>= valid_len) does not change the outputs at valid positions"""
+    B, steps, lens, dtype, seed = case
+    if lens is None:
+        lens = torch.tensor([max(1, steps - b) for b in range(B)])
+    T.seed(student, seed)
+    blk = set_dtype(student.EncoderBlock(*block_args()), dtype)
+    blk.eval()
+    X = randn((B, steps, D), seed, dtype)
+    pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)  # (B, steps)
+    X2 = torch.where(pad.unsqueeze(-1), randn((B, steps, D), seed + 1, dtype, 5.0), X)
+    Y, Y2 = T.as_plain(blk(X, lens)), T.as_plain(blk(X2, lens))
+    T.assert_close(Y2[~pad], Y[~pad], what="outputs at valid positions after changing the padded ones",
+                   inputs={"valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="pass valid_lens to the self-attention so that no query attends to padding")
+
+
+@pytest.mark.component("EncoderBlock")
+@settings(max_examples=8)
+@given(B=st.integers(2, 3), steps=st.integers(1, 4), seed=SEEDS)
+def test_encoder_block_batch_independence(student, B, steps, seed):
+    """each sequence of the batch is encoded on its own"""
+    # Guards against batch mixing (e.g. one sequence's valid length used for all); the zoo's
+    # mutants are caught earlier, this keeps the property explicit.
+    T.seed(student, seed)
+    blk = student.EncoderBlock(*block_args())
+    blk.eval()
+    X = randn((B, steps, D), seed)
+    lens = torch.tensor([max(1, steps - b) for b in range(B)])
+    Y = T.as_plain(blk(X, lens))
+    for b in range(B):
+        T.assert_close(blk(X[b:b + 1], lens[b:b + 1]), Y[b:b + 1], what=f"sequence {b} encoded alone vs in the batch",
+                       inputs={"valid_lens": lens}, rtol=1e-4, atol=1e-5,
+                       hint="nothing may mix batch items; valid_lens[b] belongs to sequence b")
+
+
+@pytest.mark.component("EncoderBlock")
+@pytest.mark.weight(2)
+@settings(max_examples=12)
+@given(case=enc_case(), p=st.sampled_from([0.0, 0.3]))
+def test_encoder_block_matches_reference(student, ref, case, p):
+    """matches the course's EncoderBlock with the same weights (eval mode)"""
+    B, steps, lens, dtype, seed = case
+    blk, r = paired(student.EncoderBlock, ref.EncoderBlock, block_args(p), dtype, seed, student)
+    X = randn((B, steps, D), seed, dtype, 2.0)
+    with torch.no_grad():
+        expected = r(X, lens)
+
+    def variant(ffn_in: str = "Y", residual2: str = "Y", norm2: str = "addnorm2") -> Callable:
+        def run() -> torch.Tensor:
+            Y = r.addnorm1(X, r.attention(X, X, X, lens))
+            inner = {"X": X, "Y": Y}
+            return getattr(r, norm2)(inner[residual2], r.ffn(inner[ffn_in]))
+        return run
+
+    compare(blk(X, lens), expected, what=f"EncoderBlock output (dropout={p}, eval mode)", dtype=dtype,
+            inputs={"valid_lens": lens},
+            hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
+            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
+                       variant(ffn_in="X"),
+                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
+                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
+
+
+# -------------------------------------------------------------------------- TransformerEncoder
+@pytest.mark.component("TransformerEncoder")
+def test_encoder_blocks_have_own_weights(student, ref):
+    """each of the num_layers blocks has its own weights (no block shared)"""
+    enc = student.TransformerEncoder(*model_args(3))
+    distinct_blocks(enc, ref.TransformerEncoder(*model_args(3)), 3, "TransformerEncoder")
+
+
+@pytest.mark.component("TransformerEncoder")
+@settings(max_examples=8)
+@given(case=enc_case(max_t=5))
+def test_encoder_padding(student, case):
+    """padded tokens (positions >= valid_len) do not change the outputs at valid positions"""
+    B, steps, lens, dtype, seed = case
+    if lens is None:
+        lens = torch.tensor([max(1, steps - b) for b in range(B)])
+    T.seed(student, seed)
+    enc = set_dtype(student.TransformerEncoder(*model_args(2)), dtype)
+    enc.eval()
+    X = randint(VOCAB, (B, steps), seed)
+    pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)
+    X2 = torch.where(pad, randint(VOCAB, (B, steps), seed + 1), X)
+    Y, Y2 = T.as_plain(enc(X, lens)), T.as_plain(enc(X2, lens))
+    T.assert_close(Y2[~pad], Y[~pad], what="encoder outputs at valid positions after changing padded tokens",
+                   inputs={"X": X, "X changed": X2, "valid_lens": lens},
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="pass valid_lens to every block")
+
+
+@pytest.mark.component("TransformerEncoder")
+@pytest.mark.weight(3)
+@settings(max_examples=10)
+@given(case=enc_case(), layers=st.integers(1, 3), p=st.sampled_from([0.0, 0.2]))
+def test_encoder_matches_reference(student, ref, case, layers, p):
+    """matches the course's encoder (embeddings scaled by sqrt(num_hiddens)), weights included"""
+    B, steps, lens, dtype, seed = case
+    args = model_args(layers, p)
+    enc, r = paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed, student)
+    X = randint(VOCAB, (B, steps), seed)
+    with torch.no_grad():
+        expected = r(X, lens)
+    ref_weights = [T.as_plain(w) for w in r.attention_weights]
+
+    def variant(scale: str) -> Callable:
+        def run() -> torch.Tensor:
+            E = r.embedding(X)
+            H = r.pos_encoding(E) * math.sqrt(D) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(D)))
+            for blk in r.blks:
+                H = blk(H, lens)
+            return H
+        return run
+
+    compare(enc(X, lens), expected, what=f"TransformerEncoder output ({layers} blocks, eval mode)",
+            dtype=dtype, inputs={"X": X, "valid_lens": lens},
+            hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
+            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
+                       variant("none"),
+                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
+    weights = enc.attention_weights
+    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
+                                    f"got {len(weights)}")
+    for i in range(layers):
+        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
+                dtype=dtype, hint=f"entry i is blks[i].attention.attention.attention_weights, stored "
+                                  f"right after block i ran")
+
+
+@pytest.mark.component("TransformerEncoder")
+def test_encoder_weights_from_last_call(student):
+    """attention_weights holds one entry per block, from the last forward call only"""
+    enc = student.TransformerEncoder(*model_args(2))
+    enc.eval()
+    enc(randint(VOCAB, (2, 5), 0), torch.tensor([5, 3]))
+    enc(randint(VOCAB, (1, 3), 1), torch.tensor([2]))
+    weights = enc.attention_weights
+    T.check(len(weights) == 2, f"after two forward calls, attention_weights should still have one entry "
+                               f"per block (2), got {len(weights)}: reset the list in every forward call")
+    for i in range(2):
+        T.assert_shape(weights[i], (HEADS, 3, 3), f"attention_weights[{i}] after a call on a (1, 3) input")
+
+
+# -------------------------------------------------------------------------------- DecoderBlock
+@st.composite
+def dec_case(draw, min_t: int = 1, max_t: int = 5):
+    B, steps = draw(st.integers(1, 3), "B"), draw(st.integers(min_t, max_t), "steps")
+    T_enc = draw(st.integers(1, 4), "T_enc")
+    return (B, steps, T_enc, draw(lens_for(B, T_enc), "enc_valid_lens"), draw(DTYPES, "dtype"),
+            draw(SEEDS, "seed"))
+
+
+def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> list:
+    return [enc, lens, [None] * n]
+
+
+def student_block(student: Any, dtype: torch.dtype, seed: int, dropout: float = 0.0, i: int = 0) -> Any:
+    T.seed(student, seed)
+    return set_dtype(student.DecoderBlock(*block_args(dropout), i), dtype)
+
+
+def ref_block_variant(r: Any, X: torch.Tensor, enc: torch.Tensor, lens: Optional[torch.Tensor],
+                      cross_query: str = "Y", causal: bool = True, use_lens: bool = True,
+                      ffn_in: str = "Z") -> torch.Tensor:
+    """The reference block's forward on an empty cache, with one known mistake switched on."""
+    B, steps = X.shape[0], X.shape[1]
+    dec_lens = torch.arange(1, steps + 1).repeat(B, 1) if causal else None
+    Y = r.addnorm1(X, r.attention1(X, X, X, dec_lens))
+    Y2 = r.attention2(X if cross_query == "X" else Y, enc, enc, lens if use_lens else None)
+    Z = r.addnorm2(Y, Y2)
+    return r.addnorm3(Z, r.ffn(Y if ffn_in == "Y" else Z))
+
+
+@pytest.mark.component("DecoderBlock")
+@settings(max_examples=6)
+@given(case=dec_case(), i=st.integers(0, 2))
+def test_decoder_block_own_cache_slot(student, case, i):
+    """block i reads and appends to its own cache slot state[2][i] only"""
+    B, steps, T_enc, lens, dtype, seed = case
+    blk = student_block(student, dtype, seed, i=i)
+    blk.eval()
+    X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
+    Y, _ = blk(X, fresh_state(enc, lens, 3))
+    others = [randn((B, 2 + j, D), seed + 2 + j, dtype) for j in range(3)]
+    state = fresh_state(enc, lens, 3)
+    for j in range(3):
+        state[2][j] = None if j == i else others[j]
+    Y2, state = blk(X, state)
+    T.assert_close(Y2, Y, what=f"block {i}'s output when the other blocks' cache slots are filled",
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="block i reads state[2][self.i] (self.i is the i passed to __init__), not another slot")
+    cache = state[2]
+    T.check(len(cache) == 3, f"state[2] should keep one slot per block (3 here), got {len(cache)}")
+    for j in range(3):
+        if j == i:
+            T.assert_close(cache[j], X, what=f"state[2][{i}] (this block's cache) after the call",
+                           hint="append X to state[2][self.i]")
+        else:
+            T.assert_close(cache[j], others[j], what=f"state[2][{j}] (another block's cache slot)",
+                           hint="a block only writes state[2][self.i]")
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(2)
+@settings(max_examples=12)
+@given(case=dec_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
+def test_decoder_block_causal(student, case, mode, data):
+    """self-attention is causal in train and eval mode: changing step t changes no output before t"""
+    B, steps, T_enc, lens, dtype, seed = case
+    t = data.draw(st.integers(1, steps - 1), "t")
+    blk = student_block(student, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
+    blk.train() if mode == "train" else blk.eval()
+    X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
+    X2 = X.clone()
+    X2[:, t] += randn((B, D), seed + 2, dtype, 5.0)
+    Y, _ = blk(X, fresh_state(enc, lens))
+    Y2, _ = blk(X2, fresh_state(enc, lens))
+    T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t],
+                   what=f"outputs at steps 0..{t - 1} after changing step {t} ({mode} mode, whole sequence fed at once)",
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="self-attention must be causal in every mode: the query at step p sees steps "
+                        "0..p only, so no output may depend on a future step; the mask (valid lengths "
+                        "t+1 .. t+T for a cache of t) is needed in eval mode too")
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(2)
+@settings(max_examples=10)
+@given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_block_step_by_step(student, case, mode):
+    """one step at a time with the cache gives the whole-sequence outputs; the cache grows by one per step"""
+    B, steps, T_enc, lens, dtype, seed = case
+    blk = student_block(student, dtype, seed)
+    blk.train() if mode == "train" else blk.eval()
+    X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
+    whole, _ = blk(X, fresh_state(enc, lens))
+    state, outs = fresh_state(enc, lens), []
+    for t in range(steps):
+        Y, state = blk(X[:, t:t + 1], state)
+        outs.append(T.as_plain(Y))
+        compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
+                what=f"outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence",
+                hint="at each step, attend over cat(cache, X): the new token sees every cached step "
+                     "and itself (valid length t+1); with one new token there is nothing to mask")
+        cache = state[2][0]
+        T.assert_shape(cache, (B, t + 1, D), f"state[2][0] after {t + 1} steps (the cache grows by one per step)")
+        T.assert_close(cache, X[:, :t + 1], what=f"state[2][0] after {t + 1} steps",
+                       hint="the cache holds the block's inputs X seen so far (not its outputs): "
+                            "cat(cache, X) on the time axis")
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(2)
+@settings(max_examples=12)
+@given(data=st.data(), case=dec_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_block_chunks(student, data, case, mode):
+    """feeding the sequence in chunks of any sizes gives the same outputs and cache as feeding it at once"""
+    B, steps, T_enc, lens, dtype, seed = case
+    sizes = data.draw(chunking(steps), "chunk sizes")
+    blk = student_block(student, dtype, seed)
+    blk.train() if mode == "train" else blk.eval()
+    X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
+    whole, _ = blk(X, fresh_state(enc, lens))
+    state, outs, start = fresh_state(enc, lens), [], 0
+    for size in sizes:
+        Y, state = blk(X[:, start:start + size], state)
+        outs.append(T.as_plain(Y))
+        start += size
+    compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype,
+            what=f"outputs for chunks of sizes {sizes} ({mode} mode) vs the whole sequence",
+            hint="the new tokens X sit at positions t .. t+T-1 of cat(cache, X): the query at position "
+                 "t+j must see exactly positions 0..t+j, i.e. valid lengths t+1 .. t+T (not 1 .. T, "
+                 "and not None when several tokens arrive on a non-empty cache)")
+    T.assert_close(state[2][0], X, what=f"state[2][0] after chunks of sizes {sizes}",
+                   hint="every call appends its X to the cache")
+
+
+@pytest.mark.component("DecoderBlock")
+@settings(max_examples=10)
+@given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_block_encoder_padding(student, case, mode):
+    """encoder outputs past enc_valid_lens have no effect"""
+    B, steps, T_enc, lens, dtype, seed = case
+    if lens is None or T_enc == 1:
+        T_enc = max(T_enc, 2)
+        lens = torch.tensor([max(1, T_enc - 1 - b % 2) for b in range(B)])
+    blk = student_block(student, dtype, seed)
+    blk.train() if mode == "train" else blk.eval()
+    X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
+    pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
+    enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
+    Y, _ = blk(X, fresh_state(enc, lens))
+    Y2, _ = blk(X, fresh_state(enc2, lens))
+    T.assert_close(Y2, Y, what="outputs after changing encoder outputs past enc_valid_lens",
+                   inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="pass enc_valid_lens (state[1]) to the encoder-decoder attention, so that "
+                        "padded source positions get no weight")
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(2)
+@settings(max_examples=12)
+@given(case=dec_case(), p=st.sampled_from([0.0, 0.3]))
+def test_decoder_block_matches_reference(student, ref, case, p):
+    """matches the course's DecoderBlock with the same weights (eval mode)"""
+    B, steps, T_enc, lens, dtype, seed = case
+    blk, r = paired(student.DecoderBlock, ref.DecoderBlock, block_args(p) + (0,), dtype, seed, student)
+    X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
+    with torch.no_grad():
+        expected, _ = r(X, fresh_state(enc, lens))
+    Y, state = blk(X, fresh_state(enc, lens))
+    compare(Y, expected, what=f"DecoderBlock output (dropout={p}, eval mode)", dtype=dtype,
+            inputs={"enc_valid_lens": lens},
+            hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
+                 "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
+            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
+                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
+                   "the encoder-decoder attention ignoring enc_valid_lens":
+                       lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
+                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
+    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+                   hint="the cache holds the block's inputs X")
+
+
+# -------------------------------------------------------------------------- TransformerDecoder
+def ref_decoder_run(r: Any, X: torch.Tensor, state: list, offset: Optional[int], scale: bool = True):
+    """The reference decoder's forward with positions starting at `offset` (None: the true ones)."""
+    cached = 0 if state[2][0] is None else state[2][0].shape[1]
+    start = cached if offset is None else offset
+    H = r.embedding(X) * (math.sqrt(D) if scale else 1.0) + r.pos_encoding.P[:, start:start + X.shape[1]].to(r.embedding.weight.dtype)
+    for blk in r.blks:
+        H, state = blk(H, state)
+    return r.dense(H), state
+
+
+@st.composite
+def model_case(draw, min_t: int = 1, max_t: int = 5):
+    B, steps = draw(st.integers(1, 3), "B"), draw(st.integers(min_t, max_t), "steps")
+    T_enc = draw(st.integers(1, 4), "T_enc")
+    return (B, steps, T_enc, draw(lens_for(B, T_enc), "enc_valid_lens"), draw(st.integers(1, 2), "num_layers"),
+            draw(DTYPES, "dtype"), draw(SEEDS, "seed"))
+
+
+def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dropout: float = 0.0) -> Any:
+    T.seed(student, seed)
+    return set_dtype(student.TransformerDecoder(*model_args(layers, dropout)), dtype)
+
+
+@pytest.mark.component("TransformerDecoder")
+def test_decoder_blocks_have_own_weights(student, ref):
+    """each of the num_layers blocks has its own weights (no block shared)"""
+    dec = student.TransformerDecoder(*model_args(3))
+    distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder")
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(2)
+@settings(max_examples=10)
+@given(case=model_case(), p=st.sampled_from([0.0, 0.2]))
+def test_decoder_matches_reference(student, ref, case, p):
+    """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, p), dtype, seed, student)
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    with torch.no_grad():
+        expected, ref_state = r(X, r.init_state(enc, lens))
+    ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
+    logits, state = dec(X, dec.init_state(enc, lens))
+    compare(logits, expected, what=f"TransformerDecoder logits ({layers} blocks, eval mode)", dtype=dtype,
+            inputs={"X": X, "enc_valid_lens": lens},
+            hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
+                 "order, then dense",
+            known={"embeddings NOT multiplied by sqrt(num_hiddens)":
+                       lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
+                   "enc_valid_lens dropped from the state (padded source positions attended)":
+                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0]})
+    T.check(len(state) == 3 and len(state[2]) == layers,
+            f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
+    for i in range(layers):
+        T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
+                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                       hint="each block appends its own input to its cache slot")
+    weights = dec.attention_weights
+    T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
+            f"attention_weights should be [self-attention weights, cross-attention weights], "
+            f"each a list of {layers} (one per block)")
+    for i in range(layers):
+        compare(weights[0][i], ref_self[i], dtype=dtype, what=f"attention_weights[0][{i}] (block {i}'s self-attention)",
+                hint="attention_weights[0][i] is blks[i].attention1.attention.attention_weights "
+                     "(B*h, T, t+T); [1][i] is attention2's (B*h, T, T_enc)",
+                known={"block i's encoder-decoder (attention2) weights: self and cross swapped or "
+                       "stored from the wrong attention": lambda i=i: ref_cross[i]})
+        compare(weights[1][i], ref_cross[i], dtype=dtype,
+                what=f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention)",
+                hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
+                known={"block i's self-attention (attention1) weights: stored from the wrong attention":
+                           lambda i=i: ref_self[i]})
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(3)
+@settings(max_examples=10)
+@given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_step_by_step(student, ref, case, mode):
+    """decoding one token at a time equals decoding the whole sequence (true positions); caches grow by one"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
+    dec.train() if mode == "train" else dec.eval()
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    whole, _ = dec(X, dec.init_state(enc, lens))
+    whole = T.as_plain(whole)
+    state, outs = dec.init_state(enc, lens), []
+    ref_state, variant_outs = r.init_state(enc, lens), []
+    for t in range(steps):
+        logits, state = dec(X[:, t:t + 1], state)
+        outs.append(T.as_plain(logits))
+        with torch.no_grad():
+            v, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, offset=0)
+        variant_outs.append(v)
+        got = torch.cat(outs, 1)
+        compare(got, whole[:, :t + 1], dtype=dtype, inputs={"X": X},
+                what=f"logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
+                     f"the whole sequence",
+                hint="the token after t cached ones is at position t: its positional encoding is P[t] "
+                     "(use the cache length as the offset)",
+                known={"P[0] added at every step: the positional encoding ignores the tokens already "
+                       "in the cache (the book's decoder)": lambda: torch.cat(variant_outs, 1)})
+        T.check(len(state[2]) == layers, f"state[2] should keep one cache slot per block ({layers})")
+        for i in range(layers):
+            T.assert_shape(state[2][i], (B, t + 1, D),
+                           f"state[2][{i}] after {t + 1} one-token steps (each block's cache grows by one per step)")
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(2)
+@settings(max_examples=10)
+@given(data=st.data(), case=model_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_chunks(student, data, case, mode):
+    """feeding the target in chunks of any sizes gives the whole-sequence logits and caches"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    sizes = data.draw(chunking(steps), "chunk sizes")
+    dec = student_decoder(student, layers, dtype, seed)
+    dec.train() if mode == "train" else dec.eval()
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    whole, whole_state = dec(X, dec.init_state(enc, lens))
+    state, outs, start = dec.init_state(enc, lens), [], 0
+    for size in sizes:
+        logits, state = dec(X[:, start:start + size], state)
+        outs.append(T.as_plain(logits))
+        start += size
+    compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype, inputs={"X": X},
+            what=f"logits for chunks of sizes {sizes} ({mode} mode, dropout 0) vs the whole sequence",
+            hint="new tokens after t cached ones sit at positions t .. t+T-1 and get P[t .. t+T-1] "
+                 "(the same path, embedding * sqrt(d) + P then dropout, for any number of new tokens)")
+    for i in range(layers):
+        T.assert_close(state[2][i], whole_state[2][i], what=f"state[2][{i}] after the chunks vs after the whole sequence",
+                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1])
+
+
+@pytest.mark.component("TransformerDecoder")
+@settings(max_examples=8)
+@given(case=model_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
+def test_decoder_causal(student, case, mode, data):
+    """changing target token t changes no logits before t (train mode with dropout 0, and eval mode)"""
+    # Block-level causality is graded in DecoderBlock (the reference block is used here); this checks
+    # that the decoder itself adds nothing that looks ahead. No zoo mutant of the decoder does.
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    t = data.draw(st.integers(1, steps - 1), "t")
+    dec = student_decoder(student, layers, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
+    dec.train() if mode == "train" else dec.eval()
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    X2 = X.clone()
+    X2[:, t] = (X2[:, t] + 1 + randint(VOCAB - 1, (B,), seed + 2)) % VOCAB
+    Y, _ = dec(X, dec.init_state(enc, lens))
+    Y2, _ = dec(X2, dec.init_state(enc, lens))
+    T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t], inputs={"X": X, "X changed": X2},
+                   what=f"logits at steps 0..{t - 1} after changing token {t} ({mode} mode)",
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="no logit may depend on a later target token")
+
+
+@pytest.mark.component("TransformerDecoder")
+@settings(max_examples=8)
+@given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
+def test_decoder_encoder_padding(student, case, mode):
+    """encoder outputs past enc_valid_lens have no effect on the logits"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    if lens is None or T_enc == 1:
+        T_enc = max(T_enc, 2)
+        lens = torch.tensor([max(1, T_enc - 1 - b % 2) for b in range(B)])
+    dec = student_decoder(student, layers, dtype, seed)
+    dec.train() if mode == "train" else dec.eval()
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
+    enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
+    Y, _ = dec(X, dec.init_state(enc, lens))
+    Y2, _ = dec(X, dec.init_state(enc2, lens))
+    T.assert_close(Y2, Y, what="logits after changing encoder outputs past enc_valid_lens",
+                   inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   hint="init_state must keep enc_valid_lens in the state: [enc_outputs, enc_valid_lens, "
+                        "[None] * num_layers]")
+
+
+@pytest.mark.component("TransformerDecoder")
+@settings(max_examples=6)
+@given(case=model_case(min_t=2))
+def test_decoder_step_attention_weights(student, ref, case):
+    """in step-by-step decoding, attention_weights are those of the last step: (B*h, 1, t+1) and (B*h, 1, T_enc)"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    state, ref_state = dec.init_state(enc, lens), r.init_state(enc, lens)
+    for t in range(steps):
+        _, state = dec(X[:, t:t + 1], state)
+        with torch.no_grad():
+            _, ref_state = r(X[:, t:t + 1], ref_state)
+        weights = dec.attention_weights
+        T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
+                f"after step {t}, attention_weights should be [self weights, cross weights] with "
+                f"{layers} entries each (from the last call only), got lengths "
+                f"{[len(w) for w in weights] if len(weights) == 2 else len(weights)}")
+        for kind in range(2):
+            for i in range(layers):
+                compare(weights[kind][i], T.as_plain(r.attention_weights[kind][i]), dtype=dtype,
+                        what=f"attention_weights[{kind}][{i}] after step {t} (one token on a cache of {t})",
+                        hint="store blks[i].attention1 / attention2 .attention.attention_weights of the "
+                             "last forward call")
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(2)
+def test_transformer_trains(student):
+    """a tiny encoder-decoder Transformer learns to copy short sequences (the loss falls)"""
+    # End-to-end sanity of the whole model with the trusted training loop; the zoo's decoder
+    # mutants that break it are caught earlier, this is the check that the pieces train together.
+    try:
+        encoder_decoder = student.EncoderDecoder
+    except Exception:  # noqa: BLE001 - the given class is not in this submission's namespace
+        # The given EncoderDecoder is only there if the submission imports it (the grader does not
+        # inject given code); without it there is no way to glue the two halves in the child.
+        return
+    vocab, B, L = 8, 16, 4
+    T.seed(student, 0)
+    enc = student.TransformerEncoder(*model_args(1, 0.0, vocab))
+    dec = student.TransformerDecoder(*model_args(1, 0.0, vocab))
+    net = encoder_decoder(enc, dec)
+    src = randint(vocab, (B, L), 3, low=2)
+    lens = torch.tensor([L - (b % 2) for b in range(B)])
+    src = torch.where(torch.arange(L).unsqueeze(0) < lens.unsqueeze(1), src, torch.zeros_like(src))
+    dec_in = torch.cat([torch.ones(B, 1, dtype=torch.long), src[:, :-1]], 1)  # 1 = <bos>
+    batch = {"inputs": [src, lens, dec_in, src, lens]}
+
+    def measure() -> float:
+        net.eval()
+        logits, _ = net(src, dec_in, lens)
+        mask = torch.arange(L).unsqueeze(0) < lens.unsqueeze(1)
+        ce = F.cross_entropy(T.as_plain(logits).permute(0, 2, 1), src, reduction="none")
+        return float((ce * mask).sum() / mask.sum())
+
+    before = measure()
+    T.fit(net, [batch], loss="masked_ce", lr=0.03, steps=20)
+    after = measure()
+    T.check(after < 0.5 * before,
+            f"after 20 Adam steps on a tiny copy task, the masked cross-entropy went from {before:.3f} "
+            f"to {after:.3f} (expected it to at least halve).\n"
+            f"  hint: check that the logits come from dense(X) after all blocks and that every layer "
+            f"is registered as a submodule (so that its parameters are trained)")
