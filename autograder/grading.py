@@ -83,7 +83,12 @@ class SandboxProvider:
             self.child = self.zygote.spawn(job, self.limits)
             ready = self.child.wait_ready(self.course.limits.load_seconds)
         except ChildDied as exc:
-            self.broken[component] = f"loading your code failed: {exc.reason}"
+            reason = f"loading your code failed: {exc.reason}"
+            if exc.limit in ("time", "cpu", "memory"):
+                # Loading is the same for every component: do not wait for the limit again.
+                for c in self.assignment.components:
+                    self.broken.setdefault(c.name, reason)
+            self.broken[component] = reason
             self._finish_child()
             return
         except SandboxError as exc:

@@ -1,0 +1,157 @@
+"""The grader's semantics, end to end through the sandbox: full marks, zero, partial credit,
+no double jeopardy, determinism, notebooks and .py files, and the Gradescope results format."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import grading, samples
+from autograder.config import ConfigError, load
+from kit_helpers import reference_source, write_notebook
+
+ASSIGNMENTS = ["01_kernel_regression", "02_attention_scoring", "03_bahdanau", "04_multihead",
+               "05_positional_encoding", "06_transformer"]
+
+
+def component_scores(result) -> dict[str, float]:
+    return {c.name: c.score for c in result.components}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_reference_gets_full_marks_and_stubs_zero(assignment, zygote, tmp_path):
+    ref = tmp_path / "reference.py"
+    ref.write_text(reference_source(assignment))
+    result = grading.grade_file(zygote, assignment, ref)
+    failing = [(c.name, t.name, t.output) for c in result.components for t in c.tests if not t.passed]
+    assert result.score == result.max_score, failing
+    assert all(c.tests for c in result.components), "every component has tests"
+    stubs = tmp_path / "stubs.py"
+    stubs.write_text(samples.stub_source(reference_source(assignment)))
+    assert grading.grade_file(zygote, assignment, stubs).score == 0
+
+
+def test_notebook_submission_runs_definitions_in_cell_order_and_skips_experiments(zygote, tmp_path):
+    source = reference_source("02_attention_scoring")
+    head, _, rest = source.partition("class AdditiveAttention")
+    nb = write_notebook(tmp_path / "student.ipynb", [
+        ("markdown", "# My attention notebook"),
+        ("code", "%matplotlib inline\n" + head),
+        ("code", "class AdditiveAttention" + rest),
+        # An experiment cell that would hang or crash the grading if it ran.
+        ("code", "import time\nwhile True:\n    time.sleep(1)\n"),
+        ("code", "raise RuntimeError('a failing experiment')"),
+        ("code", "print('hello from the student')"),
+    ])
+    result = grading.grade_file(zygote, "02_attention_scoring", nb)
+    assert result.score == result.max_score
+
+
+def test_syntax_error_in_one_cell_costs_only_what_it_defines(zygote, tmp_path):
+    source = reference_source("02_attention_scoring")
+    head, _, rest = source.partition("class AdditiveAttention")
+    nb = write_notebook(tmp_path / "student.ipynb", [
+        ("code", head),
+        ("code", "class AdditiveAttention" + rest.replace("def forward", "def forward(", 1)),
+    ])
+    result = grading.grade_file(zygote, "02_attention_scoring", nb)
+    scores = component_scores(result)
+    assert scores["AdditiveAttention"] == 0 and scores["DotProductAttention"] == 0
+    assert scores["sequence_mask"] == 2 and scores["masked_softmax"] == 4
+    messages = [t.output for c in result.components if c.name == "AdditiveAttention" for t in c.tests]
+    assert any("not defined" in m and "SyntaxError" in m for m in messages), messages[:2]
+
+
+def test_no_double_jeopardy_components_use_reference_dependencies(zygote, tmp_path):
+    # A masked_softmax with the course text's bug (masked entries filled with 0): only
+    # masked_softmax loses points; the attention classes that call it are graded on the reference.
+    buggy = reference_source("02_attention_scoring").replace("value=fill", "value=0")
+    sub = tmp_path / "buggy.py"
+    sub.write_text(buggy)
+    scores = component_scores(grading.grade_file(zygote, "02_attention_scoring", sub))
+    assert scores["masked_softmax"] < 4
+    assert scores["AdditiveAttention"] == 4 and scores["DotProductAttention"] == 4
+    assert scores["sequence_mask"] == 2
+
+
+def test_py_submission_with_several_assignments_grades_only_the_named_one(zygote, tmp_path):
+    both = reference_source("02_attention_scoring") + "\n\n" + reference_source("01_kernel_regression")
+    # A broken 04 component in the same file must not matter for 02.
+    both += "\n\ndef transpose_qkv(X, num_heads):\n    raise RuntimeError('broken')\n"
+    sub = tmp_path / "everything.py"
+    sub.write_text(both)
+    result = grading.grade_file(zygote, "02_attention_scoring", sub)
+    assert result.score == result.max_score
+    assert [c.name for c in result.components] == ["sequence_mask", "masked_softmax",
+                                                    "AdditiveAttention", "DotProductAttention"]
+
+
+def test_regrade_is_identical(zygote, tmp_path):
+    buggy = reference_source("02_attention_scoring").replace("/ math.sqrt(d)", "/ d")
+    sub = tmp_path / "scale.py"
+    sub.write_text(buggy)
+    first = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", sub))
+    second = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", sub))
+    for r in (first, second):
+        r.pop("execution_time")
+    assert first == second
+    assert first["score"] < first["max_score"]
+
+
+def test_results_follow_the_gradescope_format(zygote, tmp_path):
+    sub = tmp_path / "ref.py"
+    sub.write_text(reference_source("02_attention_scoring").replace("value=fill", "value=0"))
+    out = tmp_path / "results.json"
+    grading.write_results(grading.grade_file(zygote, "02_attention_scoring", sub), out)
+    data = json.loads(out.read_text())
+    assert set(data) >= {"score", "max_score", "tests", "output", "execution_time"}
+    assert data["max_score"] == 14
+    assert abs(sum(t["max_score"] for t in data["tests"]) - 14) < 1e-6
+    assert abs(sum(t["score"] for t in data["tests"]) - data["score"]) < 1e-3
+    for t in data["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output", "visibility", "extra_data"}
+        assert t["extra_data"]["component"] in {"sequence_mask", "masked_softmax", "AdditiveAttention",
+                                                "DotProductAttention"}
+        assert t["visibility"] in {"visible", "after_published"}
+        assert "def test_" not in t["output"] and "solutions" not in t["output"]
+    failed = [t for t in data["tests"] if t["score"] < t["max_score"]]
+    assert failed and all(t["extra_data"]["component"] == "masked_softmax" for t in failed)
+
+
+def test_unreadable_submission_scores_zero_with_a_message(zygote, tmp_path):
+    sub = tmp_path / "notebook.ipynb"
+    sub.write_text("{ this is not json")
+    result = grading.grade_file(zygote, "02_attention_scoring", sub)
+    assert result.score == 0
+    assert all("not a readable Jupyter notebook" in t.output for c in result.components for t in c.tests)
+
+
+def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
+    subs = tmp_path / "subs"
+    samples.write_samples("02_attention_scoring", subs, mutants=0)
+    (subs / "hangs.py").write_text("class X:\n    while True:\n        pass\n")  # runs at load time
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "02_attention_scoring",
+                           str(subs), "--out", str(out), "--jobs", "2"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert rows[0].startswith("submission,score,max_score,sequence_mask")
+    by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
+    assert set(by_name) == {"reference", "stubs", "broken", "hangs"}
+    assert float(by_name["reference"][1]) == 14 and float(by_name["stubs"][1]) == 0
+    assert {p.name for p in out.glob("*.json")} == {"reference.json", "stubs.json", "broken.json", "hangs.json"}
+
+
+def test_course_yml_errors_are_clear(tmp_path):
+    bad = tmp_path / "course.yml"
+    bad.write_text("name: x\nassignments:\n  - id: 2_bad\n    title: t\n    solution: s\n    components: {a: {points: -1}}\n")
+    with pytest.raises(ConfigError) as err:
+        load(bad)
+    assert "assignments.0.id" in str(err.value) and "points" in str(err.value)
+    bad.write_text("name: x\nassignments: [\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load(bad)
