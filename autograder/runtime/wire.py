@@ -22,6 +22,7 @@ DTYPES: dict[str, torch.dtype] = {
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
+MAX_DIMS = 64
 _HEADER = struct.Struct("!QI")  # total blob bytes, JSON length
 
 
@@ -111,16 +112,24 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
 
     try:
         return dec(json.loads(header))
-    except (KeyError, TypeError, ValueError, RecursionError) as exc:
-        raise WireError(f"malformed message: {exc}") from None
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError, RecursionError, RuntimeError,
+            MemoryError) as exc:  # whatever the bytes are, the peer gets a WireError, never a crash
+        raise WireError(f"malformed message: {str(exc)[:200]}") from None
 
 
 def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
     dtype = DTYPES[v["dtype"]]
-    shape = [int(s) for s in v["shape"]]
+    shape = v["shape"]
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(type(s) is int for s in shape):
+        raise WireError("a tensor shape must be a list of at most 64 integers")
     if any(s < 0 for s in shape):
         raise WireError("negative tensor dimension")
-    blob = blobs[int(v["__tensor__"])]
+    index = v["__tensor__"]
+    if type(index) is not int or not 0 <= index < len(blobs):
+        raise WireError("a tensor refers to a missing blob")
+    blob = blobs[index]
     numel = 1
     for s in shape:
         numel *= s
