@@ -13,6 +13,7 @@ import os
 import selectors
 import shutil
 import signal
+import site
 import socket
 import struct
 import subprocess
@@ -28,6 +29,15 @@ from autograder.runtime import wire
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 KIT_DIRS = [Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "solutions"]
 SANDBOX_RUNTIME = "/sandbox/runtime"
+#: The only parts of /etc the sandbox sees: the dynamic loader's, names, time zone, fonts, certificates.
+ETC_ALLOWED = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
+               "passwd", "group", "nsswitch.conf", "hosts", "fonts", "ssl/certs", "ca-certificates",
+               "mime.types", "os-release", "matplotlibrc")
+#: Size of the sandbox's writable /tmp and /dev/shm (they are RAM: unbounded, a job could fill the host's).
+TMPFS_MB = 256
+#: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
+#: grader is not memory-limited and holds several copies of a reply while decoding it.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
 _SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
                  signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
                  signal.SIGILL: "an illegal instruction"}
@@ -72,17 +82,22 @@ def bwrap_available() -> bool:
 
 
 def _python_roots() -> list[Path]:
-    """Directories the interpreter needs: its prefixes and every existing sys.path entry."""
+    """Directories the interpreter needs: its prefixes, standard library and site-packages.
+
+    Not the other entries of sys.path: they hold the grader's script directory, or its working
+    directory under `python -m`, which may be a folder of submissions or results. The zygote runs
+    with -I and never imports from them.
+    """
     candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         candidates.add(Path(sysconfig.get_paths()[key]))
-    for entry in sys.path:
-        if entry and Path(entry).is_dir():
-            candidates.add(Path(entry))
+    candidates.update(Path(p) for p in site.getsitepackages())
     candidates.add(Path(sys.executable).resolve().parent.parent)
     roots = set()
     for c in candidates:
         real = c.resolve()
+        if not real.is_dir():
+            continue
         if any(real == k or k in real.parents or real in k.parents for k in _kit_roots()):
             continue  # never bind the kit: it holds solutions and hidden tests
         roots.add(real)
@@ -96,14 +111,22 @@ def _kit_roots() -> list[Path]:
 
 def bwrap_command(python: str, fd: int) -> list[str]:
     """The bubblewrap command line that starts the zygote."""
+    size = str(TMPFS_MB * 1024 * 1024)
     cmd = ["bwrap", "--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
-           "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-           "--dir", "/sandbox", "--chdir", "/tmp", "--clearenv"]
-    for top in ("usr", "lib", "lib64", "lib32", "bin", "sbin", "etc"):
+           "--new-session", "--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
+           "--size", size, "--tmpfs", "/tmp", "--dir", "/sandbox", "--chdir", "/tmp", "--clearenv"]
+    for top in ("usr", "lib", "lib64", "lib32", "bin", "sbin"):
         p = Path("/" + top)
         if p.is_symlink():
             cmd += ["--symlink", os.readlink(p), str(p)]
         elif p.is_dir():
+            cmd += ["--ro-bind", str(p), str(p)]
+    # Only the harmless part of /etc: the sandbox's uid is the grader's uid outside, so when grading
+    # as root every root-only file in a bound directory (/etc/shadow, ssl/ssh keys) would be readable.
+    cmd += ["--dir", "/etc"]
+    for name in ETC_ALLOWED:
+        p = Path("/etc") / name
+        if p.exists():  # follows symlinks: a dangling one would stop bwrap
             cmd += ["--ro-bind", str(p), str(p)]
     for root in _python_roots():
         if not str(root).startswith(("/usr/", "/etc/")) and str(root) not in ("/usr", "/etc"):
@@ -140,8 +163,8 @@ class FrameReader:
             return None
         total, header_len = struct.unpack("!QI", self.buffer[:12])
         size = 12 + header_len + 4 + total
-        if size > wire.MAX_MESSAGE_BYTES:
-            raise wire.WireError(f"a reply of {size} bytes is over the limit")
+        if size > MAX_REPLY_BYTES:
+            raise wire.WireError(f"a reply of {size} bytes is over the limit of {MAX_REPLY_BYTES} bytes")
         if len(self.buffer) < size:
             return None
         data = memoryview(bytes(self.buffer[:size]))
