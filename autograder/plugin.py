@@ -116,6 +116,7 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "component(name): the contract component a test grades")
         config.addinivalue_line("markers", "weight(w): the test's weight within its component")
+        config.addinivalue_line("markers", "keep(reason): kept although no zoo mutant fails it")
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:

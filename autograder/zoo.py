@@ -18,7 +18,7 @@ import inspect
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from autograder import config as config_mod
 
@@ -82,35 +82,111 @@ def compose(entry: Entry, out_dir: Path) -> Path:
     return path
 
 
+@dataclass
+class Verdict:
+    """How the suites judged one zoo entry."""
+
+    entry: Entry
+    lost: list[str]  # components that lost points
+    killed_by: list[str]  # names of the failing tests of the entry's component
+    first_failure: str  # name and message of the first failing test of the entry's component
+    score: float
+    max_score: float
+
+    @property
+    def ok(self) -> bool:
+        if self.entry.kind == "correct":
+            return not self.lost
+        return self.lost == [self.entry.component] and self.symptom_named
+
+    @property
+    def symptom_named(self) -> bool:
+        return self.entry.kind == "correct" or self.entry.symptom.lower() in self.first_failure.lower()
+
+
+def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any]] = None) -> Verdict:
+    """Grade an entry (in-process by default) and summarize which tests caught it."""
+    from autograder.runner import run_in_process
+    grade = grade or run_in_process
+    result = grade(entry.assignment, compose(entry, workdir))
+    lost = [c.name for c in result.components if c.score < c.points]
+    own = next((c for c in result.components if c.name == entry.component), None)
+    failing = [t for t in own.tests if not t.passed] if own else []
+    first = f"{failing[0].name}\n{failing[0].output}" if failing else ""
+    return Verdict(entry, lost, [t.name for t in failing], first, result.score, result.max_score)
+
+
+def later_assignments(component: str) -> list[str]:
+    """Assignments after the component's own whose components build on it."""
+    course = config_mod.default()
+    owner = course.owner(component)
+    return [a.id for a in course.assignments if owner and a.id > owner.id
+            and component in course.closure([c.name for c in a.components])]
+
+
+def compose_into(entry: Entry, assignment_id: str, out_dir: Path) -> Path:
+    """A submission of a later assignment that also carries the entry's buggy code."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{assignment_id}__with__{entry.assignment}__{entry.name}.py"
+    path.write_text(reference_source(assignment_id) + "\n\n# ---- zoo entry ----\n" + entry.path.read_text())
+    return path
+
+
+def table(verdicts: list[Verdict]) -> str:
+    """A markdown table: per component, the mutants and correct alternatives and what caught them."""
+    rows = ["| component | mutant | bug | caught by (first failing test) |", "|---|---|---|---|"]
+    for v in sorted((v for v in verdicts if v.entry.kind == "mutant"),
+                    key=lambda v: (v.entry.assignment, v.entry.component, v.entry.name)):
+        first = v.killed_by[0] if v.killed_by else "**not caught**"
+        extra = f" (+{len(v.killed_by) - 1} more)" if len(v.killed_by) > 1 else ""
+        rows.append(f"| `{v.entry.component}` | {v.entry.name} | {v.entry.bug} | {first}{extra} |")
+    counts: dict[str, list[int]] = {}
+    for v in verdicts:
+        counts.setdefault(v.entry.component, [0, 0])[0 if v.entry.kind == "mutant" else 1] += 1
+    summary = ["| component | mutants | correct alternatives |", "|---|---|---|"]
+    summary += [f"| `{c}` | {m} | {k} |" for c, (m, k) in counts.items()]
+    return "\n".join(summary) + "\n\n" + "\n".join(rows) + "\n"
+
+
+def update_readme(markdown: str, readme: Path) -> None:
+    """Replace the README's generated zoo section."""
+    start, end = "<!-- zoo-table:start -->", "<!-- zoo-table:end -->"
+    text = readme.read_text()
+    if start not in text or end not in text:
+        raise SystemExit(f"{readme} has no {start} ... {end} section")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + start + "\n" + markdown + end + tail)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    import tempfile
+
     from autograder.runner import format_result, run_in_process
     parser = argparse.ArgumentParser(description="Grade zoo entries in-process (kit development).")
     parser.add_argument("assignment", nargs="?")
     parser.add_argument("--name", help="only entries whose name contains this")
+    parser.add_argument("--table", action="store_true", help="print the markdown table")
+    parser.add_argument("--update-readme", action="store_true", help="write the table into README.md")
     parser.add_argument("-v", "--verbose", action="store_true")
     ns = parser.parse_args(argv)
-    import tempfile
     tmp = Path(tempfile.mkdtemp())
-    bad = 0
+    verdicts = []
     for entry in entries(ns.assignment):
         if ns.name and ns.name not in entry.name:
             continue
-        result = run_in_process(entry.assignment, compose(entry, tmp))
-        comp = {c.name: c for c in result.components}
-        lost = [c.name for c in result.components if c.score < c.points]
-        if entry.kind == "correct":
-            ok = not lost
-        else:
-            ok = lost == [entry.component]
-        first = next((t for t in comp[entry.component].tests if not t.passed), None) if entry.component in comp else None
-        symptom_ok = entry.kind == "correct" or (first is not None and entry.symptom.lower() in first.output.lower() + first.name.lower())
-        status = "ok" if ok and symptom_ok else "BAD"
-        bad += status == "BAD"
-        print(f"{status:3} {entry.id:60} {result.score:g}/{result.max_score:g} lost={lost}"
-              + ("" if symptom_ok else f"  (symptom {entry.symptom!r} not in first failure)"))
-        if ns.verbose or status == "BAD":
-            print(format_result(result, verbose=True))
-    return 1 if bad else 0
+        v = judge(entry, tmp)
+        verdicts.append(v)
+        if not (ns.table or ns.update_readme) or not v.ok:
+            note = "" if v.symptom_named else f"  (symptom {entry.symptom!r} not in first failure)"
+            print(f"{'ok ' if v.ok else 'BAD'} {entry.id:60} {v.score:g}/{v.max_score:g} lost={v.lost}{note}")
+            if ns.verbose or not v.ok:
+                print(format_result(run_in_process(entry.assignment, compose(entry, tmp)), verbose=True))
+    if ns.table:
+        print(table(verdicts))
+    if ns.update_readme:
+        update_readme(table(verdicts), ZOO.parent.parent / "README.md")
+    return 0 if all(v.ok for v in verdicts) else 1
 
 
 if __name__ == "__main__":
