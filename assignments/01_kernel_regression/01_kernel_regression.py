@@ -26,10 +26,10 @@
 # | `nadaraya_watson(queries, keys, values)` | 4 | non-parametric attention pooling with a Gaussian kernel |
 # | `NWKernelRegression` | 6 | the same pooling with one learnable kernel width `w` |
 #
-# Write your code between the `### BEGIN SOLUTION` / `### END SOLUTION` markers (in your copy
-# they are replaced by `raise NotImplementedError()`), keep the names and signatures, and run
-# the `check(...)` cell after each one: it runs the public tests on your code. The autograder
-# runs more (hidden) tests on the same contract.
+# In each solution cell, replace the `raise NotImplementedError()` lines by your code and keep
+# the names, signatures and docstrings as they are. Then run the `check(...)` cell after it:
+# it runs the public tests on your code. The autograder runs more (hidden) tests on the same
+# contract.
 #
 # ## Attention cues: queries, keys and values
 #

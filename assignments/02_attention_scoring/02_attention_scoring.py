@@ -37,7 +37,7 @@
 # | `AdditiveAttention` | 4 | the MLP scoring function $\mathbf w_v^\top \tanh(\mathbf W_q \mathbf q + \mathbf W_k \mathbf k)$ |
 # | `DotProductAttention` | 4 | scaled dot-product attention $\mathrm{softmax}(\mathbf Q \mathbf K^\top / \sqrt d)\, \mathbf V$ |
 #
-# Write your code between the `### BEGIN SOLUTION` / `### END SOLUTION` markers, keep names,
+# In each solution cell, replace the `raise NotImplementedError()` lines by your code, keep names,
 # signatures and the attribute names given below (the graders copy reference weights into your
 # modules by these names), and run each `check(...)` cell. Shapes use `B` batch, `Q` queries,
 # `K` key-value pairs.
