@@ -115,6 +115,28 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_release(ns: argparse.Namespace) -> int:
+    """Stage nbgrader's source folder and generate the student release (release/<id>/)."""
+    from autograder import release
+    course = _course(ns)
+    try:
+        release.release(course, [ns.assignment] if ns.assignment else [], force=ns.force,
+                        course_dir=Path(ns.course_dir) if ns.course_dir else None)
+    except release.ReleaseError as exc:
+        print(f"course release: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_gradescope(ns: argparse.Namespace) -> int:
+    """Build the Gradescope autograder zip of one assignment."""
+    from autograder import gradescope
+    course = _course(ns)
+    out = gradescope.build(ns.assignment, Path(ns.out or f"{ns.assignment}-gradescope.zip"), course)
+    print(f"{out}: upload it as the assignment's autograder on Gradescope (Ubuntu 22.04 base image)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     p.add_argument("--config", help="course file (default: the repository's course.yml)")
@@ -149,6 +171,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="validate course.yml against solutions/")
     v.set_defaults(func=cmd_validate)
+
+    r = sub.add_parser("release", help="generate the student release (release/<id>/) with nbgrader")
+    r.add_argument("assignment", nargs="?")
+    r.add_argument("--force", action="store_true",
+                   help="release even before the due dates of the assignments whose solutions it contains")
+    r.add_argument("--course-dir", help="nbgrader course root (default: the repository)")
+    r.set_defaults(func=cmd_release)
+
+    gs = sub.add_parser("gradescope", help="build an assignment's Gradescope autograder zip")
+    gs.add_argument("assignment")
+    gs.add_argument("--out", help="zip to write (default: <assignment>-gradescope.zip)")
+    gs.set_defaults(func=cmd_gradescope)
     return p
 
 
