@@ -109,6 +109,8 @@ class SandboxProvider:
 
     def after_test(self, component: str) -> None:
         if self.child is not None and self.child.dead:
+            if self.child.dead.limit == "sandbox":  # it took the fork server down: no second chance
+                self.broken[component] = f"your code was stopped: {self.child.dead.reason}"
             self._finish_child()
 
     def close(self) -> None:
@@ -120,6 +122,8 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     """Grade one submission file in the sandbox."""
     course = course or config_mod.default()
     start = time.monotonic()
+    import torch
+    torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add contention
     try:
         cells = read_cells(path)
     except SubmissionError as exc:
