@@ -30,6 +30,15 @@ def closed_form(max_len, d):
     return P
 
 
+def call(what, fn, *args):
+    """Call the student's code; an exception becomes a failure that says which call failed."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: forward(X) with X of shape "
+                             "(B, T, d) adds self.P[:, :T, :], the first T positions (T = X.shape[1])") from None
+
+
 def table(student, d, max_len, dropout=0.0):
     pe = student.PositionalEncoding(d, dropout, max_len)
     P = pe.P
@@ -115,8 +124,8 @@ def test_forward_adds_first_positions(student, case):
     pe = student.PositionalEncoding(d, 0.5, max_len)
     pe.eval()
     expected = X.to(torch.float64) + closed_form(max_len, d)[:, :X.shape[1]]
-    T.assert_close(pe(X), expected, what=f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X "
-                   f"of shape {tuple(X.shape)}", check_dtype=False, atol=ATOL, rtol=0,
+    what = f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {tuple(X.shape)}"
+    T.assert_close(call(what, pe, X), expected, what=what, check_dtype=False, atol=ATOL, rtol=0,
                    hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of X, and "
                         "eval mode switches dropout off")
 
@@ -129,7 +138,8 @@ def test_prefix_gets_same_encodings(student, case, data):
     t = data.draw(st.integers(1, X.shape[1]), label="prefix length")
     pe = student.PositionalEncoding(d, 0.0, max_len)
     pe.eval()
-    T.assert_close(pe(X[:, :t]), T.as_plain(pe(X))[:, :t], what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] "
+    what = f"PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {tuple(X.shape)}"
+    T.assert_close(call(what + f" cut to {t} steps", pe, X[:, :t]), T.as_plain(call(what, pe, X))[:, :t], what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] "
                    f"for X of shape {tuple(X.shape)}",
                    hint="position i always gets P[0, i], whatever the sequence length: add P[:, :T], the first T "
                         "rows of the table")
@@ -138,11 +148,12 @@ def test_prefix_gets_same_encodings(student, case, data):
 @pytest.mark.component("PositionalEncoding")
 @given(case=forward_case())
 def test_input_unchanged(student, case):
-    """forward leaves the caller's input unchanged"""
+    """forward leaves the caller's input unchanged, whatever its shape and dtype"""
     d, max_len, X = case
     pe = student.PositionalEncoding(d, 0.0, max_len)
     pe.eval()
-    _, (after,) = T.call_and_inputs(pe, X)
+    _, (after,) = call(f"PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {tuple(X.shape)}",
+                       T.call_and_inputs, pe, X)
     T.assert_close(after, X, what="the caller's input X after forward(X)",
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
 
@@ -158,7 +169,7 @@ def test_dropout_in_training_only(student, d, p, seed):
     full = X.to(torch.float64) + closed_form(16, d)
     pe.train()
     T.seed(student, seed)
-    out = T.as_plain(pe(X)).to(torch.float64)
+    out = T.as_plain(call(f"PositionalEncoding({d}, dropout={p}) in training mode", pe, X)).to(torch.float64)
     T.assert_shape(out, tuple(X.shape), f"PositionalEncoding({d}, dropout={p}) in training mode")
     dropped = out == 0
     kept_ok = (out - full / (1 - p)).abs() <= 1e-3 * (1 + full.abs())

@@ -14,6 +14,15 @@ LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i /
                "(0, 2, 4, ...) hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")
 
 
+def call(what, fn, *args):
+    """Call the student's code; an exception becomes a failure that says which call failed."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: forward(X) with X of shape "
+                             "(B, T, d) adds self.P[:, :T, :], the first T positions (T = X.shape[1])") from None
+
+
 @pytest.mark.component("PositionalEncoding")
 def test_table_shape(student):
     """the table P has shape (1, max_len, num_hiddens)"""
@@ -45,24 +54,25 @@ def test_not_trainable(student):
 
 
 @pytest.mark.component("PositionalEncoding")
-def test_forward_adds_first_positions(student):
-    """in eval mode, forward adds the first T positions P[:, :T] to every sequence of the batch"""
-    pe = student.PositionalEncoding(4, 0.5, 10)
-    pe.eval()
-    X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
-    P = T.as_plain(pe.P)
-    T.assert_close(pe(X), X + P[:, :3], what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
-                   "shape (2, 3, 4)", inputs={"X": X}, check_dtype=False,
-                   hint="return dropout(X + self.P[:, :X.shape[1], :]): positions run along axis 1 of X, and "
-                        "in eval mode dropout does nothing")
-
-
-@pytest.mark.component("PositionalEncoding")
 def test_input_unchanged(student):
     """forward leaves the caller's input unchanged"""
     pe = student.PositionalEncoding(4, 0.0, 10)
     pe.eval()
     X = torch.ones(2, 3, 4)
-    _, (after,) = T.call_and_inputs(pe, X)
+    _, (after,) = call("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)", T.call_and_inputs, pe, X)
     T.assert_close(after, torch.ones(2, 3, 4), what="the caller's input X after calling forward(X)",
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_forward_adds_first_positions(student):
+    """in eval mode, forward adds the first T positions P[:, :T] to every sequence of the batch"""
+    pe = student.PositionalEncoding(4, 0.5, 10)
+    pe.eval()
+    X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
+    expected = X + T.as_plain(pe.P)[:, :3]
+    out = call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X)
+    T.assert_close(out, expected, what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
+                   "shape (2, 3, 4)", inputs={"X": X}, check_dtype=False,
+                   hint="return dropout(X + self.P[:, :X.shape[1], :]): positions run along axis 1 of X, and "
+                        "in eval mode dropout does nothing")
