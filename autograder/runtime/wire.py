@@ -52,7 +52,12 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tupl
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, int):
-            return v if abs(v) < 2 ** 63 else float(v)
+            if abs(v) < 2 ** 63:
+                return v
+            try:  # as a float, which decode accepts (a bare JSON float it refuses)
+                return {"__float__": repr(float(v))}
+            except OverflowError:
+                raise WireError("integer too large to send") from None
         if isinstance(v, float):
             return {"__float__": repr(v)}
         if isinstance(v, torch.Tensor):
