@@ -243,7 +243,9 @@ class Zygote:
         try:
             self.control.settimeout(30)
             socket.send_fds(self.control, [b"J"], [rpc_theirs.fileno(), out_w])
-            wire.send(self.control, job)
+            # Only the limits go through the zygote; the job goes to the child itself (wait_ready):
+            # the zygote's memory is inherited by every later child, so it must never hold a submission.
+            wire.send(self.control, {"limits": limits.as_dict()})
             msg = self._recv_control(30)
         except (OSError, SandboxError) as exc:
             self.stop()
@@ -254,7 +256,14 @@ class Zygote:
         if "pid" not in msg:
             self.stop()
             raise SandboxError("the sandbox did not report a child")
-        return Child(self, rpc_ours, out_r, limits)
+        child = Child(self, rpc_ours, out_r, limits)
+        try:
+            header, blobs = wire.encode(job)
+        except wire.WireError as exc:
+            child.close()
+            raise SandboxError(f"could not encode the job: {exc}") from None
+        child.pending = _frame(header, blobs)
+        return child
 
     def end_job(self) -> dict:
         """Kill what is left of the current job and return its exit report."""
@@ -265,11 +274,13 @@ class Zygote:
             for _ in range(3):  # a {"died"} notice may come first
                 msg = self._recv_control(10)
                 if "exit" in msg:
+                    if msg["exit"].get("dirty"):
+                        self.stop()  # processes or files of the job survived the clean-up: start afresh
                     return msg["exit"]
             raise SandboxError("expected an exit report")
         except (OSError, AssertionError, SandboxError):
             self.stop()
-            return {"killed": True, "signal": signal.SIGKILL}
+            return {"killed": True, "signal": signal.SIGKILL, "lost": True}
 
     def stop(self) -> None:
         """Kill the whole sandbox (zygote and anything left in it)."""
@@ -301,6 +312,7 @@ class Child:
         self.output_dropped = 0
         self.dead: Optional[ChildDied] = None
         self.exit_report: Optional[dict] = None
+        self.pending = b""  # the framed job, sent by wait_ready
 
     def _keep_output(self, data: bytes) -> None:
         cap = self.limits.output_kb * 1024
@@ -321,6 +333,8 @@ class Child:
         """Send one message and wait for the reply, at most `timeout` seconds."""
         if self.dead:
             raise self.dead
+        if self.pending:
+            raise SandboxError("the job was not sent yet: call wait_ready first")
         deadline = time.monotonic() + max(timeout, 0.01)
         try:
             header, blobs = wire.encode(msg, to_handle)
@@ -330,7 +344,9 @@ class Child:
         return self._exchange(payload, deadline, from_handle)
 
     def wait_ready(self, timeout: float) -> Any:
-        return self._exchange(b"", time.monotonic() + timeout, None)
+        """Send the job and wait for the child's load report."""
+        payload, self.pending = self.pending, b""
+        return self._exchange(payload, time.monotonic() + timeout, None)
 
     def _exchange(self, payload: bytes, deadline: float, from_handle: Any) -> Any:
         sel = selectors.DefaultSelector()
@@ -401,6 +417,9 @@ class Child:
         report = self.zygote.end_job()
         self.exit_report = report
         self._drain_output()
+        if report.get("lost"):
+            raise self._mark(ChildDied("it stopped the grader's sandbox (the fork server died or stopped "
+                                       "answering)", "sandbox"))
         sig = report.get("signal")
         cpu = float(report.get("cpu", 0))
         if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= self.limits.cpu_seconds - 0.5):

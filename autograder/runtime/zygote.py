@@ -1,8 +1,13 @@
 """The fork server: a warm interpreter (torch imported) that forks one fresh child per job.
 
 Started by the grader inside the sandbox with a control socket on the fd given as argv[1]. One
-job at a time: receive a job and two file descriptors (the RPC socket and the output pipe), fork,
-report the child's pid, then report how it ended. "kill" ends the job's whole process tree.
+job at a time: receive the job's limits and two file descriptors (the RPC socket and the output
+pipe), fork, report the child's pid, then report how it ended. "kill" ends the job's whole process
+tree and removes the files it wrote.
+
+The job itself (the submission, the helper modules) goes from the grader straight to the child over
+the RPC socket, never through the zygote: whatever the zygote's memory once held is inherited by
+every later child, so it must never hold a submission.
 """
 from __future__ import annotations
 
@@ -48,19 +53,20 @@ def apply_limits(limits: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail with EFBIG instead
 
 
-def run_child(job: dict, rpc_fd: int, out_fd: int, control: socket.socket) -> None:
-    """In the forked child: isolate, limit, redirect output, then serve the job."""
+def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, workdir: str) -> None:
+    """In the forked child: isolate, limit, redirect output, receive the job, then serve it."""
     try:
         control.close()
         os.setsid()
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         os.close(out_fd)
-        os.chdir(tempfile.mkdtemp(prefix="job-"))
+        os.chdir(workdir)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
-        apply_limits(job["limits"])
+        apply_limits(limits)
         sock = socket.socket(fileno=rpc_fd)
+        job = wire.recv(sock)
         child.serve(job, sock)
     except BaseException:  # noqa: BLE001 - nothing may escape into the zygote's loop
         pass
@@ -68,29 +74,77 @@ def run_child(job: dict, rpc_fd: int, out_fd: int, control: socket.socket) -> No
         os._exit(0)
 
 
-def kill_tree(pid: int, pid_namespace: bool) -> None:
-    """Kill the job's processes: everything but us in our own pid namespace, else its process group."""
+def kill_tree(pid: int, pid_namespace: bool) -> bool:
+    """Kill the job's processes: everything but us in our own pid namespace, else its process group.
+
+    In the pid namespace, kill(-1) reaches every process but init and us at once, and a fork cannot
+    race it (a snapshot of pids can: a process that forks a successor and exits, again and again,
+    always has a newest member missing from the snapshot). Returns False if some survived.
+    """
     if pid_namespace:
         me = os.getpid()
-        for _ in range(3):
-            others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
-            for p in others:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
-            if not others:
-                break
-            time.sleep(0.01)
-    else:
+        for _ in range(200):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+            reap_all()
+            if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]:
+                return True
+            time.sleep(0.005)
+        return False
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    return True
+
+
+def wipe(root: str, keep_root: bool) -> bool:
+    """Remove everything under `root` (and root itself unless keep_root), whatever modes the job set.
+
+    Iterative (a job may nest directories deeply); True when nothing is left.
+    """
+    dirs, stack = [], [root]
+    while stack:
+        d = stack.pop()
         try:
-            os.killpg(pid, signal.SIGKILL)
+            os.chmod(d, 0o1777 if (d == root and keep_root) else 0o700)
+            with os.scandir(d) as it:
+                entries = list(it)
         except OSError:
-            pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+            continue
+        dirs.append(d)
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    for d in reversed(dirs):
+        if d != root or not keep_root:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    try:
+        return not os.listdir(root) if keep_root else not os.path.lexists(root)
+    except OSError:
+        return not keep_root
+
+
+def clean_up(workdir: str, pid_namespace: bool) -> bool:
+    """Remove what the job wrote: in the sandbox all of /tmp and /dev/shm, which only jobs use (the
+    next job must not find files of this one); in process mode only its working directory."""
+    if pid_namespace:
+        return all([wipe("/tmp", True), wipe("/dev/shm", True) if os.path.isdir("/dev/shm") else True])
+    return wipe(workdir, False)
 
 
 def reap_all() -> None:
@@ -130,22 +184,23 @@ def main() -> None:
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 2)
-            job = wire.recv(control)
+            spec = wire.recv(control)  # {"limits": ...} only: the job itself never passes through here
         except (EOFError, OSError, wire.WireError):
             return
-        if job.get("op") == "quit":
+        if spec.get("op") == "quit":
             return
         rpc_fd, out_fd = fds
+        workdir = tempfile.mkdtemp(prefix="job-")
         pid = os.fork()
         if pid == 0:
-            run_child(job, rpc_fd, out_fd, control)
+            run_child(spec["limits"], rpc_fd, out_fd, control, workdir)
         os.close(rpc_fd)
         os.close(out_fd)
         wire.send(control, {"pid": pid})
-        watch(control, pid, pid_namespace)
+        watch(control, pid, pid_namespace, workdir)
 
 
-def watch(control: socket.socket, pid: int, pid_namespace: bool) -> None:
+def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -> None:
     """Follow one job: report {"died"} if the child ends on its own; on "kill" end it, reply {"exit"}."""
     sel = selectors.DefaultSelector()
     sel.register(control, selectors.EVENT_READ)
@@ -169,13 +224,19 @@ def watch(control: socket.socket, pid: int, pid_namespace: bool) -> None:
             continue
         if status is None:
             killed = True
-            kill_tree(pid, pid_namespace)
-            _, status, rusage = os.wait4(pid, 0)
-        kill_tree(pid, pid_namespace)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status, rusage = os.wait4(pid, 0)  # before kill_tree, which reaps whatever it kills
+        gone = kill_tree(pid, pid_namespace)
         reap_all()
+        gone = clean_up(workdir, pid_namespace) and gone
         sel.close()
         report = exit_report(status, rusage)
         report["killed"] = killed
+        if not gone:
+            report["dirty"] = True  # processes or files of the job survived: the grader starts afresh
         wire.send(control, {"exit": report})
         return
 
