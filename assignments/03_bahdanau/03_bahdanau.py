@@ -221,9 +221,10 @@ print("first target:", tgt_vocab.to_tokens(Y[0][:int(Y_valid_len[0])]))
 # the target shifted right), a cross-entropy that ignores padding, and gradient clipping; it
 # returns the loss per target token of every epoch. The hyperparameters are those of the course
 # reference run: a 2-layer GRU encoder and decoder with 64 hidden units, 32-dimensional
-# embeddings, dropout 0.1, learning rate 0.005, 12 epochs. That takes a couple of minutes on two
+# embeddings, dropout 0.1, learning rate 0.005, 12 epochs. That takes one to two minutes on two
 # CPU cores. (Set the environment variable `COURSE_EPOCHS` to train for fewer epochs while you
-# debug; the results discussed below are those of the full 12.)
+# debug; the results discussed below are those of the full 12. The model is so small that extra
+# threads barely help: on a busy machine `torch.set_num_threads(1)` can be much faster.)
 
 # %%
 NUM_EPOCHS = int(os.environ.get("COURSE_EPOCHS", "12"))
@@ -276,7 +277,9 @@ for source, target in test_pairs[:8]:
 # where the first factor penalizes predictions that are too short and longer n-grams weigh
 # more. For dates, a single wrong digit makes the answer wrong, so we also report the
 # **exact-match** rate: the fraction of predictions identical to the target. `evaluate` decodes
-# all 200 held-out sources greedily and averages both.
+# all 200 held-out sources greedily and averages both. With the full budget the model gets
+# every one of them exactly right (BLEU 1.000, exact match 1.000); after two epochs it is still
+# far from that.
 
 # %%
 metrics = evaluate(net, test_pairs, src_vocab, tgt_vocab, NUM_STEPS)
@@ -308,13 +311,19 @@ def show_alignment(source: list[str], name: str) -> list[str]:
 show_alignment(["thursday", ",", "march", "3rd", ",", "1994"], "bahdanau_alignment")
 
 # %% [markdown]
-# After full training the alignment tracks the source. The four year digits attend to `1994`,
-# the month digits to `march`, and the day digits to `3rd`, so the output walks through the
-# source in the order year, month, day, which is not the order of the input. The weekday gets
-# almost no attention: it is redundant for the output. Note that the model was never told which
-# word is the year; the alignment emerges from training on input-output pairs alone.
+# After full training the alignment tracks the source, in the order of the *output*: year,
+# month, day. The month (the separator `-` and the digits `0 3`) is read from `march`, the day
+# from `3rd`. The year digits look at `1994` and even more at the `<eos>` right after it: the
+# encoder is a one-directional GRU, so its state at `<eos>` has just read the year and carries
+# it. Each separator row already looks at the field that follows it: the decoder fetches the
+# field while it writes the `-` and keeps it in its hidden state for the next two digits. The
+# weekday and the commas get almost no weight (except in the last row, which only has to decide
+# to stop): they are redundant for the output. Nobody told the model which word is the year;
+# the alignment emerges from training on input-output pairs alone.
 #
-# A day-first numeric date needs the opposite order:
+# A day-first numeric date needs the opposite order: the year from the end of the source, the
+# month from the middle, the day from the beginning. The same network handles both orders
+# because the weights are computed from the content of the encoder states, not from positions.
 
 # %%
 show_alignment(["17", "/", "08", "/", "2031"], "bahdanau_alignment_numeric")
