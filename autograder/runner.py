@@ -1,9 +1,6 @@
 """Run an assignment's test suites against one submission and score it per component."""
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import sys
 import types
 from dataclasses import dataclass, field
@@ -14,8 +11,8 @@ import pytest
 
 from autograder import config as config_mod
 from autograder import handin
-from autograder.plugin import GradingPlugin, LocalProvider, TestOutcome, reference_namespace, \
-    register_hypothesis_profile
+from autograder.plugin import GradingPlugin, TestOutcome, reference_namespace, register_hypothesis_profile, \
+    run_pytest
 
 SUITES = Path(__file__).resolve().parent / "suites"
 
@@ -62,22 +59,6 @@ def score(assignment: config_mod.Assignment, outcomes: list[TestOutcome],
         value = round(comp.points * got / total, 4) if total else 0.0
         out.append(ComponentScore(comp.name, comp.points, value, tests, (notes or {}).get(comp.name, [])))
     return out
-
-
-def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path = SUITES,
-               extra: tuple[str, ...] = ()) -> None:
-    """pytest.main on the suites, quietly: outcomes come back through the plugin, not the terminal."""
-    args = [str(f) for f in files] + [
-        "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-        # Plugins the grader does not need; unraisableexception alone costs a gc.collect per test.
-        "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
-        "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
-        "-p", "no:logging",
-        "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
-        "-W", "ignore", *extra]
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        pytest.main(args, plugins=[plugin])
 
 
 def run(assignment_id: str, provider: Any, *, public_only: bool = False,

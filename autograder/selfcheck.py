@@ -25,8 +25,7 @@ def _public_files(assignment: Optional[str]) -> list[Path]:
 def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] = None,
           assignment: Optional[str] = None) -> bool:
     """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals)."""
-    from autograder.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile
-    from autograder.runner import run_pytest
+    from autograder.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
 
     if namespace is None:
         namespace = sys._getframe(1).f_globals
