@@ -1,0 +1,495 @@
+"""Unit tests of the sandbox and its wire format: what the grader accepts from a child, and what a
+child can reach.
+
+The wire tests run in-process. The others fork children from a warm sandbox (bubblewrap; skipped
+without it) with hand-written jobs, no test suite: a child gets a few lines of code and the grader
+talks to it through the same Connection/RemoteNamespace proxies the tests use.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import pickle
+import re
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from autograder import sandbox as sandbox_mod
+from autograder.remote import Connection, RemoteNamespace, SandboxLimit, StudentError
+from autograder.runtime import wire
+from autograder.sandbox import FrameReader, JobLimits, Zygote, bwrap_available, bwrap_command
+
+REPO = Path(__file__).resolve().parent.parent
+needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
+
+
+# ------------------------------------------------------------------ the wire format (in-process)
+
+def frame(header: bytes, blobs: list[bytes]) -> bytes:
+    return sandbox_mod._frame(header, blobs)
+
+
+def read_frame(data: bytes) -> tuple[bytes, list[bytes]]:
+    pos = 0
+
+    def read(n: int) -> bytes:
+        nonlocal pos
+        if pos + n > len(data):
+            raise EOFError("short")
+        out, pos = data[pos:pos + n], pos + n
+        return out
+
+    return wire.parse_frame(read)
+
+
+def test_round_trip_of_plain_values() -> None:
+    value = {"a": [1, 2.5, None, True, "s"], "t": (torch.arange(6, dtype=torch.int64).reshape(2, 3),),
+             "dtype": torch.float64, "size": torch.Size([2, 3]), "big": 2 ** 70, "empty": torch.zeros(0, 3)}
+    header, blobs = wire.encode(value)
+    back = wire.decode(*read_frame(frame(header, blobs)))
+    assert back["a"] == [1, 2.5, None, True, "s"] and back["dtype"] is torch.float64
+    assert torch.equal(back["t"][0], value["t"][0]) and back["size"] == (2, 3)
+    assert back["big"] == float(2 ** 70) and back["empty"].shape == (0, 3)
+
+
+class Sneaky(torch.Tensor):
+    """A subclass whose comparisons always succeed (what a hostile child would send)."""
+
+    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
+        return True
+
+    def allclose(self, *args: Any, **kwargs: Any) -> bool:  # type: ignore[override]
+        return True
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(3).as_subclass(Sneaky),
+    lambda: torch.nn.Parameter(torch.ones(2, 2)),
+    lambda: torch.ones(4, 4).to_sparse(),
+    lambda: torch.arange(10.0)[::2],  # a non-contiguous view
+])
+def test_tensors_decode_as_plain_tensors(make: Any) -> None:
+    sent = make()
+    back = wire.decode(*wire.encode(sent))
+    assert type(back) is torch.Tensor and not back.requires_grad
+    assert torch.Tensor.equal(back, torch.Tensor.to_dense(torch.Tensor.detach(sent)) if sent.is_sparse else
+                              torch.Tensor.detach(sent).as_subclass(torch.Tensor))
+    assert back._base is None  # owns its memory: no view of the receive buffer
+
+
+def test_objects_without_a_data_form_are_refused_or_become_handles() -> None:
+    with pytest.raises(wire.WireError):
+        wire.encode(object())
+    with pytest.raises(wire.WireError):
+        wire.encode({1, 2})
+    header, _ = wire.encode(len, to_handle=lambda obj: wire.Handle(7, "builtin", True))
+    assert isinstance(wire.decode(header, []), wire.Handle)
+    nested: Any = []
+    for _ in range(100):
+        nested = [nested]
+    with pytest.raises(wire.WireError, match="nested"):
+        wire.encode(nested)
+
+
+MALFORMED = [
+    b"[1, 2]",                                                    # a bare JSON list
+    b"{}",                                                        # no kind
+    b'{"__what__": 1}',                                           # unknown kind
+    b'{"__tensor__": 0, "dtype": "object", "shape": [1]}',        # dtype outside the allow-list
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [-1]}',      # negative dimension
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [2]}',       # bytes do not match the shape
+    b'{"__tensor__": 3, "dtype": "float32", "shape": [1]}',       # a blob that is not there
+    b'{"__tensor__": -1, "dtype": "float32", "shape": [1]}',      # a negative blob index
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [1.5]}',     # a float dimension
+    b'{"__tensor__": 0, "dtype": "float32", "shape": "1"}',       # not a list
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [0, 9223372036854775807, 9223372036854775807]}',
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [0, 18446744073709551616]}',
+    b'{"__tensor__": 0, "dtype": "float32", "shape": [' + b", ".join([b"0"] * 65) + b"]}",
+    b'{"__dtype__": "pickle"}',
+    b'{"__dict__": [[{"__list__": []}, 1]]}',                    # an unhashable key
+    b'{"__dict__": [1, 2]}',
+    b'{"__handle__": "x"}',
+    b'{"__float__": "not a number"}',
+    b'1' * 5000,                                                  # an integer too long to convert
+    b'{"__list__": [' * 100_000 + b']}' * 100_000,                # nested past any recursion limit
+    b"\xff\xfe not json",
+]
+
+
+@pytest.mark.parametrize("header", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_messages_raise_wire_error_only(header: bytes) -> None:
+    with pytest.raises(wire.WireError):
+        wire.decode(header, [b"\0\0\0\0"])
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["__tensor__", "__list__", "__tuple__", "__dict__",
+                                                       "__float__", "__dtype__", "__handle__", "dtype",
+                                                       "shape", "x"]), inner, max_size=3),
+                    max_leaves=12),
+       st.lists(st.binary(max_size=16), max_size=3))
+def test_fuzzed_messages_decode_or_raise_wire_error(value: Any, blobs: list[bytes]) -> None:
+    header = json.dumps(value).encode()
+    try:
+        wire.decode(header, blobs)
+    except wire.WireError:
+        pass
+
+
+def test_frames_with_bad_sizes_are_refused_before_allocating() -> None:
+    header = b'{"__list__": []}'
+    huge = struct.pack("!QI", 2 ** 62, len(header)) + header
+    with pytest.raises(wire.WireError, match="over the limit"):
+        read_frame(huge)
+    bad_count = struct.pack("!QI", 8, len(header)) + header + struct.pack("!I", 1000)
+    with pytest.raises(wire.WireError, match="blob count"):
+        read_frame(bad_count)
+    bad_sizes = struct.pack("!QI", 16, len(header)) + header + struct.pack("!IQ", 1, 100)
+    with pytest.raises(wire.WireError, match="do not add up"):
+        read_frame(bad_sizes)
+
+
+def test_the_grader_refuses_oversized_replies_from_the_header() -> None:
+    reader = FrameReader()
+    reader.feed(struct.pack("!QI", sandbox_mod.MAX_REPLY_BYTES, 10))  # only the 12-byte header
+    with pytest.raises(wire.WireError, match="over the limit"):
+        reader.frame()
+    assert sandbox_mod.MAX_REPLY_BYTES <= 64 * 2 ** 20 < wire.MAX_MESSAGE_BYTES
+
+
+def test_frames_arrive_in_pieces() -> None:
+    data = frame(*wire.encode({"ok": torch.arange(1000.0)})) * 2
+    reader = FrameReader()
+    got = []
+    for i in range(0, len(data), 777):
+        reader.feed(data[i:i + 777])
+        while (f := reader.frame()) is not None:
+            got.append(wire.decode(*f))
+    assert len(got) == 2 and torch.equal(got[1]["ok"], torch.arange(1000.0))
+
+
+def test_no_pickle_anywhere_in_the_grader_and_the_sandbox() -> None:
+    """No module between a child and a score imports a deserializer that runs code."""
+    files = sorted((REPO / "autograder" / "runtime").glob("*.py")) + [
+        REPO / "autograder" / n for n in ("sandbox.py", "remote.py", "grading.py", "batch.py", "runner.py",
+                                          "plugin.py", "testing.py")]
+    banned_modules = {"pickle", "cPickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle", "joblib"}
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not {a.name.split(".")[0] for a in node.names} & banned_modules, path
+            if isinstance(node, ast.ImportFrom):
+                assert (node.module or "").split(".")[0] not in banned_modules, path
+            if isinstance(node, ast.Attribute) and node.attr in ("load", "loads") and \
+                    isinstance(node.value, ast.Name) and node.value.id in ("torch", "pickle", "marshal", "np"):
+                raise AssertionError(f"{path.name}: {node.value.id}.{node.attr}")
+            if isinstance(node, ast.Name) and node.id in ("eval", "exec") and path.parent.name != "runtime":
+                raise AssertionError(f"{path.name} calls {node.id}")  # only the child runs code
+
+
+def test_bwrap_command_binds_nothing_of_the_kit_nor_sys_path_extras(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = tmp_path / "submissions_on_sys_path"
+    extra.mkdir()
+    monkeypatch.syspath_prepend(str(extra))
+    monkeypatch.chdir(tmp_path)
+    cmd = bwrap_command(sys.executable, 3)
+    sources = [cmd[i + 1] for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind")]
+    for src in sources:
+        assert not src.startswith(str(REPO.resolve()) + "/solutions")
+        assert "suites" not in src and not src.startswith(str(tmp_path))
+        assert src == str(sandbox_mod.RUNTIME_DIR) or not src.startswith(str(REPO.resolve()))
+    etc = [s for s in sources if s.startswith("/etc")]
+    assert "/etc" not in sources and all(s[5:] in sandbox_mod.ETC_ALLOWED for s in etc)
+    assert "--unshare-all" in cmd and "--die-with-parent" in cmd and cmd[cmd.index("--uid") + 1] == "65534"
+    assert cmd.count("--size") == 2  # /tmp and /dev/shm are bounded
+
+
+# ------------------------------------------------------------------ live children
+
+LIMITS = JobLimits(cpu_seconds=2, memory_mb=512, processes=64, file_size_mb=4, output_kb=8)
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Zygote]:
+    if not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    z = Zygote("bwrap")
+    z.start()
+    yield z
+    z.stop()
+
+
+class Job:
+    """A child running `source`, seen through the grader's proxies."""
+
+    def __init__(self, zygote: Zygote, source: str, limits: JobLimits = LIMITS, seconds: float = 5) -> None:
+        job = {"cells": [["job.py", source]], "modules": {}, "inject": [], "deps_module": "", "seed": 0,
+               "limits": limits.as_dict()}
+        self.child = zygote.spawn(job, limits)
+        self.ready = self.child.wait_ready(10)["ready"]
+        self.seconds = seconds
+        self.ns = RemoteNamespace(Connection(self.child, lambda: self.started + self.seconds), [],
+                                  frozenset(self.ready["defined"]))
+        self.started = time.monotonic()
+
+    def __enter__(self) -> "Job":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.child.close()
+
+
+def live(marker: str) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == marker and stat[stat.rindex(")") + 2] != "Z":
+            out.append(int(entry))
+    return out
+
+
+@needs_bwrap
+def test_the_child_is_unprivileged_and_offline(box: Zygote) -> None:
+    source = '''
+def probe():
+    import os, socket
+    out = {"uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "interfaces": socket.if_nameindex()}
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=2)
+        out["net"] = "connected"
+    except OSError as exc:
+        out["net"] = type(exc).__name__
+    try:
+        socket.getaddrinfo("example.com", 80)
+        out["dns"] = "resolved"
+    except OSError as exc:
+        out["dns"] = type(exc).__name__
+    with open("/proc/self/status") as f:
+        out["caps"] = [l.split()[1] for l in f if l.startswith("CapEff")][0]
+    return out
+'''
+    with Job(box, source) as job:
+        out = job.ns.probe()
+    assert (out["uid"], out["gid"], out["euid"]) == (65534, 65534, 65534)
+    assert [name for _, name in out["interfaces"]] in ([], ["lo"])
+    assert out["net"] != "connected" and out["dns"] != "resolved"
+    assert int(out["caps"], 16) == 0
+
+
+@needs_bwrap
+def test_the_child_cannot_see_the_kit_or_other_submissions(box: Zygote) -> None:
+    paths = [REPO, REPO / "solutions" / "attention_scoring.py", REPO / "autograder" / "suites" / "hidden",
+             REPO / "course.yml", REPO / "tests" / "hostile", Path.home(), Path("/etc/shadow"), Path("/work")]
+    source = f'''
+def probe():
+    import os
+    seen = []
+    for p in {[str(p) for p in paths]!r}:
+        try:
+            if os.path.isdir(p):
+                os.listdir(p)
+            else:
+                open(p, "rb").close()
+            seen.append(p)
+        except OSError:
+            pass
+    return seen, sorted(os.listdir("/")), sorted(os.listdir("/sandbox/runtime"))
+'''
+    with Job(box, source) as job:
+        seen, root, runtime = job.ns.probe()
+    # Only the (empty) parents of the bound interpreter prefix exist, e.g. /root for a pyenv in it.
+    assert [p for p in seen if not sys.prefix.startswith(p)] == []
+    assert "work" not in root
+    assert [n for n in runtime if n.endswith(".py")] == ["__init__.py", "child.py", "loader.py", "wire.py", "zygote.py"]
+
+
+@needs_bwrap
+def test_output_is_truncated_keeping_both_ends(box: Zygote) -> None:
+    source = '''
+def shout():
+    import sys
+    sys.stdout.write("FIRST LINE\\n" + "x" * 1_000_000 + "\\nLAST LINE\\n")
+    sys.stdout.flush()
+    return 1
+'''
+    with Job(box, source) as job:
+        assert job.ns.shout() == 1
+    text = job.child.output_text()
+    assert text.startswith("FIRST LINE") and text.rstrip().endswith("LAST LINE")
+    assert "bytes of output dropped" in text and len(text) < LIMITS.output_kb * 1024 + 200
+
+
+@needs_bwrap
+def test_wall_clock_deadline_kills_and_names_itself(box: Zygote) -> None:
+    source = '''
+def nap():
+    import signal, time
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+        signal.signal(s, signal.SIG_IGN)
+    time.sleep(3600)
+'''
+    with Job(box, source, seconds=0.5) as job:
+        start = time.monotonic()
+        with pytest.raises(SandboxLimit, match=r"your code was stopped: it ran past the time limit \(wall clock\)"):
+            job.ns.nap()
+        assert time.monotonic() - start < 5
+        assert job.child.dead.limit == "time" and job.child.exit_report["killed"]
+
+
+@needs_bwrap
+def test_cpu_limit_kills_even_when_signals_are_ignored(box: Zygote) -> None:
+    source = '''
+def spin():
+    import signal
+    for s in (signal.SIGXCPU, signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+        signal.signal(s, signal.SIG_IGN)
+    while True:
+        pass
+'''
+    limits = JobLimits(cpu_seconds=1, memory_mb=512, processes=64, file_size_mb=4, output_kb=8)
+    with Job(box, source, limits, seconds=30) as job:
+        with pytest.raises(SandboxLimit, match=r"your code was stopped: it used more than 1 s of CPU time"):
+            job.ns.spin()
+        assert job.child.dead.limit == "cpu"
+
+
+@needs_bwrap
+def test_memory_limit_is_address_space_above_the_warm_interpreter(box: Zygote) -> None:
+    source = '''
+def grab(mb):
+    block = bytearray(mb * 2 ** 20)
+    block[::4096] = b"x" * len(block[::4096])  # touch every page
+    return len(block) // 2 ** 20
+
+def grab_tensor(mb):
+    import torch
+    return int(torch.ones(mb * 2 ** 18).sum()) // 2 ** 18
+'''
+    with Job(box, source) as job:
+        assert job.ns.grab(128) == 128  # well under limits.memory_mb: fine
+        assert job.ns.grab_tensor(128) == 128
+        with pytest.raises(SandboxLimit, match=r"ran out of memory \(limit: 512 MB above the interpreter\)"):
+            job.ns.grab(600)
+        with pytest.raises(SandboxLimit, match=r"ran out of memory \(limit: 512 MB"):
+            job.ns.grab_tensor(600)
+        assert job.ns.grab(64) == 64  # the child survives a refused allocation
+
+
+@needs_bwrap
+def test_exits_and_base_exceptions_in_calls(box: Zygote) -> None:
+    source = '''
+def interrupt():
+    raise KeyboardInterrupt
+
+def leave():
+    raise SystemExit(3)
+
+def vanish():
+    import os
+    os._exit(0)
+
+def ok():
+    return "ok"
+'''
+    with Job(box, source) as job:
+        with pytest.raises(StudentError, match="your code raised KeyboardInterrupt"):
+            job.ns.interrupt()
+        with pytest.raises(StudentError, match="your code raised SystemExit"):
+            job.ns.leave()
+        assert job.ns.ok() == "ok"
+        with pytest.raises(SandboxLimit, match=r"the process exited \(exit code 0\)"):
+            job.ns.vanish()
+        with pytest.raises(SandboxLimit):
+            job.ns.ok()  # a dead child stays dead
+
+
+@needs_bwrap
+def test_the_whole_process_tree_is_gone_after_the_job(box: Zygote) -> None:
+    source = '''
+def spawn(n):
+    import ctypes, os, time
+    for _ in range(n):
+        if os.fork() == 0:
+            ctypes.CDLL(None).prctl(15, b"hx_tree", 0, 0, 0)
+            os.setsid()
+            if os.fork() == 0:          # a grandchild in its own session, orphaned at once
+                ctypes.CDLL(None).prctl(15, b"hx_tree", 0, 0, 0)
+                time.sleep(60)
+            os._exit(0)
+    time.sleep(0.5)
+    return n
+'''
+    with Job(box, source) as job:
+        assert job.ns.spawn(10) == 10
+        assert len(live("hx_tree")) == 10  # they exist while the job runs...
+    deadline = time.monotonic() + 3
+    while live("hx_tree") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live("hx_tree") == []  # ...and not after it
+    with Job(box, "def f():\n    return 2\n") as job:  # the sandbox is fine for the next job
+        assert job.ns.f() == 2
+
+
+@needs_bwrap
+def test_files_of_a_job_are_gone_for_the_next_one(box: Zygote) -> None:
+    writer = '''
+def write():
+    import os
+    for d in (".", "/tmp", "/dev/shm", "/tmp/deep/er"):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "hx_planted"), "w") as f:
+            f.write("x")
+    os.chmod("/tmp/deep", 0)  # make it hard to remove
+    return os.getcwd()
+'''
+    reader = '''
+def look():
+    import os
+    return sorted(os.listdir("/tmp")), sorted(os.listdir("/dev/shm")), os.getcwd()
+'''
+    with Job(box, writer) as job:
+        first_cwd = job.ns.write()
+    with Job(box, reader) as job:
+        tmp, shm, cwd = job.ns.look()
+    assert tmp == [os.path.basename(cwd)] and shm == [] and cwd != first_cwd
+
+
+@needs_bwrap
+def test_no_pickle_is_used_while_talking_to_a_child(box: Zygote, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the grader used pickle")
+
+    for name in ("load", "loads", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    monkeypatch.setattr(torch, "load", refuse)
+    source = '''
+import torch
+
+class Weird(torch.Tensor):
+    def __reduce_ex__(self, protocol):
+        raise RuntimeError("pickled!")
+
+def make():
+    return {"t": torch.ones(2).as_subclass(Weird), "m": torch.nn.Linear(2, 2), "l": [1.5, (2, "x")]}
+'''
+    with Job(box, source) as job:
+        out = job.ns.make()
+        assert type(out["t"]) is torch.Tensor and out["l"] == [1.5, (2, "x")]
+        assert re.match(r"<student's Linear>", repr(out["m"]))
+        assert out["m"].weight.shape == (2, 2)
