@@ -1,0 +1,539 @@
+"""Hostile and broken submissions against the sandboxed grader.
+
+Every file in tests/hostile/ is a submission for 02_attention_scoring whose docstring says what it
+attacks (`attack:`) and what the grader must do about it (`expect:`). Here each one is graded in the
+real sandbox (bubblewrap) against a tiny suite written below (one public and one hidden test per
+component, no hypothesis) with small limits, and the tests check the score of every component, the
+message a student would see, and that nothing the submission started outlives its job.
+
+The expected outcomes are stated as tables (`EXPECT`): a component not listed gets full marks.
+Needs bubblewrap; skipped without it (the fallback mode promises no isolation). The end-to-end run of
+the installed `course` command against the real suites is marked `slow` (skip with -m "not slow").
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder import config as config_mod
+from autograder import grading
+from autograder.config import Limits
+from autograder.sandbox import Zygote, bwrap_available
+
+HERE = Path(__file__).resolve().parent
+HOSTILE = HERE / "hostile"
+REPO = HERE.parent
+ASSIGNMENT = "02_attention_scoring"
+FULL = {"sequence_mask": 2.0, "masked_softmax": 4.0, "AdditiveAttention": 4.0, "DotProductAttention": 4.0}
+COMPONENTS = list(FULL)
+
+pytestmark = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
+
+# ------------------------------------------------------------------ the tiny suite
+
+_SUITE_HEAD = '''
+import pytest
+import torch
+
+from autograder import testing as T
+
+
+def data(seed, *shape, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def plain(out, what):
+    T.check(type(out) is torch.Tensor, f"{what}: expected a plain tensor, got {type(out).__name__}")
+    return out
+'''
+
+TINY_PUBLIC = _SUITE_HEAD + '''
+
+@pytest.mark.component("sequence_mask")
+def test_sequence_mask(student, ref):
+    """sequence_mask keeps the first valid_len entries of each row"""
+    X, lens = data(0, 3, 5), torch.tensor([1, 3, 5])
+    out = plain(student.sequence_mask(X, lens), "sequence_mask")
+    T.assert_close(out, ref.sequence_mask(X, lens), what="sequence_mask(X, valid_len)",
+                   inputs={"X": X, "valid_len": lens})
+
+
+@pytest.mark.component("masked_softmax")
+def test_masked_softmax(student, ref):
+    """masked_softmax with one valid length per batch item"""
+    X, lens = data(1, 2, 3, 4), torch.tensor([2, 3])
+    out = plain(student.masked_softmax(X, lens), "masked_softmax")
+    T.assert_close(out, ref.masked_softmax(X, lens), what="masked_softmax(X, valid_lens)")
+
+
+@pytest.mark.component("AdditiveAttention")
+def test_additive(student, ref):
+    """AdditiveAttention with the reference weights"""
+    q, k, v, lens = data(2, 2, 1, 20), data(3, 2, 10, 2), data(4, 2, 10, 4), torch.tensor([2, 6])
+    mine = student.AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.0)
+    theirs = ref.AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.0)
+    T.copy_weights(mine, theirs)
+    mine.eval()
+    theirs.eval()
+    T.assert_close(plain(mine(q, k, v, lens), "output"), theirs(q, k, v, lens), what="AdditiveAttention")
+
+
+@pytest.mark.component("DotProductAttention")
+def test_dot_product(student, ref):
+    """DotProductAttention with valid lengths"""
+    q, k, v, lens = data(5, 2, 3, 4), data(6, 2, 5, 4), data(7, 2, 5, 3), torch.tensor([2, 5])
+    mine = student.DotProductAttention(dropout=0.0)
+    mine.eval()
+    expected = ref.DotProductAttention(dropout=0.0).eval()(q, k, v, lens)
+    T.assert_close(plain(mine(q, k, v, lens), "output"), expected, what="DotProductAttention")
+'''
+
+TINY_HIDDEN = _SUITE_HEAD + '''
+
+@pytest.mark.component("sequence_mask")
+def test_sequence_mask_value(student, ref):
+    """sequence_mask with a fill value, float64"""
+    X, lens = data(10, 2, 4, dtype=torch.float64), torch.tensor([0, 2])
+    expected = ref.sequence_mask(X, lens, value=-1.0)
+    T.assert_close(plain(student.sequence_mask(X, lens, value=-1.0), "sequence_mask"), expected,
+                   what="sequence_mask(X, valid_len, value=-1)")
+
+
+@pytest.mark.component("masked_softmax")
+def test_masked_softmax_per_query(student, ref):
+    """masked_softmax with one valid length per query, and with none"""
+    X, lens = data(11, 2, 2, 5), torch.tensor([[1, 3], [2, 5]])
+    T.assert_close(plain(student.masked_softmax(X, lens), "masked_softmax"), ref.masked_softmax(X, lens),
+                   what="masked_softmax(X, valid_lens of shape (B, Q))")
+    T.assert_close(plain(student.masked_softmax(X, None), "masked_softmax"), ref.masked_softmax(X, None),
+                   what="masked_softmax(X, None)")
+
+
+@pytest.mark.component("AdditiveAttention")
+def test_additive_weights(student, ref):
+    """AdditiveAttention stores its attention weights"""
+    q, k, v, lens = data(12, 1, 2, 3), data(13, 1, 4, 3), data(14, 1, 4, 2), torch.tensor([3])
+    mine = student.AdditiveAttention(3, 3, 5, 0.0)
+    theirs = ref.AdditiveAttention(3, 3, 5, 0.0)
+    T.copy_weights(mine, theirs)
+    mine(q, k, v, lens)
+    theirs(q, k, v, lens)
+    T.assert_close(plain(mine.attention_weights, "attention_weights"), theirs.attention_weights,
+                   what="AdditiveAttention.attention_weights")
+
+
+@pytest.mark.component("DotProductAttention")
+def test_dot_product_no_mask(student, ref):
+    """DotProductAttention without valid lengths"""
+    q, k, v = data(15, 1, 2, 6), data(16, 1, 3, 6), data(17, 1, 3, 2)
+    mine = student.DotProductAttention(0.0)
+    expected = ref.DotProductAttention(0.0)(q, k, v, None)
+    T.assert_close(plain(mine(q, k, v, None), "output"), expected, what="DotProductAttention, no mask")
+'''
+
+
+@pytest.fixture(scope="module")
+def suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tiny_suites")
+    for kind, text in (("public", TINY_PUBLIC), ("hidden", TINY_HIDDEN)):
+        (root / kind).mkdir()
+        (root / kind / f"test_{ASSIGNMENT}.py").write_text(text)
+    return root
+
+
+def low_limits(**changes: Any) -> config_mod.Course:
+    """The real course with small limits (so that a hung test costs 1.5 s)."""
+    limits = dict(test_seconds=1.5, load_seconds=2, component_cpu_seconds=1, submission_seconds=90,
+                  memory_mb=1024, processes=64, file_size_mb=16, output_kb=64)
+    limits.update(changes)
+    return config_mod.default().model_copy(update={"limits": Limits(**limits)})
+
+
+@pytest.fixture(scope="module")
+def course() -> config_mod.Course:
+    return low_limits()
+
+
+@pytest.fixture(scope="module")
+def decoy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of "other students' submissions" that is on the grader's sys.path (as the working
+    directory is under `python -m autograder.cli` or a script's directory is): it must stay outside
+    the sandbox."""
+    root = tmp_path_factory.mktemp("decoy") / "hx_decoy_submissions"
+    root.mkdir()
+    (root / "alice_02_attention_scoring.py").write_text("# another student's work\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def zygote(decoy: Path) -> Any:
+    sys.path.append(str(decoy))
+    try:
+        z = Zygote("bwrap")
+        z.start()
+    finally:
+        sys.path.remove(str(decoy))
+    yield z
+    z.stop()
+
+
+def source(name: str, **placeholders: str) -> str:
+    text = (HOSTILE / f"{name}.py").read_text()
+    for key, value in placeholders.items():
+        text = text.replace(f"__{key}__", value)
+    return text
+
+
+def reference_source() -> str:
+    import solutions.attention_scoring
+    return inspect.getsource(solutions.attention_scoring)
+
+
+class Graded:
+    """One grading: scores and the texts a student sees, per component."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        self.json = grading.results_json(result)
+        self.scores = {c.name: c.score for c in result.components}
+
+    def text(self, component: str) -> str:
+        comp = next(c for c in self.result.components if c.name == component)
+        return "\n".join([t.output for t in comp.tests] + comp.notes)
+
+    def expect(self, zero: dict[str, str] | None = None) -> None:
+        """Components in `zero` score 0 and their text matches the regex; all others score full marks."""
+        zero = zero or {}
+        want = {c: (0.0 if c in zero else FULL[c]) for c in COMPONENTS}
+        assert self.scores == want, {c: self.text(c)[-600:] for c in COMPONENTS if self.scores[c] != want[c]}
+        for c, pattern in zero.items():
+            assert re.search(pattern, self.text(c), re.S), (c, self.text(c)[-1500:])
+
+
+def grade(zygote: Zygote, path: Path, suites: Path, course: config_mod.Course) -> Graded:
+    return Graded(grading.grade_file(zygote, ASSIGNMENT, path, course=course, suites=suites))
+
+
+def grade_source(zygote: Zygote, tmp_path: Path, name: str, text: str, suites: Path,
+                 course: config_mod.Course) -> Graded:
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return grade(zygote, path, suites, course)
+
+
+def processes_named(marker: str) -> list[int]:
+    """Pids of live processes whose name (comm) is `marker`, seen from the host's /proc."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
+        if name == marker and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+def no_processes_named(marker: str, grace: float = 2.0) -> bool:
+    end = time.monotonic() + grace
+    while processes_named(marker):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+TIME = r"time limit|CPU time"
+
+#: fixture -> {component that must score 0: regex its feedback must match}; others: full marks.
+EXPECT: dict[str, dict[str, str]] = {
+    "loop_at_import": {c: r"loading your code failed: .*(" + TIME + ")" for c in COMPONENTS},
+    "loop_in_method": {"masked_softmax": TIME},
+    "huge_allocation": {"masked_softmax": r"ran out of memory \(limit: 1024 MB above the interpreter\)"},
+    "sys_exit_at_import": {},
+    "os_exit_at_import": {c: r"loading your code failed: the process exited \(exit code 0\)" for c in COMPONENTS},
+    "exit_in_method": {"sequence_mask": r"your code raised KeyboardInterrupt",
+                       "masked_softmax": r"your code raised SystemExit",
+                       "DotProductAttention": r"the process exited \(exit code 0\)"},
+    "stdout_flood": {},
+    "patch_comparisons": {c: r"max abs error|expected" for c in COMPONENTS},
+    "subclass_always_equal": {"masked_softmax": r"max abs error"},
+    "fork_chain": {},
+    "ignore_signals": {"masked_softmax": TIME},
+    "sys_modules_lookup": {"masked_softmax": r"MODULES: \[\]"},
+    "syntax_error": {c: r"is not defined in your submission.*SyntaxError" for c in COMPONENTS},
+    "missing_names": {c: rf"`{c}` is not defined in your submission" for c in COMPONENTS[1:]},
+    "wrong_signatures": {c: r"your code raised TypeError" for c in COMPONENTS[1:]},
+    "zeros": {c: r"max abs error" for c in COMPONENTS},
+    "nondeterministic": {"sequence_mask": r"max abs error", "masked_softmax": r"max abs error"},
+    "secret_holder": {},
+    "tmp_leftovers": {},
+    "huge_reply": {"masked_softmax": r"reply of \d+ bytes is over the limit"},
+}
+
+
+def test_every_fixture_has_a_header_and_an_expectation() -> None:
+    special = {"walk_filesystem", "forge_results", "fork_storm", "peek_frames", "kill_fork_server",
+               "memory_residue", "host_secrets"}
+    names = sorted(p.stem for p in HOSTILE.glob("*.py"))
+    assert len(names) >= 25
+    for name in names:
+        text = (HOSTILE / f"{name}.py").read_text()
+        assert text.startswith('"""attack: ') and "\nexpect: " in text.split('"""')[1], name
+        assert name in EXPECT or name in special, f"{name} has no stated outcome"
+
+
+def test_reference_gets_full_marks(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                   tmp_path: Path) -> None:
+    graded = grade_source(zygote, tmp_path, "reference", reference_source(), suites, course)
+    graded.expect({})
+    assert graded.json["score"] == graded.json["max_score"] == 14.0
+
+
+#: Load-time notes a student must see: fixture -> (component, text).
+NOTES = {"sys_exit_at_import": ("masked_softmax", "SystemExit raised at load time"),
+         "huge_allocation": ("sequence_mask", "MemoryError")}
+#: Fixtures of EXPECT that a test below grades (with more checks) rather than the table's test.
+DEDICATED = {"stdout_flood", "patch_comparisons", "zeros", "nondeterministic", "fork_chain", "secret_holder"}
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPECT) - DEDICATED))
+def test_hostile_submission(name: str, zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
+    graded = grade(zygote, HOSTILE / f"{name}.py", suites, course)
+    graded.expect(EXPECT[name])
+    if name in NOTES:
+        component, note = NOTES[name]
+        assert note in graded.text(component)
+
+
+def test_stdout_flood_is_truncated_and_changes_nothing(zygote: Zygote, suites: Path,
+                                                      course: config_mod.Course, tmp_path: Path) -> None:
+    flood = grade(zygote, HOSTILE / "stdout_flood.py", suites, course)
+    flood.expect(EXPECT["stdout_flood"])
+    clean = grade_source(zygote, tmp_path, "stdout_flood", reference_source(), suites, course)
+    kept = flood.result.output
+    assert "PASSED" in kept and "bytes of output dropped" in kept
+    assert len(kept) <= 2 * 64 * 1024 + 200  # limits.output_kb per component, plus the notes
+    assert len(flood.json["output"]) < len(clean.json["output"]) + 9000  # the results keep 8000 chars
+
+    def without_output(j: dict) -> dict:
+        j = copy.deepcopy(j)
+        j.pop("execution_time")
+        j.pop("output")
+        return j
+
+    assert without_output(flood.json) == without_output(clean.json)
+
+
+def test_grader_side_comparisons_are_untouched(zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
+    import _pytest.reports
+    import torch
+    before = (torch.allclose, torch.equal, torch.testing.assert_close, torch.Tensor.__eq__,
+              _pytest.reports.BaseReport.passed)
+    patched = grade(zygote, HOSTILE / "patch_comparisons.py", suites, course)
+    zeros = grade(zygote, HOSTILE / "zeros.py", suites, course)
+    zeros.expect(EXPECT["zeros"])
+    patched.expect(EXPECT["patch_comparisons"])
+    assert patched.scores == zeros.scores
+    assert before == (torch.allclose, torch.equal, torch.testing.assert_close, torch.Tensor.__eq__,
+                      _pytest.reports.BaseReport.passed)
+    assert not torch.allclose(torch.zeros(2), torch.ones(2))
+
+
+def kit_paths(*extra: Path) -> list[str]:
+    """Paths whose names must never show up inside the sandbox."""
+    paths = [REPO, REPO / "solutions", REPO / "autograder" / "suites", HOSTILE, *extra]
+    return [str(p.resolve()) for p in paths]
+
+
+def test_file_system_walk_finds_nothing(zygote: Zygote, suites: Path, decoy: Path, tmp_path: Path) -> None:
+    slow = low_limits(test_seconds=60, component_cpu_seconds=60)  # a full walk takes a few seconds
+    graded = grade(zygote, HOSTILE / "walk_filesystem.py", suites, slow)
+    graded.expect({"masked_softmax": r"FOUND: \["})
+    message = graded.text("masked_softmax")
+    found = re.search(r"FOUND: (\[.*?\])", message).group(1)
+    for path in kit_paths(suites, decoy, tmp_path):
+        assert path not in found, (path, found[:3000])
+    assert found == "[]", found
+
+
+def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = tmp_path / "results" / "r.json"
+    out = tmp_path / "out"
+    results.parent.mkdir()
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    host_tmp = Path("/tmp/hx_forged_results.json")
+    host_tmp.unlink(missing_ok=True)
+    path = tmp_path / "forge_results.py"
+    path.write_text(source("forge_results", RESULTS_PATH=str(results), OUT_DIR=str(out)))
+    graded = grade(zygote, path, suites, course)
+    graded.expect({"masked_softmax": r"max abs error"})
+    # Nothing reached the host: not the grader's paths, not its working directory, not /tmp.
+    assert not results.exists() and list(out.iterdir()) == []
+    assert not (tmp_path / "results.json").exists() and not host_tmp.exists()
+    grading.write_results(graded.result, results)
+    written = json.loads(results.read_text())
+    assert written["score"] == 10.0 and "FORGED" not in json.dumps(written)
+
+
+def test_fork_storm_does_not_hang_and_leaves_nothing(zygote: Zygote, suites: Path,
+                                                     course: config_mod.Course) -> None:
+    start = time.monotonic()
+    graded = grade(zygote, HOSTILE / "fork_storm.py", suites, course)
+    took = time.monotonic() - start
+    graded.expect({"sequence_mask": r"time limit \(wall clock\)"})
+    assert took < 30, took  # two 1.5-second timeouts and six quick tests, not the storm's 60 s sleeps
+    assert no_processes_named("hx_storm")
+    assert "storm child holding the pipe" in graded.result.output
+
+
+def test_hopping_processes_do_not_outlive_their_job(zygote: Zygote, suites: Path) -> None:
+    roomy = low_limits(test_seconds=10)  # 20 chains forking flat out starve the child of 2 cores
+    graded = grade(zygote, HOSTILE / "fork_chain.py", suites, roomy)
+    graded.expect(EXPECT["fork_chain"])
+    assert no_processes_named("hx_chain", grace=0.5), "hopping processes outlived their job"
+
+
+def test_stack_frames_are_child_side_only(zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
+    graded = grade(zygote, HOSTILE / "peek_frames.py", suites, course)
+    graded.expect({"masked_softmax": r"FRAMES: \["})
+    frames = re.search(r"FRAMES: \[(.*?)\]\n", graded.text("masked_softmax") + "\n", re.S).group(1)
+    entries = [e.strip(" '\"") for e in frames.split("', ")]
+    assert entries and all(e.startswith("/sandbox/runtime/") for e in entries), entries
+    assert all("leaks=[]" in e for e in entries), entries
+    for bad in ("pytest", "suites", "autograder", "solutions", str(REPO)):
+        assert bad not in frames
+
+
+def test_nondeterministic_output_loses_points_deterministically(zygote: Zygote, suites: Path,
+                                                                course: config_mod.Course) -> None:
+    first = grade(zygote, HOSTILE / "nondeterministic.py", suites, course)
+    second = grade(zygote, HOSTILE / "nondeterministic.py", suites, course)
+    first.json.pop("execution_time")
+    second.json.pop("execution_time")
+    assert first.json == second.json
+    first.expect(EXPECT["nondeterministic"])
+
+
+def test_killing_the_fork_server_costs_only_that_component(zygote: Zygote, suites: Path,
+                                                           course: config_mod.Course, tmp_path: Path) -> None:
+    graded = grade(zygote, HOSTILE / "kill_fork_server.py", suites, course)
+    graded.expect({"AdditiveAttention": r"your code was stopped: .*sandbox"})
+    again = grade_source(zygote, tmp_path, "after", reference_source(), suites, course)
+    again.expect({})
+
+
+def test_no_residue_of_other_submissions_in_memory(zygote: Zygote, suites: Path,
+                                                   course: config_mod.Course) -> None:
+    grade(zygote, HOSTILE / "secret_holder.py", suites, course).expect(EXPECT["secret_holder"])
+    graded = grade(zygote, HOSTILE / "memory_residue.py", suites, course)
+    graded.expect({"masked_softmax": r"RESIDUE: \d+"})
+    count = int(re.search(r"RESIDUE: (\d+)", graded.text("masked_softmax")).group(1))
+    assert count < 10, f"{count} copies of another submission's text in the child's memory"
+
+
+def test_host_secrets_are_out_of_reach(zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
+    graded = grade(zygote, HOSTILE / "host_secrets.py", suites, course)
+    graded.expect({"masked_softmax": r"SECRETS: \[\]"})
+    sizes = re.search(r"TMPFS: (\{.*?\})", graded.text("masked_softmax")).group(1)
+    for folder, size in re.findall(r"'(/[\w/]+)': (\d+|None)", sizes):
+        assert size == "None" or int(size) <= 1024, (folder, size)
+
+
+# ------------------------------------------------------------------ a class at once, through the CLI
+
+BATCH = {  # submission -> components that must score 0 (regex of their feedback)
+    "correct_a": {},
+    "correct_b": {},
+    "loop_in_method": EXPECT["loop_in_method"],
+    "os_exit_at_import": EXPECT["os_exit_at_import"],
+    "forge_results": {"masked_softmax": r"max abs error"},
+    "fork_storm": {"sequence_mask": r"time limit"},
+}
+
+
+def make_class(directory: Path, out: Path) -> None:
+    directory.mkdir()
+    for name in BATCH:
+        text = reference_source() if name.startswith("correct") else source(
+            name, OUT_DIR=str(out), RESULTS_PATH=str(out / "results.json"))
+        (directory / f"{name}.py").write_text(text)
+
+
+def check_class(out: Path, zero: dict[str, dict[str, str]], full: dict[str, float], exact: bool = True) -> None:
+    """Every submission has its results file and a grades.csv row; components in `zero` score 0 (or,
+    with exact=False, less than full marks), the others full marks; nothing else is in OUT."""
+    import csv
+    rows = {r["submission"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert set(rows) == set(zero)
+    for name, expected_zero in zero.items():
+        res = json.loads((out / f"{name}.json").read_text())
+        assert "FORGED" not in json.dumps(res) and "forged" not in res["extra_data"], name
+        comps = {c: v["score"] for c, v in res["extra_data"]["components"].items()}
+        for c, points in full.items():
+            if c not in expected_zero:
+                assert comps[c] == points, (name, c, comps, res["output"][-1500:])
+            elif exact:
+                assert comps[c] == 0.0, (name, c, comps)
+            else:
+                assert comps[c] < points, (name, c, comps)
+        assert float(rows[name]["score"]) == res["score"] and rows[name]["status"] == "graded"
+        text = json.dumps(res["tests"])
+        for comp, pattern in expected_zero.items():
+            assert re.search(pattern, text), (name, comp)
+    assert sorted(p.name for p in out.iterdir()) == sorted([f"{n}.json" for n in zero] + ["grades.csv"])
+
+
+def test_class_batch_through_the_cli(tmp_path: Path, suites: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`course grade 02_attention_scoring DIR --out OUT` (in-process, against the tiny suite and small
+    limits: the batch's worker processes are forked from here, so they inherit the two patches)."""
+    from autograder import cli
+    course = low_limits(test_seconds=3, load_seconds=5)  # two workers and two sandboxes share the CPUs
+    real_grade_file = grading.grade_file
+    monkeypatch.setattr(config_mod, "default", lambda: course)
+    monkeypatch.setattr(grading, "grade_file",
+                        lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "course": course, "suites": suites}))
+    directory, out = tmp_path / "class", tmp_path / "out"
+    make_class(directory, out)
+    assert cli.main(["grade", ASSIGNMENT, str(directory), "--out", str(out), "--jobs", "2", "-q"]) == 0
+    check_class(out, BATCH, FULL)
+    assert no_processes_named("hx_storm")
+
+
+REAL_HIDDEN = REPO / "autograder" / "suites" / "hidden" / f"test_{ASSIGNMENT}.py"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REAL_HIDDEN.exists(), reason="the real suite for 02_attention_scoring is not written yet")
+def test_class_batch_against_the_real_suites(tmp_path: Path) -> None:
+    """End to end: the installed `course` command, the real suites and course.yml's limits, on the
+    correct submissions and the hostile ones that fail fast (about a minute: marked slow)."""
+    quick = {k: v for k, v in BATCH.items() if k in ("correct_a", "correct_b", "os_exit_at_import", "forge_results")}
+    directory, out = tmp_path / "class", tmp_path / "out"
+    directory.mkdir()
+    for name in quick:
+        text = reference_source() if name.startswith("correct") else source(name, OUT_DIR=str(out))
+        (directory / f"{name}.py").write_text(text)
+    proc = subprocess.run(["course", "grade", ASSIGNMENT, str(directory), "--out", str(out), "--jobs", "2", "-q"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    full = {c.name: c.points for c in config_mod.default().assignment(ASSIGNMENT).components}
+    zero = {"correct_a": {}, "correct_b": {}, "os_exit_at_import": {c: "the process exited" for c in full},
+            "forge_results": {"masked_softmax": ""}}
+    check_class(out, zero, full, exact=False)
