@@ -299,8 +299,10 @@ def test_mha_each_batch_item_uses_its_own_valid_length(student, c, data):
     lens = lens.clamp(max=c["K"])
     m = build(student, c)
     q, k, v = make_inputs(c)
-    alone = torch.cat([T.as_plain(run(m, c, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens[b:b + 1])) for b in range(c["B"])])
-    T.assert_close(run(m, c, q, k, v, lens), alone, what=f"{describe(c)} on the whole batch vs one batch item at a time",
+    alone = torch.cat([T.as_plain(run(m, c, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens[b:b + 1]))
+                       for b in range(c["B"])])
+    T.assert_close(run(m, c, q, k, v, lens), alone,
+                   what=f"{describe(c)} on the whole batch vs one batch item at a time",
                    inputs={"valid_lens": lens},
                    hint="the heads of batch item b are rows b*h .. b*h+h-1, so the lengths must be repeated in place: "
                         "torch.repeat_interleave(valid_lens, num_heads, dim=0) gives [l0, l0, l1, l1], while "
@@ -314,7 +316,11 @@ def test_mha_2d_valid_lens_per_query(student, c):
     m = build(student, c)
     q, k, v = make_inputs(c)
     lens = c["lens"]
-    alone = torch.cat([T.as_plain(run(m, c, q[:, j:j + 1], k, v, lens[:, j].contiguous())) for j in range(c["Q"])], dim=1)
+    alone = []
+    for j in range(c["Q"]):
+        lens_j = lens[:, j].clone(memory_format=torch.contiguous_format)  # (B,): query j's lengths
+        alone.append(T.as_plain(run(m, c, q[:, j:j + 1], k, v, lens_j)))
+    alone = torch.cat(alone, dim=1)
     T.assert_close(run(m, c, q, k, v, lens), alone, what=f"{describe(c)} with 2-D valid_lens (one length per query) "
                    "vs one query at a time with 1-D valid_lens", inputs={"valid_lens": lens},
                    hint="repeat the rows of a 2-D valid_lens along axis 0 only: torch.repeat_interleave(valid_lens, "
@@ -384,6 +390,6 @@ def test_mha_matches_reference_in_eval_mode(student, ref, c):
     r.to(c["dtype"])
     T.copy_weights(m, r)
     q, k, v = make_inputs(c)
-    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)}, dropout=0.5, eval mode, vs "
-                   "the course's model with the same weights", inputs={"valid_lens": c["lens"]},
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
+                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights", inputs={"valid_lens": c["lens"]},
                    hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)

@@ -87,8 +87,8 @@ def test_relative_position_is_a_rotation(student, d, i, k):
     rotated[0::2] = c * sin_i + s * cos_i  # sin(a + b)
     rotated[1::2] = c * cos_i - s * sin_i  # cos(a + b)
     T.assert_close(P[0, i + k], rotated, what=f"P[0, {i + k}] vs P[0, {i}] rotated by {k} positions "
-                   f"(num_hiddens={d})", hint="pair j turns at frequency 1 / 10000**(2j/d) per position; " + LAYOUT_HINT,
-                   atol=ATOL, rtol=0)
+                   f"(num_hiddens={d})", atol=ATOL, rtol=0,
+                   hint="pair j turns at frequency 1 / 10000**(2j/d) per position; " + LAYOUT_HINT)
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -139,8 +139,9 @@ def test_prefix_gets_same_encodings(student, case, data):
     pe = student.PositionalEncoding(d, 0.0, max_len)
     pe.eval()
     what = f"PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {tuple(X.shape)}"
-    T.assert_close(call(what + f" cut to {t} steps", pe, X[:, :t]), T.as_plain(call(what, pe, X))[:, :t], what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] "
-                   f"for X of shape {tuple(X.shape)}",
+    whole = T.as_plain(call(what, pe, X))
+    T.assert_close(call(what + f" cut to {t} steps", pe, X[:, :t]), whole[:, :t],
+                   what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] for X of shape {tuple(X.shape)}",
                    hint="position i always gets P[0, i], whatever the sequence length: add P[:, :T], the first T "
                         "rows of the table")
 

@@ -121,7 +121,8 @@ def test_mha_shape(student):
     what = ("MultiHeadAttention(key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2)"
             "(queries (2, 3, 4), keys (2, 5, 3), values (2, 5, 5), valid_lens)")
     T.assert_shape(call(what, m, q, k, v, torch.tensor([2, 5])), (2, 3, 6), what)
-    T.assert_shape(call(what + " with valid_lens=None", m, q, k, v, None), (2, 3, 6), "the same call with valid_lens=None")
+    T.assert_shape(call(what + " with valid_lens=None", m, q, k, v, None), (2, 3, 6),
+                   "the same call with valid_lens=None")
 
 
 @pytest.mark.component("MultiHeadAttention")

@@ -1,0 +1,395 @@
+"""Hidden tests for assignment 03: the RNN decoder with Bahdanau attention (instructor only).
+
+Encoder outputs come from the given Seq2SeqEncoder run here in the grader and are sent as tensors.
+Properties are checked against computations from the student's own weights (the query of each
+step, the GRU input of one step); then the whole decoder is compared with the reference with
+its weights copied in; finally one SGD step and a short training run go through an
+EncoderDecoder built from the student's classes.
+
+Feeding a whole target sequence in eval mode is outside the contract: whole sequences are fed in
+training mode with dropout 0 (deterministic), eval mode is exercised one step at a time.
+"""
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from torch import nn
+
+from autograder import testing as T
+
+SEEDS = st.integers(0, 2 ** 16)
+MODULE_HINT = ("per step: query = hidden_state[-1] (the top layer) as (B, 1, h); context = attention(query, "
+               "enc_outputs, enc_outputs, enc_valid_lens); GRU input cat((context, embedding), dim=-1) as "
+               "(1, B, h + e); one GRU step; dense on the collected outputs; return the updated hidden state")
+
+
+@st.composite
+def dec_case(draw, layers=st.integers(1, 2), steps=st.integers(1, 3), none_lens=True):
+    """Sizes, source valid lengths (None or (B,), each >= 1) and a seed."""
+    c = dict(V=draw(st.integers(2, 6), label="vocab_size"), E=draw(st.integers(1, 4), label="embed_size"),
+             H=draw(st.integers(1, 4), label="num_hiddens"), L=draw(layers, label="num_layers"),
+             B=draw(st.integers(1, 3), label="B"), T_enc=draw(st.integers(1, 4), label="T_enc"),
+             T_dec=draw(steps, label="T_dec"))
+    kinds = ["1d", "none"] if none_lens else ["1d"]
+    lens = None
+    if draw(st.sampled_from(kinds), label="valid_lens kind") == "1d":
+        lens = torch.tensor(draw(st.lists(st.integers(1, c["T_enc"]), min_size=c["B"], max_size=c["B"]),
+                                 label="enc_valid_lens"))
+    c.update(lens=lens, seed=draw(SEEDS, label="seed"))
+    return c
+
+
+def describe(c, dropout=0.0):
+    return (f"Seq2SeqAttentionDecoder(vocab_size={c['V']}, embed_size={c['E']}, num_hiddens={c['H']}, "
+            f"num_layers={c['L']}, dropout={dropout})")
+
+
+def encoder_outputs(ref, c):
+    """The given GRU encoder's (outputs (T_enc, B, H), state (L, B, H)) on random tokens, computed here."""
+    torch.manual_seed(c["seed"])
+    enc = ref.Seq2SeqEncoder(c["V"] + 1, 3, c["H"], c["L"]).eval()
+    src = torch.randint(0, c["V"] + 1, (c["B"], c["T_enc"]))
+    with torch.no_grad():
+        outputs, state = enc(src)
+    return outputs.clone(), state.clone()
+
+
+def targets(c, steps=None):
+    g = torch.Generator().manual_seed(c["seed"] + 1)
+    return torch.randint(0, c["V"], (c["B"], steps or c["T_dec"]), generator=g)
+
+
+def build(student, c, dropout=0.0, mode="train"):
+    T.seed(student, c["seed"])
+    dec = student.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], dropout)
+    if mode == "train":
+        dec.train()
+    else:
+        dec.eval()
+    return dec
+
+
+def call(what, fn, *args, hint=MODULE_HINT, **kwargs):
+    """Call the student's code; an exception becomes a failure that says which call failed and why."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: {hint}") from None
+
+
+def step_weights(dec, c, step):
+    weights = list(dec.attention_weights)
+    T.check(len(weights) == step, f"after decoding {step} step(s) in one forward call, attention_weights should hold "
+                                  f"{step} tensor(s), one per decoding step, got {len(weights)}")
+    return [T.as_plain(w) for w in weights]
+
+
+# Pieces of the decoder rebuilt here from the student's own weights.
+
+def weights_of(dec, c):
+    """The student's state_dict, after checking the shapes the pieces below rely on."""
+    sd = T.state_dict(dec)
+    H, E = c["H"], c["E"]
+    expected = {"attention.W_q.weight": (H, H), "attention.W_k.weight": (H, H), "attention.w_v.weight": (1, H),
+                "embedding.weight": (c["V"], E), "rnn.weight_ih_l0": (3 * H, E + H), "dense.weight": (c["V"], H)}
+    for name, shape in expected.items():
+        T.check(name in sd, f"{describe(c)} has no parameter '{name}' (yours: {sorted(sd)[:12]})")
+        T.check(tuple(sd[name].shape) == shape, f"{describe(c)}: '{name}' has shape {tuple(sd[name].shape)}, expected "
+                                                f"{shape} (the GRU reads cat(context, embedding): embed_size + num_hiddens)")
+    return sd
+
+
+def attention_from(sd, H):
+    """Additive attention with the student's attention weights (attention.W_q, W_k, w_v)."""
+    att = nn.ModuleDict({"W_q": nn.Linear(H, H, bias=False), "W_k": nn.Linear(H, H, bias=False),
+                         "w_v": nn.Linear(H, 1, bias=False)})
+    att.load_state_dict({k[len("attention."):]: v for k, v in sd.items() if k.startswith("attention.")})
+
+    def weights(query, enc, lens):  # query (B, 1, H), enc (B, T, H) -> (B, 1, T)
+        with torch.no_grad():
+            scores = att["w_v"](torch.tanh(att["W_q"](query).unsqueeze(2) + att["W_k"](enc).unsqueeze(1))).squeeze(-1)
+        if lens is not None:
+            mask = torch.arange(enc.shape[1]).reshape(1, 1, -1) < lens.reshape(-1, 1, 1)
+            scores = scores.masked_fill(~mask, -float("inf"))
+        return torch.softmax(scores, dim=-1)
+    return weights
+
+
+def gru_from(sd, c):
+    gru = nn.GRU(c["E"] + c["H"], c["H"], c["L"])
+    gru.load_state_dict({k[len("rnn."):]: v for k, v in sd.items() if k.startswith("rnn.")})
+    return gru
+
+
+# ---------------------------------------------------------------- init_state
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case())
+def test_init_state_permutes_batch_first(student, ref, c):
+    """init_state permutes the encoder outputs (T, B, h) to batch first (B, T, h) and keeps the hidden state and valid lengths"""
+    dec = build(student, c)
+    outputs, hidden = encoder_outputs(ref, c)
+    state = call(f"{describe(c)}.init_state((outputs, state), enc_valid_lens)", dec.init_state, (outputs, hidden),
+                 c["lens"])
+    T.check(len(state) == 3, f"init_state should return [outputs, hidden_state, enc_valid_lens], got {len(state)} items")
+    T.assert_shape(state[0], (c["B"], c["T_enc"], c["H"]), "init_state(...)[0], the encoder outputs batch first")
+    T.check(torch.equal(T.as_plain(state[0]), outputs.permute(1, 0, 2)),
+            f"init_state(...)[0] must be outputs.permute(1, 0, 2): entry [b, t] is the encoder output of sequence b "
+            f"at step t (outputs of shape {tuple(outputs.shape)}). hint: reshape(B, T, h) keeps the time-first "
+            f"order of the numbers and mixes up sequences; permute (or transpose(0, 1)) swaps the axes")
+    T.check(torch.equal(T.as_plain(state[1]), hidden), "init_state(...)[1] must be the encoder's final hidden state "
+                                                       "(num_layers, B, h), unchanged")
+    T.check((state[2] is None) if c["lens"] is None else torch.equal(T.as_plain(state[2]), c["lens"]),
+            f"init_state(...)[2] must be enc_valid_lens unchanged ({c['lens']}), got {state[2]}")
+
+
+# ---------------------------------------------------------------- attention weights
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(none_lens=False), first=st.integers(1, 3))
+def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first):
+    """attention_weights holds one (B, 1, T_enc) tensor per step of the last forward call, zero beyond enc_valid_lens, summing to 1"""
+    dec = build(student, c)
+    enc = encoder_outputs(ref, c)
+    call(f"{describe(c)}(X, state)", dec, targets(c, first), dec.init_state(enc, c["lens"]))
+    call(f"{describe(c)}(X, state)", dec, targets(c), dec.init_state(enc, c["lens"]))
+    T.check(len(list(dec.attention_weights)) == c["T_dec"],
+            f"after a forward call of {first} step(s) then one of {c['T_dec']} step(s), attention_weights holds "
+            f"{len(list(dec.attention_weights))} tensors: it must hold the {c['T_dec']} of the last forward call, one "
+            f"per decoding step (start a new list in every forward call)")
+    for t, w in enumerate(step_weights(dec, c, c["T_dec"])):
+        T.assert_shape(w, (c["B"], 1, c["T_enc"]), f"attention_weights[{t}]")
+        for b, n in enumerate(c["lens"].tolist()):
+            T.check(bool((w[b, 0, n:] == 0).all()),
+                    f"attention_weights[{t}][{b}] = {w[b, 0].tolist()}: source positions beyond the valid length {n} "
+                    f"must get weight exactly 0. hint: pass enc_valid_lens (state[2]) to the attention")
+        T.assert_close(w.sum(-1), torch.ones(c["B"], 1), what=f"attention_weights[{t}] summed over the source positions")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(layers=st.integers(2, 3), steps=st.just(3)))
+def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
+    """at every step the attention query is the top layer (hidden_state[-1]) of the current hidden state (num_layers >= 2)"""
+    dec = build(student, c, mode="eval")
+    sd = weights_of(dec, c)
+    attend = attention_from(sd, c["H"])
+    state = dec.init_state(encoder_outputs(ref, c), c["lens"])
+    enc_bt = T.as_plain(state[0])
+    X = targets(c)
+    for t in range(c["T_dec"]):
+        hidden = T.as_plain(state[1])
+        _, state = call(f"{describe(c)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
+        got = step_weights(dec, c, 1)[0]
+        expected = attend(hidden[-1].unsqueeze(1), enc_bt, c["lens"])
+        if not torch.allclose(got, expected, rtol=1e-5, atol=1e-5):
+            layers = [i for i in range(c["L"] - 1) if torch.allclose(got, attend(hidden[i].unsqueeze(1), enc_bt,
+                                                                                  c["lens"]), atol=1e-5)]
+            hint = ("the query must be the top layer of the current hidden state, hidden_state[-1], as (B, 1, h)"
+                    + (f"; your weights match layer {layers[0]} instead (hidden_state[0] is the bottom layer)"
+                       if layers else ""))
+            T.assert_close(got, expected, what=f"attention weights of step {t} (fed one token at a time) vs additive "
+                           f"attention of your weights with query = top layer of the hidden state", hint=hint)
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(steps=st.just(1)), data=st.data())
+def test_gru_input_is_context_then_embedding(student, ref, c, data):
+    """one decoding step runs the GRU on cat(context, embedding), in that order, then dense"""
+    dec = build(student, c, mode="eval")
+    sd = weights_of(dec, c)
+    enc = encoder_outputs(ref, c)
+    X = targets(c)
+    logits, state = call(f"{describe(c)} in eval mode on one step", dec, X, dec.init_state(enc, c["lens"]))
+    enc_bt, hidden = enc[0].permute(1, 0, 2), enc[1]
+    weights = attention_from(sd, c["H"])(hidden[-1].unsqueeze(1), enc_bt, c["lens"])  # (B, 1, T_enc)
+    context = weights @ enc_bt  # (B, 1, H)
+    emb = sd["embedding.weight"][X[:, 0]].unsqueeze(1)  # (B, 1, E)
+    gru = gru_from(sd, c)
+
+    def step(first, second):
+        with torch.no_grad():
+            out, new_hidden = gru(torch.cat((first, second), dim=-1).permute(1, 0, 2), hidden)
+            return (out @ sd["dense.weight"].T + sd["dense.bias"]).permute(1, 0, 2), new_hidden
+
+    expected, expected_hidden = step(context, emb)
+    hint = "the GRU input is torch.cat((context, embedding), dim=-1): the context first, then the embedding"
+    if not torch.allclose(T.as_plain(logits), expected, atol=1e-5):
+        swapped, _ = step(emb, context)
+        if torch.allclose(T.as_plain(logits), swapped, atol=1e-5):
+            hint = "you concatenated (embedding, context): the contract's order is cat((context, embedding), dim=-1)"
+    T.assert_close(logits, expected, what=f"{describe(c)}: logits of one step vs dense(GRU(cat(context, embedding)))",
+                   hint=hint + "; " + MODULE_HINT)
+    T.assert_close(state[1], expected_hidden, what="the hidden state returned after one step",
+                   hint="the new state must carry the hidden state computed by the GRU step; " + hint)
+
+
+# ---------------------------------------------------------------- decoding step by step
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(steps=st.integers(2, 4)))
+def test_step_by_step_equals_whole_sequence(student, ref, c):
+    """feeding the target one token at a time (passing the returned state on) equals feeding it whole (training mode, dropout 0)"""
+    dec = build(student, c)
+    enc = encoder_outputs(ref, c)
+    X = targets(c)
+    whole, whole_state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
+    whole_weights = step_weights(dec, c, c["T_dec"])
+    state, outs, weights = dec.init_state(enc, c["lens"]), [], []
+    for t in range(c["T_dec"]):
+        out, state = call(f"{describe(c)}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
+        outs.append(T.as_plain(out))
+        weights += step_weights(dec, c, 1)
+    hint = ("inside forward, each step's query must come from the hidden state updated by the previous GRU step "
+            "(not the one forward started with), and forward must return that updated hidden state in its new state")
+    T.assert_close(torch.cat(outs, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
+                   hint=hint)
+    T.assert_close(torch.cat(weights, dim=1), torch.cat(whole_weights, dim=1),
+                   what="attention weights step by step vs at once", hint=hint)
+    T.assert_close(state[1], whole_state[1], what="final hidden state step by step vs at once", hint=hint)
+
+
+# ---------------------------------------------------------------- the reference
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(steps=st.integers(1, 4)))
+def test_matches_reference(student, ref, c):
+    """with the course's weights copied in, logits, hidden state and attention weights match the course's decoder"""
+    dec = build(student, c, dropout=0.3, mode="train")
+    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.3)
+    T.copy_weights(dec, r)
+    enc = encoder_outputs(ref, c)
+    X = targets(c)
+    # One token at a time in eval mode (dropout 0.3 must be off).
+    dec.eval()
+    r.eval()
+    state, r_state = dec.init_state(enc, c["lens"]), r.init_state(enc, c["lens"])
+    for t in range(c["T_dec"]):
+        out, state = call(f"{describe(c, 0.3)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
+        with torch.no_grad():
+            r_out, r_state = r(X[:, t:t + 1], r_state)
+        what = f"{describe(c, 0.3)} in eval mode, step {t}, vs the course's decoder with the same weights"
+        T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
+        T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=f"{what}: attention weights",
+                       hint=MODULE_HINT)
+        T.assert_close(state[1], r_state[1], what=f"{what}: hidden state", hint=MODULE_HINT)
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@given(c=dec_case(steps=st.integers(1, 4)))
+def test_matches_reference_whole_sequence(student, ref, c):
+    """on a whole target sequence (training mode, dropout 0) the decoder matches the course's decoder with the same weights"""
+    dec = build(student, c)
+    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
+    T.copy_weights(dec, r)
+    enc = encoder_outputs(ref, c)
+    X = targets(c)
+    out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
+    with torch.no_grad():
+        r_out, r_state = r(X, r.init_state(enc, c["lens"]))
+    what = f"{describe(c)} on X of shape {tuple(X.shape)} vs the course's decoder with the same weights"
+    T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)
+    T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
+                   what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
+    T.assert_close(state[1], r_state[1], what=f"{what}: final hidden state", hint=MODULE_HINT)
+    T.assert_close(state[0], r_state[0], what=f"{what}: returned state[0], the encoder outputs batch first")
+
+
+# ---------------------------------------------------------------- training through the given EncoderDecoder
+
+def given_class(student, name):
+    try:
+        return getattr(student, name)
+    except AttributeError:
+        raise AssertionError(f"`{name}` (given code) is not available in your submission: keep the line that "
+                             f"imports it from attention_support") from None
+
+
+def seq2seq(student, V, E, H, L, seed):
+    T.seed(student, seed)
+    enc = given_class(student, "Seq2SeqEncoder")(V, E, H, L)
+    dec = student.Seq2SeqAttentionDecoder(V, E, H, L)
+    return given_class(student, "EncoderDecoder")(enc, dec)
+
+
+def reversal_batch(seed, B=16, S=4, V=6):
+    """Reverse a sequence of symbols 2..V-1 (0 pads, 1 is <bos>): [enc_X, enc_len, dec_in, target, target_len]."""
+    g = torch.Generator().manual_seed(seed)
+    lens = torch.randint(2, S + 1, (B,), generator=g)
+    src = torch.randint(2, V, (B, S), generator=g) * (torch.arange(S) < lens[:, None])
+    tgt = torch.zeros_like(src)
+    for b in range(B):
+        tgt[b, :int(lens[b])] = src[b, :int(lens[b])].flip(0)
+    dec_in = torch.cat([torch.ones(B, 1, dtype=torch.long), tgt[:, :-1]], dim=1)
+    return [src, lens, dec_in, tgt, lens.clone()]
+
+
+def masked_ce(model, batch):
+    """The loss per target token, measured here on the model's logits (training mode, dropout 0)."""
+    enc_X, enc_len, dec_in, tgt, tgt_len = batch
+    model.train()
+    logits, _ = call("EncoderDecoder(Seq2SeqEncoder, your decoder)(enc_X, dec_X, enc_valid_len)", model, enc_X, dec_in,
+                     enc_len)
+    T.assert_shape(logits, tuple(tgt.shape) + (6,), "the logits of the EncoderDecoder")
+    mask = torch.arange(tgt.shape[1])[None] < tgt_len[:, None]
+    ce = nn.functional.cross_entropy(T.as_plain(logits).permute(0, 2, 1), tgt, reduction="none")
+    return float((ce * mask).sum() / mask.sum())
+
+
+def reference_sgd_step(model, batch, lr):
+    """T.fit's SGD step (masked cross-entropy, gradient norm clipped to 1), without building an optimizer
+    here (the first torch.optim optimizer of a process imports torch._dynamo, seconds of start-up)."""
+    enc_X, enc_len, dec_in, tgt, tgt_len = batch
+    model.train()
+    logits, _ = model(enc_X, dec_in, enc_len)
+    mask = torch.arange(tgt.shape[1])[None] < tgt_len[:, None]
+    ce = nn.functional.cross_entropy(logits.permute(0, 2, 1), tgt, reduction="none")
+    model.zero_grad()
+    ((ce * mask).sum() / mask.sum()).backward()
+    params = [p for p in model.parameters() if p.requires_grad]
+    nn.utils.clip_grad_norm_(params, 1.0)
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=3)
+@given(L=st.integers(1, 2), seed=SEEDS)
+def test_one_sgd_step_matches_reference(student, ref, L, seed):
+    """one SGD step through EncoderDecoder changes every weight as the course's model does (gradients flow through every step)"""
+    V, E, H, LR = 6, 3, 4, 0.5
+    model = seq2seq(student, V, E, H, L, seed)
+    torch.manual_seed(seed)
+    r = ref.EncoderDecoder(ref.Seq2SeqEncoder(V, E, H, L), ref.Seq2SeqAttentionDecoder(V, E, H, L))
+    T.copy_weights(model, r)
+    batch = [{"inputs": reversal_batch(seed)}]
+    call("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), one SGD step)", T.fit, model, batch,
+         loss="masked_ce", lr=LR, steps=1, optimizer="sgd")
+    before = {k: v.detach().clone() for k, v in r.state_dict().items()}
+    reference_sgd_step(r, batch[0]["inputs"], lr=LR)
+    mine, theirs = T.state_dict(model), r.state_dict()
+    for name in sorted(theirs):
+        # Compare the steps (the clipped gradients), not the weights: a step is small next to a weight.
+        T.assert_close((mine[name] - before[name]) / LR, (theirs[name] - before[name]) / LR,
+                       what=f"the change of '{name}' in one SGD step, divided by the learning rate (the clipped "
+                            f"gradient; num_layers={L})", rtol=1e-4, atol=1e-6,
+                       hint="the gradient must reach every weight through every decoding step: do not detach the "
+                            "hidden state or the context between steps (detaching is for truncated backpropagation "
+                            "in language models, not here), and do not compute them under torch.no_grad()")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.keep("end to end: the decoder trains inside the given EncoderDecoder; no single mutant is specific to it")
+@settings(max_examples=1)
+@given(seed=st.just(0))
+def test_learns_to_reverse(student, seed):
+    """inside EncoderDecoder the decoder learns a tiny reversal task: the held-out loss falls well below its start"""
+    # Kills no mutant of its own (every value or gradient bug is caught above); it guards the integration.
+    model = seq2seq(student, 6, 6, 12, 1, seed)
+    held_out = reversal_batch(99)
+    before = masked_ce(model, held_out)
+    call("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), 20 Adam steps)", T.fit, model,
+         [{"inputs": reversal_batch(s)} for s in range(4)], loss="masked_ce", lr=0.05, steps=20)
+    after = masked_ce(model, held_out)
+    T.check(after < 0.6 * before, f"after 20 Adam steps on a reversal task the held-out loss went from {before:.3f} to "
+                                  f"{after:.3f} per token; the course's decoder gets below {0.6 * before:.3f}. "
+                                  f"hint: {MODULE_HINT}")
