@@ -371,25 +371,52 @@ def test_file_system_walk_finds_nothing(zygote: Zygote, suites: Path, decoy: Pat
     assert found == "[]", found
 
 
-def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path, course: config_mod.Course,
-                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+class SharedSandbox:
+    """The module's warm sandbox handed to the CLI, which would otherwise start (and stop) its own."""
+
+    def __init__(self, zygote: Zygote) -> None:
+        self._zygote = zygote
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._zygote, name)
+
+    def stop(self) -> None:
+        pass
+
+
+def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`course --config LOW grade A FILE --results R` on a submission that writes forged results to
+    R, to the --out directory of a class run, to its working directory, /tmp and /dev/shm."""
+    import yaml
+
+    from autograder import cli
+    from autograder import sandbox as sandbox_mod
     results = tmp_path / "results" / "r.json"
     out = tmp_path / "out"
     results.parent.mkdir()
     out.mkdir()
-    monkeypatch.chdir(tmp_path)
     host_tmp = Path("/tmp/hx_forged_results.json")
     host_tmp.unlink(missing_ok=True)
     path = tmp_path / "forge_results.py"
     path.write_text(source("forge_results", RESULTS_PATH=str(results), OUT_DIR=str(out)))
-    graded = grade(zygote, path, suites, course)
-    graded.expect({"masked_softmax": r"max abs error"})
-    # Nothing reached the host: not the grader's paths, not its working directory, not /tmp.
-    assert not results.exists() and list(out.iterdir()) == []
-    assert not (tmp_path / "results.json").exists() and not host_tmp.exists()
-    grading.write_results(graded.result, results)
+    raw = yaml.safe_load(config_mod.DEFAULT_CONFIG.read_text())
+    raw["limits"] = low_limits().limits.model_dump()
+    low = tmp_path / "course.yml"
+    low.write_text(yaml.safe_dump(raw))
+    real_grade_file = grading.grade_file
+    monkeypatch.setattr(grading, "grade_file", lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "suites": suites}))
+    monkeypatch.setattr(sandbox_mod, "Zygote", lambda mode="auto": SharedSandbox(zygote))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--config", str(low), "grade", ASSIGNMENT, str(path), "--results", str(results), "-q"]) == 0
     written = json.loads(results.read_text())
-    assert written["score"] == 10.0 and "FORGED" not in json.dumps(written)
+    comps = {c: v["score"] for c, v in written["extra_data"]["components"].items()}
+    assert comps == {**FULL, "masked_softmax": 0.0} and written["score"] == 10.0
+    assert "FORGED" not in json.dumps(written) and "forged" not in written["extra_data"]
+    # Nothing else reached the host: not the --out directory, the working directory or /tmp.
+    assert list(out.iterdir()) == [] and not host_tmp.exists() and not (tmp_path / "results.json").exists()
+    forged = [p for p in tmp_path.rglob("*") if p.is_file() and p != path and b"FORGED" in p.read_bytes()]
+    assert forged == []
 
 
 def test_fork_storm_does_not_hang_and_leaves_nothing(zygote: Zygote, suites: Path,

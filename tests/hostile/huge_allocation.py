@@ -1,8 +1,9 @@
-"""attack: huge allocations: 64 GiB at load time (a "pure" statement, so the loader runs it) and
-4 TiB of float32 inside masked_softmax.
+"""attack: huge allocations: 1 PiB of bytes at load time (a "pure" statement, so the loader runs it)
+and 8 GiB of float32 inside masked_softmax, far above limits.memory_mb.
 expect: the load-time allocation is refused (MemoryError, noted) and loading goes on; masked_softmax
-scores 0 with "ran out of memory (limit: N MB above the interpreter)"; the other components get full
-marks. Both allocations are refused outright (address-space limit), nothing is ever touched.
+scores 0 with "ran out of memory (limit: N MB above the interpreter)" (the address-space limit
+refuses the 8 GiB); the other components get full marks. Safe anywhere: 1 PiB is more than any
+address space, and torch.empty never touches the 8 GiB it may get outside the sandbox.
 """
 import math
 import os
@@ -13,7 +14,7 @@ import torch
 from torch import nn
 
 
-_HOARD = b"x" * (64 * 2 ** 30)
+_HOARD = b"x" * 2 ** 50
 
 
 def sequence_mask(X, valid_len, value=0):
@@ -22,7 +23,7 @@ def sequence_mask(X, valid_len, value=0):
 
 
 def masked_softmax(X, valid_lens):
-    hoard = torch.empty(2 ** 40, dtype=torch.float32)
+    hoard = torch.empty(2 ** 31, dtype=torch.float32)
     return hoard[: X.numel()].reshape(X.shape)
 
 
