@@ -76,9 +76,8 @@ class SandboxProvider:
     def _start(self, component: str) -> None:
         self._finish_child()
         self.current = component
-        modules, inject = handin.child_modules(self.course, self.assignment, component)
-        job = {"cells": [list(c) for c in self.cells], "modules": modules, "inject": inject,
-               "deps_module": handin.DEPS_MODULE, "seed": 0, "limits": self.limits.as_dict()}
+        job = {"cells": [list(c) for c in self.cells], "seed": 0, "limits": self.limits.as_dict(),
+               **handin.job_parts(self.course, self.assignment, component)}
         try:
             self.child = self.zygote.spawn(job, self.limits)
             ready = self.child.wait_ready(self.course.limits.load_seconds)

@@ -67,6 +67,15 @@ def placeholder_source(names: list[str], component: str) -> str:
     return "\n".join(lines)
 
 
+def job_parts(course: Course, assignment: Assignment, component: str) -> dict[str, object]:
+    """What a child needs besides the submission: modules to install, and the names to put in the
+    student's namespace before loading (given code and dependencies, as `from attention_support
+    import *` would) and again after it (dependencies, overriding the student's own versions)."""
+    modules, inject = child_modules(course, assignment, component)
+    prelude = sorted(set(_given_names(course)) | set(inject))
+    return {"modules": modules, "inject": inject, "prelude": prelude, "deps_module": DEPS_MODULE}
+
+
 def child_modules(course: Course, assignment: Assignment, component: str) -> tuple[dict[str, str], list[str]]:
     """({module name: source} to install in the child, names to inject into the student namespace)."""
     deps = [n for n in course.closure([component]) if course.owner(n) is not None]

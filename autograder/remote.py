@@ -77,7 +77,7 @@ class Connection:
 
     def _to_handle(self, obj: Any) -> wire.Handle:
         if isinstance(obj, RemoteObject):
-            if object.__getattribute__(obj, "_conn") is not self:
+            if object.__getattribute__(obj, "_conn").child is not self.child:
                 raise wire.WireError("an object from another submission")
             return object.__getattribute__(obj, "_handle")
         raise wire.WireError(f"cannot send a {type(obj).__name__} to the submission")
@@ -175,11 +175,11 @@ class RemoteNamespace:
             raise AttributeError(name)
         cached = self._conn.names.get(name)
         if cached is not None:
-            return cached
+            return RemoteObject(self._conn, cached)
         try:
             value = self._conn.request({"op": "get", "name": name})
             if isinstance(value, RemoteObject) and value._handle.type_name in ("function", "type"):
-                self._conn.names[name] = value  # a top-level function or class never changes handle
+                self._conn.names[name] = value._handle  # a top-level function or class keeps its handle
             return value
         except StudentError as exc:
             if not str(exc).startswith("your code raised NameError"):

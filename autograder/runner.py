@@ -104,18 +104,13 @@ class InProcessProvider:
     def _load(self, component: str) -> Any:
         sys.path.insert(0, str(Path(__file__).parent / "runtime"))
         try:
-            import loader  # the sandbox's own loader
-            import child
+            import child  # the sandbox's own loader
         finally:
             sys.path.pop(0)
-        modules, inject = handin.child_modules(self.course, self.assignment, component)
-        saved = {n: sys.modules.get(n) for n in modules}
+        job = {"cells": self.cells, **handin.job_parts(self.course, self.assignment, component)}
+        saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
-            child.install_modules(modules)
-            names: dict[str, Any] = {"__name__": "__submission__"}
-            report = loader.load(self.cells, names)
-            for n in inject:
-                names[n] = sys.modules[handin.DEPS_MODULE].__dict__[n]
+            names, report = child.load_submission(job)
         finally:
             for n, m in saved.items():
                 if m is None:

@@ -182,18 +182,24 @@ def install_modules(modules: dict[str, str]) -> None:
         exec(compile(source, f"<course {name}>", "exec"), module.__dict__)
 
 
+def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
+    install_modules(job["modules"])
+    deps = sys.modules[job["deps_module"]].__dict__
+    namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
+    # Given code and dependencies are there from the start, as after `from attention_support import *`.
+    namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})
+    report = loader.load([tuple(c) for c in job["cells"]], namespace)
+    # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
+    namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
+    return namespace, report
+
+
 def serve(job: dict[str, Any], sock: socket.socket) -> None:
     """Load the submission, report, then answer calls until the grader hangs up."""
     seed_everything(int(job.get("seed", 0)))
     torch.set_num_threads(1)
-    install_modules(job["modules"])
-    namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
-    report = loader.load([tuple(c) for c in job["cells"]], namespace)
-    # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
-    deps = sys.modules.get(job.get("deps_module", ""), None)
-    for name in job.get("inject", []):
-        if deps is not None and name in deps.__dict__:
-            namespace[name] = deps.__dict__[name]
+    namespace, report = load_submission(job)
     seed_everything(int(job.get("seed", 0)))
     server = Server(namespace)
     wire.send(sock, {"ready": report})
