@@ -49,13 +49,15 @@ def _init_worker(mode: str) -> None:
     torch.set_num_threads(1)
 
 
-def _grade_one(assignment_id: str, path: str, public_only: bool) -> dict[str, Any]:
+def _grade_one(assignment_id: str, path: str, public_only: bool,
+               config_path: Optional[str] = None) -> dict[str, Any]:
     """Runs in a worker: grade one file, return the results as data (never raises)."""
     global _zygote
     try:
         if _zygote is None:
             _zygote = Zygote(_mode)
-        result = grading.grade_file(_zygote, assignment_id, path, public_only=public_only)
+        course = config_mod.load(config_path) if config_path else None
+        result = grading.grade_file(_zygote, assignment_id, path, public_only=public_only, course=course)
         return grading.results_json(result)
     except Exception:  # noqa: BLE001 - a grader bug must not stop the batch
         return {"score": 0.0, "max_score": config_mod.default().assignment(assignment_id).max_score,
@@ -64,9 +66,10 @@ def _grade_one(assignment_id: str, path: str, public_only: bool) -> dict[str, An
 
 
 def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Optional[int] = None,
-                    public_only: bool = False, mode: str = "auto", progress: bool = True) -> list[dict[str, Any]]:
+                    public_only: bool = False, mode: str = "auto", progress: bool = True,
+                    config_path: Optional[str] = None) -> list[dict[str, Any]]:
     """Grade every submission in `directory`; write `<name>.json` per submission and `grades.csv`."""
-    course = config_mod.default()
+    course = config_mod.load(config_path) if config_path else config_mod.default()
     assignment = course.assignment(assignment_id)
     subs = find_submissions(directory, assignment_id)
     out.mkdir(parents=True, exist_ok=True)
@@ -76,7 +79,7 @@ def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Opt
     bar = _progress(len(subs), progress)
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                 initargs=(mode,)) as pool:
-        futures = {pool.submit(_grade_one, assignment_id, str(path), public_only): (name, path)
+        futures = {pool.submit(_grade_one, assignment_id, str(path), public_only, config_path): (name, path)
                    for name, path in subs}
         for fut in cf.as_completed(futures):
             name, path = futures[fut]

@@ -55,7 +55,7 @@ def cmd_grade(ns: argparse.Namespace) -> int:
             raise SystemExit("course grade: grading a directory needs --out DIR")
         start = time.monotonic()
         rows = batch.grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
-                                     mode=ns.sandbox, progress=not ns.quiet)
+                                     mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         return 0
