@@ -40,7 +40,8 @@ class Case:
 @st.composite
 def cases(draw, min_m: int = 1) -> Case:
     n = draw(st.integers(1, 5))
-    m = draw(st.integers(min_m, 6).filter(lambda m: m != n))  # n != m catches the wrong softmax axis
+    m = draw(st.integers(min_m, 5))
+    m = m + 1 if m >= n else m  # n != m catches a softmax over the wrong axis
     return Case(n, m, draw(DTYPES), draw(st.integers(0, 2 ** 16)))
 
 
@@ -109,6 +110,7 @@ def _check_shapes(y_hat, weights, n, m, who):
 
 @pytest.mark.component("nadaraya_watson")
 @pytest.mark.weight(2)
+@settings(max_examples=20)
 @given(case=cases())
 def test_nw_matches_reference(student, ref, case):
     """predictions and weights match the Gaussian-kernel reference (float32 and float64)"""
@@ -122,6 +124,7 @@ def test_nw_matches_reference(student, ref, case):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=10)
 @given(case=cases())
 def test_nw_normalized(student, case):
     """attention weights are non-negative and each row sums to 1 over the keys (n != m)"""
@@ -136,6 +139,7 @@ def test_nw_normalized(student, case):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=10)
 @given(case=cases())
 def test_nw_within_range(student, case):
     """predictions lie between the smallest and the largest training value"""
@@ -150,6 +154,7 @@ def test_nw_within_range(student, case):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=8)
 @given(case=cases(min_m=2), data=st.data())
 def test_nw_permutation(student, case, data):
     """reordering the training pairs (keys with their values) changes no prediction"""
@@ -166,6 +171,7 @@ def test_nw_permutation(student, case, data):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=8)
 @given(case=cases(), shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
 def test_nw_shift(student, case, shift):
     """shifting every query and key by the same amount changes nothing (the kernel depends on x - x_j)"""
@@ -181,6 +187,7 @@ def test_nw_shift(student, case, shift):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=8)
 @given(case=cases(min_m=2), data=st.data())
 def test_nw_interpolates_far_keys(student, case, data):
     """keys far apart: a query placed on a key gets that key's value (weight 1 on it)"""
@@ -199,6 +206,7 @@ def test_nw_interpolates_far_keys(student, case, data):
 
 
 @pytest.mark.component("nadaraya_watson")
+@settings(max_examples=8)
 @given(case=cases())
 def test_nw_mean_for_close_keys(student, case):
     """keys (almost) all at the same x: every prediction is the mean of the values"""
@@ -222,6 +230,7 @@ W_VALUES = st.sampled_from([-1.5, -0.7, 0.3, 1.0, 2.5])
 
 @pytest.mark.component("NWKernelRegression")
 @pytest.mark.weight(2)
+@settings(max_examples=20)
 @given(case=cases(), w=W_VALUES)
 def test_nwk_matches_reference(student, ref, case, w):
     """output and attention_weights match the reference for a given w (float32 and float64)"""
@@ -243,6 +252,7 @@ def test_nwk_matches_reference(student, ref, case, w):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=10)
 @given(case=cases(), w=W_VALUES)
 def test_nwk_normalized(student, case, w):
     """stored attention_weights are non-negative and each row sums to 1 over its keys (n != m)"""
@@ -258,6 +268,7 @@ def test_nwk_normalized(student, case, w):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=10)
 @given(case=cases(), w=W_VALUES)
 def test_nwk_within_range(student, case, w):
     """each prediction lies between the smallest and the largest value of its own row"""
@@ -277,6 +288,7 @@ def test_nwk_within_range(student, case, w):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=8)
 @given(case=cases(min_m=2), w=W_VALUES, data=st.data())
 def test_nwk_permutation(student, case, w, data):
     """reordering each row's (key, value) pairs together changes no prediction"""
@@ -293,6 +305,7 @@ def test_nwk_permutation(student, case, w, data):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=8)
 @given(case=cases(), w=W_VALUES, shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
 def test_nwk_shift(student, case, w, shift):
     """shifting queries and keys by the same amount changes nothing"""
@@ -309,6 +322,7 @@ def test_nwk_shift(student, case, w, shift):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=8)
 @given(case=cases(min_m=2), data=st.data())
 def test_nwk_large_w_interpolates(student, case, data):
     """large w: a query sitting on one of its keys (others at least 1 away) gets that key's value"""
@@ -332,6 +346,7 @@ def test_nwk_large_w_interpolates(student, case, data):
 
 
 @pytest.mark.component("NWKernelRegression")
+@settings(max_examples=8)
 @given(case=cases())
 def test_nwk_small_w_mean(student, case):
     """small w (a very wide kernel): each prediction is the mean of its row of values"""
@@ -369,7 +384,13 @@ def test_nwk_training_lowers_loss(student, dtype):
         return float(((_nwk(model, x, keys, values)[0] - y) ** 2).mean())
 
     before = loss()
-    T.fit(model, [{"inputs": [x, keys, values], "target": y}], loss="mse", lr=0.5, steps=15, optimizer="adam")
+    try:
+        T.fit(model, [{"inputs": [x, keys, values], "target": y}], loss="mse", lr=0.5, steps=15, optimizer="adam")
+    except Exception as exc:  # noqa: BLE001 - e.g. "element 0 of tensors does not require grad"
+        raise AssertionError(
+            f"training w (15 Adam steps on the mean squared error) failed: {exc}\n  hint: the output must depend "
+            "on the parameter w through autograd: use self.w as a tensor in forward (no .item(), float(), "
+            ".detach() or .data)") from None
     after = loss()
     w_after = float(T.state_dict(model)["w"].reshape(-1)[0])
     T.check(after < 0.8 * before,

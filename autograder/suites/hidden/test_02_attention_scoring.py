@@ -17,18 +17,18 @@ from hypothesis import given, settings, strategies as st
 
 from autograder import testing as T
 
-FEW = settings(max_examples=10)
-
 MASK_HINT = ("positions at index >= valid length must get weight exactly 0: replace their scores by a very "
              "large negative number (not 0) before the softmax, which runs over the last axis")
 LENS_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all its queries (repeat_interleave); "
              "a 2-D valid_lens (B, Q) holds one length per query")
 ADD_HINT = ("scores = w_v(tanh(W_q q + W_k k)) with W_q on the queries and W_k on the keys, broadcast to "
             "(B, Q, K, num_hiddens) and squeezed on the last axis only; weights = masked_softmax(scores, valid_lens); "
-            "output = weights @ values")
+            "output = weights @ values; valid_lens as in masked_softmax (1-D: one length per batch item, "
+            "2-D: one per query)")
 DOT_HINT = ("scores = Q K^T / sqrt(d) with d = queries.shape[-1] (the query/key feature size, not the number of keys "
             "and not the value size) and K^T = keys.transpose(1, 2) (not a reshape); "
-            "output = masked_softmax(scores, valid_lens) @ values")
+            "output = masked_softmax(scores, valid_lens) @ values; valid_lens as in masked_softmax (1-D: one "
+            "length per batch item, 2-D: one per query)")
 DROPOUT_HINT = ("store self.attention_weights = masked_softmax(scores, valid_lens) (before dropout), then return "
                 "bmm(self.dropout(self.attention_weights), values): dropout acts on the attention weights, "
                 "not on the scores, the values or the output")
@@ -104,6 +104,17 @@ def masked_cases(**kw):
     return cases(kinds=("1d", "2d"), **kw)
 
 
+@st.composite
+def dropout_cases(draw, same_qk=False):
+    """Enough valid positions (at least 18) that dropout with p = 0.5 surely drops one of them."""
+    B, Q, K = draw(st.integers(2, 3)), draw(st.integers(3, 4)), draw(st.integers(4, 5))
+    lens = torch.tensor(draw(st.lists(st.integers(K - 1, K), min_size=B * Q, max_size=B * Q))).reshape(B, Q)
+    dq = draw(st.integers(1, 4))
+    dk = dq if same_qk else draw(st.integers(1, 4))
+    return Case(B, Q, K, dq, dk, K + 1, lens, draw(st.sampled_from([torch.float32, torch.float64])),
+                draw(st.integers(0, 2 ** 16)))
+
+
 # ============================================================ calling the student's code
 
 def _clone(a):
@@ -123,7 +134,10 @@ def _call(what, fn, *args, hint=None):
 
 
 def _weights(model, shape, what="model.attention_weights"):
-    w = getattr(model, "attention_weights", None)
+    try:
+        w = model.attention_weights
+    except (AttributeError, AssertionError):  # a proxy reports a missing attribute as the student's error
+        w = None
     T.check(isinstance(w, torch.Tensor), f"{what}: forward must store the attention weights in "
                                          f"self.attention_weights, found {type(w).__name__}")
     w = T.as_plain(w)
@@ -157,6 +171,7 @@ def _check_distribution(w, case, what, hint):
 # ============================================================ sequence_mask
 
 @pytest.mark.component("sequence_mask")
+@settings(max_examples=15)
 @given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data(),
        value=st.sampled_from([0, -1.5, 7.0, -1e6]), dtype=st.sampled_from([torch.float32, torch.float64]))
 def test_sequence_mask_property(student, N, L, data, value, dtype):
@@ -173,6 +188,7 @@ def test_sequence_mask_property(student, N, L, data, value, dtype):
 
 
 @pytest.mark.component("sequence_mask")
+@settings(max_examples=10)
 @given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
 def test_sequence_mask_matches_reference(student, ref, N, L, data):
     """matches the reference on random rows (default value 0)"""
@@ -181,7 +197,7 @@ def test_sequence_mask_matches_reference(student, ref, N, L, data):
     out = _call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens)
     T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
                    inputs={"X": X, "valid_len": lens},
-                   hint="masked entries become 0 by default (value=0)")
+                   hint="masked entries become the default value 0 when no value is given")
 
 
 # ============================================================ masked_softmax
@@ -200,6 +216,7 @@ def _ms(fn, X, lens, hint=None):
 
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(2)
+@settings(max_examples=20)
 @given(case=cases())
 def test_ms_matches_reference(student, ref, case):
     """matches the reference for valid_lens None, (B,) and (B, Q), in float32 and float64"""
@@ -211,6 +228,7 @@ def test_ms_matches_reference(student, ref, case):
 
 
 @pytest.mark.component("masked_softmax")
+@settings(max_examples=10)
 @given(case=masked_cases())
 def test_ms_distribution(student, case):
     """every row sums to 1 and positions at index >= valid length get exactly 0"""
@@ -223,6 +241,7 @@ def test_ms_distribution(student, case):
 
 
 @pytest.mark.component("masked_softmax")
+@settings(max_examples=10)
 @given(case=cases(), shift=st.sampled_from([-1000.0, -200.0, 100.0, 1000.0]))
 def test_ms_shift(student, case, shift):
     """adding the same constant to all scores of a row changes nothing (a numerically stable softmax)"""
@@ -231,13 +250,17 @@ def test_ms_shift(student, case, shift):
     c = (torch.randint(0, 2, (case.B, case.Q, 1), generator=g) * shift).to(case.dtype)
     base = _ms(student.masked_softmax, X, case.lens)
     shifted = _ms(student.masked_softmax, X + c, case.lens)
+    # Loose tolerance: this checks for overflow/underflow (inf, NaN, all-zero rows); a correct softmax
+    # computed as exp(x - logsumexp(x)) loses about |c| * eps of precision.
+    tol = 1e-3 if case.dtype == torch.float32 else 1e-9
     T.assert_close(shifted, base, what=f"masked_softmax(X + c, valid_lens), c = 0 or {shift} per row",
-                   inputs={"case": case, "X": X},
+                   inputs={"case": case, "X": X}, rtol=tol, atol=tol,
                    hint="softmax(x + c) = softmax(x): use torch.softmax, or subtract the row maximum before exp, "
                         "so that large scores do not overflow to inf (and small ones do not all underflow to 0)")
 
 
 @pytest.mark.component("masked_softmax")
+@settings(max_examples=10)
 @given(case=masked_cases())
 def test_ms_junk_in_masked_positions(student, case):
     """values written into masked positions (even huge ones) change nothing"""
@@ -255,6 +278,7 @@ def test_ms_junk_in_masked_positions(student, case):
 
 
 @pytest.mark.component("masked_softmax")
+@settings(max_examples=8)
 @given(case=cases(kinds=("1d",)))
 def test_ms_1d_equals_2d(student, case):
     """a 1-D valid_lens gives the same result as its (B, Q) broadcast"""
@@ -266,6 +290,7 @@ def test_ms_1d_equals_2d(student, case):
 
 
 @pytest.mark.component("masked_softmax")
+@settings(max_examples=5)
 @given(case=cases(kinds=("none",)), two_d=st.booleans())
 def test_ms_none_equals_full(student, case, two_d):
     """valid_lens None gives the same result as every length equal to K"""
@@ -279,7 +304,7 @@ def test_ms_none_equals_full(student, case, two_d):
 
 
 @pytest.mark.component("masked_softmax")
-@settings(max_examples=8)
+@settings(max_examples=5)
 @given(case=masked_cases())
 def test_ms_input_unchanged(student, case):
     """does not modify the caller's X or valid_lens"""
@@ -294,7 +319,7 @@ def test_ms_input_unchanged(student, case):
 
 
 @pytest.mark.component("masked_softmax")
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(case=cases(dtypes=(torch.float64,)))
 def test_ms_gradient(student, ref, case):
     """gradients flow back to X and match the reference (float64)"""
@@ -304,8 +329,9 @@ def test_ms_gradient(student, ref, case):
         (grad,) = T.vjp(student.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
     except Exception as exc:  # noqa: BLE001
         raise AssertionError(f"back-propagating through masked_softmax raised {type(exc).__name__}: {exc}\n"
-                             f"  input {case!r}\n  hint: in-place writes into X (or a view of it) break autograd; "
-                             "use masked_fill / torch.where on a copy") from None
+                             f"  input {case!r}\n  hint: the gradient cannot flow if X is detached (.detach(), .data, "
+                             "torch.tensor(X)); in-place writes into X or a view of it break autograd too: "
+                             "use masked_fill / torch.where") from None
     T.check(grad is not None, f"no gradient reaches X through masked_softmax\n  input {case!r}\n"
                               "  hint: do not detach X (.detach(), .data, torch.tensor(X), numpy)")
     (expected,) = T.vjp(ref.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
@@ -334,8 +360,13 @@ def _build(student, ref, name, case, dropout=0.0):
 
 
 def _student_only(student, name, case, dropout=0.0):
-    """The student's own module (own random weights: the properties below hold for any weights)."""
-    T.seed(student, case.seed)
+    """The student's own module (own random weights: the properties below hold for any weights).
+
+    Seeded per example (weights, dropout masks) so that hypothesis replays an example exactly;
+    DotProductAttention has no weights, so it is seeded only when dropout is on.
+    """
+    if name == "AdditiveAttention" or dropout:
+        T.seed(student, case.seed)
     model = getattr(student, name)(*((case.dk, case.dq, 6, dropout) if name == "AdditiveAttention" else (dropout,)))
     if case.dtype == torch.float64:
         model.double()
@@ -433,6 +464,10 @@ def check_batch_independent(student, name, case):
                             "last axis of the scores; use valid_lens of item b for item b)")
 
 
+def _r4(t):
+    return (torch.round(t.to(torch.float64) * 1e4) / 1e4).tolist()
+
+
 def _dropout_case(case):
     """values = [identity | ones]: output[..., :K] are the dropped weights, output[..., K] their sum."""
     q, k, _ = case.data()
@@ -475,12 +510,12 @@ def check_dropout_on_weights(student, name, case):
     T.check(bool((kept | zeroed).all()),
             f"in train mode with dropout 0.5 and values = [identity | ones], output[..., j] must be 0 or "
             f"2 * attention_weights[..., j] (weight j dropped, or kept and rescaled by 1/(1 - p))\n"
-            f"  input {case!r}\n  got output[..., :K] = {dropped.tolist()}\n  attention_weights = {w.tolist()}\n"
+            f"  input {case!r}\n  got output[..., :K] = {_r4(dropped)}\n  attention_weights = {_r4(w)}\n"
             f"  hint: {DROPOUT_HINT}")
     T.assert_close(total, dropped.sum(-1), what="output[..., K] (the values' column of ones) against the sum of "
                                                 "output[..., :K]: one dropout mask on the weights must serve all "
                                                 "value columns", inputs=inputs, hint=DROPOUT_HINT)
-    T.check(bool(((w > 0) & zeroed).any()),
+    T.check(bool(((w > 1e-3) & zeroed).any()),
             f"with dropout 0.5 in train mode no attention weight was dropped (dropout is not active in training)\n"
             f"  input {case!r}\n  hint: {DROPOUT_HINT}; use nn.Dropout (it follows model.train()/eval())")
 
@@ -527,6 +562,7 @@ ADD = "AdditiveAttention"
 
 @pytest.mark.component(ADD)
 @pytest.mark.weight(2)
+@settings(max_examples=15)
 @given(case=cases())
 def test_add_matches_reference(student, ref, case):
     """output and attention_weights match the reference with the same weights (rectangular shapes, float32/64)"""
@@ -534,7 +570,7 @@ def test_add_matches_reference(student, ref, case):
 
 
 @pytest.mark.component(ADD)
-@FEW
+@settings(max_examples=8)
 @given(case=cases())
 def test_add_convex(student, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
@@ -542,7 +578,7 @@ def test_add_convex(student, case):
 
 
 @pytest.mark.component(ADD)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(kinds=("none", "1d")), extra=st.integers(1, 2))
 def test_add_padding(student, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
@@ -550,7 +586,7 @@ def test_add_padding(student, case, extra):
 
 
 @pytest.mark.component(ADD)
-@FEW
+@settings(max_examples=8)
 @given(case=cases())
 def test_add_identical_keys(student, case):
     """identical keys give the mean of the valid values"""
@@ -558,7 +594,7 @@ def test_add_identical_keys(student, case):
 
 
 @pytest.mark.component(ADD)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(min_B=2))
 def test_add_batch_independent(student, case):
     """batch items are independent: each computed alone gives the same output"""
@@ -566,7 +602,7 @@ def test_add_batch_independent(student, case):
 
 
 @pytest.mark.component(ADD)
-@settings(max_examples=5)
+@settings(max_examples=4)
 @given(case=masked_cases(min_K=2))
 def test_add_dropout_stored_weights(student, case):
     """with dropout in train mode, the stored attention_weights are the weights before dropout"""
@@ -574,15 +610,15 @@ def test_add_dropout_stored_weights(student, case):
 
 
 @pytest.mark.component(ADD)
-@settings(max_examples=5)
-@given(case=masked_cases(min_B=2, min_K=3))
+@settings(max_examples=4)
+@given(case=dropout_cases())
 def test_add_dropout_on_weights(student, case):
     """in train mode dropout acts on the attention weights (one mask for all value columns)"""
     check_dropout_on_weights(student, ADD, case)
 
 
 @pytest.mark.component(ADD)
-@settings(max_examples=5)
+@settings(max_examples=4)
 @given(case=cases())
 def test_add_eval_no_dropout(student, case):
     """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
@@ -590,7 +626,7 @@ def test_add_eval_no_dropout(student, case):
 
 
 @pytest.mark.component(ADD)
-@FEW
+@settings(max_examples=6)
 @given(case=cases(dtypes=(torch.float64,)))
 def test_add_gradient(student, ref, case):
     """gradients with respect to queries, keys and values match the reference (float64)"""
@@ -604,6 +640,7 @@ DOT = "DotProductAttention"
 
 @pytest.mark.component(DOT)
 @pytest.mark.weight(2)
+@settings(max_examples=15)
 @given(case=cases(same_qk=True))
 def test_dot_matches_reference(student, ref, case):
     """output and attention_weights match the reference (rectangular shapes, float32/64)"""
@@ -611,7 +648,7 @@ def test_dot_matches_reference(student, ref, case):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(same_qk=True))
 def test_dot_matches_sdpa(student, case):
     """output matches torch's scaled_dot_product_attention with the same mask"""
@@ -626,7 +663,7 @@ def test_dot_matches_sdpa(student, case):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(same_qk=True))
 def test_dot_convex(student, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
@@ -634,7 +671,7 @@ def test_dot_convex(student, case):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(kinds=("none", "1d"), same_qk=True), extra=st.integers(1, 2))
 def test_dot_padding(student, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
@@ -642,7 +679,7 @@ def test_dot_padding(student, case, extra):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(same_qk=True))
 def test_dot_identical_keys(student, case):
     """identical keys give the mean of the valid values"""
@@ -650,7 +687,7 @@ def test_dot_identical_keys(student, case):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=8)
 @given(case=cases(same_qk=True, min_B=2))
 def test_dot_batch_independent(student, case):
     """batch items are independent: each computed alone gives the same output"""
@@ -658,7 +695,7 @@ def test_dot_batch_independent(student, case):
 
 
 @pytest.mark.component(DOT)
-@settings(max_examples=5)
+@settings(max_examples=4)
 @given(case=masked_cases(same_qk=True, min_K=2))
 def test_dot_dropout_stored_weights(student, case):
     """with dropout in train mode, the stored attention_weights are the weights before dropout"""
@@ -666,15 +703,15 @@ def test_dot_dropout_stored_weights(student, case):
 
 
 @pytest.mark.component(DOT)
-@settings(max_examples=5)
-@given(case=masked_cases(same_qk=True, min_B=2, min_K=3))
+@settings(max_examples=4)
+@given(case=dropout_cases(same_qk=True))
 def test_dot_dropout_on_weights(student, case):
     """in train mode dropout acts on the attention weights (one mask for all value columns)"""
     check_dropout_on_weights(student, DOT, case)
 
 
 @pytest.mark.component(DOT)
-@settings(max_examples=5)
+@settings(max_examples=4)
 @given(case=cases(same_qk=True))
 def test_dot_eval_no_dropout(student, case):
     """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
@@ -682,7 +719,7 @@ def test_dot_eval_no_dropout(student, case):
 
 
 @pytest.mark.component(DOT)
-@FEW
+@settings(max_examples=6)
 @given(case=cases(same_qk=True, dtypes=(torch.float64,)))
 def test_dot_gradient(student, ref, case):
     """gradients with respect to queries, keys and values match the reference (float64)"""

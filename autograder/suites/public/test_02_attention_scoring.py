@@ -46,7 +46,7 @@ def test_sequence_mask_example(student):
     out = _call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens)
     T.assert_close(out, torch.tensor([[1.0, 0.0, 0.0], [4.0, 5.0, 0.0]]), what="sequence_mask(X, valid_len)",
                    inputs={"X": X, "valid_len": lens},
-                   hint="row i keeps its first valid_len[i] entries (index < valid_len[i]) and masks the rest")
+                   hint="row i keeps its first valid_len[i] entries (index < valid_len[i]); the rest become the default value 0")
 
 
 @pytest.mark.component("sequence_mask")

@@ -1,0 +1,12 @@
+"""
+component: nadaraya_watson
+bug: uses x**2 - x_j**2 instead of (x - x_j)**2, so the kernel depends on where x is, not on the distance
+symptom: gaussian kernel
+"""
+import torch
+
+
+def nadaraya_watson(queries, keys, values):
+    diffs_sq = queries.unsqueeze(1) ** 2 - keys.unsqueeze(0) ** 2
+    attention_weights = torch.softmax(-diffs_sq / 2, dim=1)
+    return attention_weights @ values, attention_weights

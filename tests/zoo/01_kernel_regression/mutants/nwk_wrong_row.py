@@ -1,0 +1,18 @@
+"""
+component: NWKernelRegression
+bug: broadcasts the queries along the key axis (queries.unsqueeze(0)), so query j meets the keys of column j
+symptom: own row
+"""
+import torch
+from torch import nn
+
+
+class NWKernelRegression(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.w = nn.Parameter(torch.rand((1,)))
+
+    def forward(self, queries, keys, values):
+        diffs = (queries.unsqueeze(0) - keys) * self.w
+        self.attention_weights = torch.softmax(-diffs ** 2 / 2, dim=1)
+        return (self.attention_weights * values).sum(dim=1)

@@ -1,0 +1,21 @@
+"""
+component: DotProductAttention
+bug: divides by the square root of the number of keys instead of the feature size
+symptom: sqrt(d)
+"""
+import math
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout, **kwargs):
+        super().__init__(**kwargs)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        d = keys.shape[1]
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)

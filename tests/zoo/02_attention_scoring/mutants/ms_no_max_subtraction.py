@@ -1,0 +1,17 @@
+"""
+component: masked_softmax
+bug: a hand-written softmax exp(x) / sum exp(x) without subtracting the row maximum (overflows for large scores)
+symptom: numerically stable
+"""
+import torch
+
+
+def masked_softmax(X, valid_lens):
+    shape = X.shape
+    if valid_lens is None:
+        mask = torch.ones(shape, dtype=torch.bool, device=X.device)
+    else:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        mask = torch.arange(shape[-1], device=X.device)[None, None, :] < lens[..., None]
+    X_exp = torch.exp(torch.where(mask, X, torch.zeros_like(X))) * mask
+    return X_exp / X_exp.sum(dim=-1, keepdim=True)
