@@ -98,7 +98,7 @@ class InProcessProvider:
         if component != self.current:
             self.current, self.ns = component, self._load(component)
         import torch
-        torch.manual_seed(0)
+        torch.default_generator.manual_seed(0)
         return self.ns
 
     def _load(self, component: str) -> Any:

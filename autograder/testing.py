@@ -179,7 +179,7 @@ def seed(student: Any, value: int) -> None:
     if _is_remote(student):
         student.__remote_seed__(value)
     else:
-        torch.manual_seed(value)
+        torch.default_generator.manual_seed(value)
 
 
 def state_dict(module: Any) -> dict[str, torch.Tensor]:

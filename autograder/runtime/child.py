@@ -130,7 +130,7 @@ def describe(obj: Any) -> dict[str, Any]:
 
 
 def seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
+    torch.default_generator.manual_seed(seed)  # not torch.manual_seed: it queues CUDA seeding, slowly
     random.seed(seed)
     try:
         import numpy
