@@ -50,6 +50,9 @@ class Assignment(_Strict):
     solution: str
     due: Optional[dt.date] = None
     given: tuple[str, ...] = ()
+    #: Components of earlier assignments that the notebook's experiments use (shipped in its
+    #: support module, like the ones its own components build on).
+    uses: tuple[str, ...] = ()
     components: tuple[Component, ...]
 
     @field_validator("components", mode="before")
@@ -106,6 +109,9 @@ class Course(_Strict):
                 for dep in c.needs:
                     if dep not in seen and dep not in self.given_names:
                         raise ValueError(f"{a.id}: component {c.name!r} needs unknown name {dep!r}")
+            for used in a.uses:
+                if seen.get(used, a.id) >= a.id:
+                    raise ValueError(f"{a.id}: uses {used!r}, which is not a component of an earlier assignment")
         return self
 
     @property
@@ -146,6 +152,14 @@ class Course(_Strict):
         for n in names:
             visit(n, ())
         return [n for n in order if n not in names]
+
+    def earlier_components(self, assignment: Assignment) -> list[str]:
+        """Components of earlier assignments that `assignment` builds on or uses, dependencies first:
+        what its support module hands out (so it may be released only after their deadlines)."""
+        own = {c.name for c in assignment.components}
+        wanted = [c.name for c in assignment.components] + list(assignment.uses)
+        ordered = self.closure(wanted) + list(assignment.uses)
+        return [n for n in dict.fromkeys(ordered) if n not in own and self.owner(n) is not None]
 
     def reference_object(self, name: str) -> Any:
         """The reference implementation (or given code) named `name`."""

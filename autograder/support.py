@@ -32,9 +32,7 @@ def strip_kit_imports(source: str) -> str:
 
 
 def earlier_components(course: Course, assignment: Assignment) -> list[str]:
-    own = {c.name for c in assignment.components}
-    return [n for n in course.closure([c.name for c in assignment.components])
-            if n not in own and course.owner(n) is not None]
+    return course.earlier_components(assignment)
 
 
 def support_source(course: Course, assignment: Assignment) -> str:
