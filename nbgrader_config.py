@@ -1,0 +1,66 @@
+"""nbgrader configuration of the course: run nbgrader commands from the repository's root.
+
+    course release [ID]                           # stage build/nbgrader/source/ and generate release/
+    nbgrader release_assignment ID                # to the exchange (Exchange.root below)
+    nbgrader collect ID   |   nbgrader zip_collect ID
+    nbgrader autograde ID                         # the kit's sandboxed grader, not in-kernel execution
+    nbgrader generate_feedback ID ; nbgrader release_feedback ID
+    nbgrader export                               # grades.csv
+
+The instructor notebooks (assignments/<id>/<id>.py, jupytext) are the source: `course release`
+converts each to nbgraders's source folder below, with its support module and self-check bundle,
+and runs generate_assignment into release/ (committed: what students receive).
+"""
+import os
+
+c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = here
+c.CourseDirectory.course_id = "attention"
+# Written by `course release` (never edit it: it is regenerated from assignments/ and holds solutions).
+c.CourseDirectory.source_directory = os.path.join("build", "nbgrader", "source")
+c.CourseDirectory.release_directory = "release"
+# Student data (keep out of git): submissions, graded copies, feedback, and the gradebook
+# (CourseDirectory.db_url, by default <root>/gradebook.db).
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+
+# Where release_assignment / collect / release_feedback exchange files with students (a shared,
+# writable folder on the course's JupyterHub server).
+# c.Exchange.root = "/srv/nbgrader/exchange"
+
+# zip_collect: files downloaded from an LMS, named `<student_id>_<notebook>.ipynb`
+# (e.g. `alice_02_attention_scoring.ipynb`), in downloaded/<assignment>/archive/ (the regular
+# expression is matched against the file's full path).
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+
+# Autograding: nbgrader's pipeline with its Execute preprocessor replaced by the course's grader.
+# nbgrader would run the student's notebook (and the graded cells) in a Jupyter kernel and score
+# the graded cells by their outputs: student code would run with the instructor's rights, next to
+# gradebook.db, in the process whose outputs decide the score. SandboxGrader instead grades the
+# submitted file with `grade_file` (public and hidden tests, student code only in the bubblewrap
+# sandbox), then writes each component's feedback and partial score into its graded cell
+# `test_<component>` (putting back graded cells the student deleted), and nbgrader's SaveAutoGrades
+# records that score in the gradebook. Nothing of the notebook is executed by nbgrader.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    # nbgrader's own breaks on split or copied cells (duplicate grade ids): see nbgrader_bridge.
+    "autograder.nbgrader_bridge.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_bridge.SandboxGrader",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.SandboxGrader.sandbox = "auto"  # "bwrap" to refuse grading without bubblewrap
+c.LimitOutput.max_lines = 400

@@ -1,0 +1,136 @@
+"""Public tests for assignment 01: Nadaraya-Watson kernel regression (attention pooling).
+
+Run them in your notebook with the self-check cell, or read them to see what is checked.
+Every expected number here can be worked out by hand: the weights are
+softmax_j(-(x - x_j)**2 / 2) over the keys x_j, and a prediction is the weighted sum of the values.
+"""
+import math
+
+import pytest
+import torch
+
+from autograder import testing as T
+
+E2 = math.exp(-2.0)
+W_NEAR, W_FAR = 1 / (1 + E2), E2 / (1 + E2)  # softmax([0, -2]): key distances 0 and 2
+
+KERNEL_HINT = ("the weight of key x_j for query x is softmax_j(-(x - x_j)**2 / 2): a Gaussian kernel "
+               "with a negative exponent and the factor 1/2, normalized over the keys; "
+               "the prediction is the weighted sum of the values")
+NWK_HINT = ("weights are softmax(-((q_i - k_ij) * w)**2 / 2) over row i of the keys: w multiplies the distance "
+            "before squaring, and query i is compared with the keys in its own row i")
+
+
+def _plain(out, what):
+    T.check(isinstance(out, torch.Tensor), f"{what}: expected a tensor, got {type(out).__name__}")
+    return T.as_plain(out)
+
+
+def _call(what, fn, *args, hint=None):
+    """Call the student's code; turn an exception into a failure that says what was called and why."""
+    try:
+        return fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    except Exception as exc:  # the student's code may raise anything
+        shapes = ", ".join(str(tuple(a.shape)) for a in args if isinstance(a, torch.Tensor))
+        raise AssertionError(f"{what} with inputs of shapes {shapes} raised {type(exc).__name__}: {exc}"
+                             + (f"\n  hint: {hint}" if hint else "")) from None
+
+
+def _nw(student, queries, keys, values):
+    out = _call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
+                hint=KERNEL_HINT)
+    T.check(isinstance(out, (tuple, list)) and len(out) == 2,
+            "nadaraya_watson must return a pair (y_hat, attention_weights), "
+            f"got {type(out).__name__}")
+    return _plain(out[0], "y_hat (the first returned value)"), \
+        _plain(out[1], "attention_weights (the second returned value)")
+
+
+def _set_w(model, value):
+    state = T.state_dict(model)
+    T.check("w" in state, "NWKernelRegression must have a learnable parameter named w "
+            f"(self.w = nn.Parameter(...)); your module's state has {sorted(state)}")
+    model.load_state_dict({"w": torch.tensor([float(value)], dtype=state["w"].dtype)}, strict=False)
+
+
+# ---------------------------------------------------------------- nadaraya_watson
+
+@pytest.mark.component("nadaraya_watson")
+def test_nw_shapes(student):
+    """returns (y_hat of shape (n,), attention_weights of shape (n, m)), in that order"""
+    queries, keys, values = torch.tensor([0.0, 1.0, 2.5]), torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.arange(4.0)
+    y_hat, weights = _nw(student, queries, keys, values)
+    T.assert_shape(y_hat, (3,), "y_hat for 3 queries (the first returned value)")
+    T.assert_shape(weights, (3, 4), "attention_weights for 3 queries and 4 keys (the second returned value)")
+
+
+@pytest.mark.component("nadaraya_watson")
+def test_nw_rows_sum_to_one(student):
+    """each row of attention_weights sums to 1 over the keys"""
+    queries, keys, values = torch.tensor([0.0, 1.0, 2.5]), torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.arange(4.0)
+    _, weights = _nw(student, queries, keys, values)
+    T.assert_shape(weights, (3, 4), "attention_weights for 3 queries and 4 keys")
+    T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of attention_weights (normalized over the keys)",
+                   inputs={"queries": queries, "keys": keys},
+                   hint="apply the softmax over the keys (dim=1 of the (n, m) matrix), one distribution per query")
+
+
+@pytest.mark.component("nadaraya_watson")
+def test_nw_worked_example(student):
+    """worked example: Gaussian kernel weights and the weighted sum of the values"""
+    queries, keys, values = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0]), torch.tensor([1.0, 3.0])
+    y_hat, weights = _nw(student, queries, keys, values)
+    # query 1 is at distance 1 from both keys: equal weights; query 0 is at distances 0 and 2.
+    expected_w = torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]])
+    T.assert_close(weights, expected_w, what="attention_weights (Gaussian kernel)",
+                   inputs={"queries": queries, "keys": keys}, hint=KERNEL_HINT)
+    expected_y = torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0])
+    T.assert_close(y_hat, expected_y, what="y_hat (weighted sum of the values)",
+                   inputs={"queries": queries, "keys": keys, "values": values}, hint=KERNEL_HINT)
+
+
+# ---------------------------------------------------------------- NWKernelRegression
+
+@pytest.mark.component("NWKernelRegression")
+def test_nwk_parameter(student):
+    """has exactly one learnable parameter, w, an nn.Parameter of shape (1,)"""
+    model = student.NWKernelRegression()
+    params = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    T.check("w" in params, "NWKernelRegression must register its kernel width as a learnable "
+            f"nn.Parameter named w (self.w = nn.Parameter(torch.rand((1,)))); found parameters {params}")
+    T.check(params == {"w": (1,)}, f"expected exactly one parameter w of shape (1,), found {params}")
+
+
+@pytest.mark.component("NWKernelRegression")
+def test_nwk_shapes_and_normalized(student):
+    """returns shape (n,) and stores attention_weights (n, m); each row sums to 1 over the keys"""
+    model = student.NWKernelRegression()
+    _set_w(model, 1.0)
+    queries = torch.tensor([0.0, 1.0, 2.5])
+    keys = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.5, 1.0, 1.5, 2.0], [3.0, 2.0, 1.0, 0.0]])
+    values = torch.arange(12.0).reshape(3, 4)
+    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    T.assert_shape(y_hat, (3,), "output for 3 queries (keys and values of shape (3, 4))")
+    weights = _plain(model.attention_weights, "model.attention_weights")
+    T.assert_shape(weights, (3, 4), "model.attention_weights for 3 queries, 4 keys each")
+    T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of model.attention_weights (normalized over the keys)",
+                   hint="apply the softmax over the keys (dim=1), and store the weights after the softmax "
+                        "in self.attention_weights")
+
+
+@pytest.mark.component("NWKernelRegression")
+def test_nwk_worked_example(student):
+    """worked example: w scales the distance before squaring; each query uses its own row of keys"""
+    model = student.NWKernelRegression()
+    queries = torch.tensor([1.0, 0.0])
+    keys = torch.tensor([[0.0, 2.0], [0.0, 1.0]])
+    values = torch.tensor([[1.0, 3.0], [1.0, 3.0]])
+    # w = 2: query 1 is at distance 1 from both keys of row 0 (equal weights); query 0 is at
+    # scaled distances 0 and 2 from the keys of row 1.
+    _set_w(model, 2.0)
+    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    expected_w = torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]])
+    T.assert_close(_plain(model.attention_weights, "model.attention_weights"), expected_w,
+                   what="model.attention_weights with w = 2", inputs={"queries": queries, "keys": keys}, hint=NWK_HINT)
+    T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what="output with w = 2",
+                   inputs={"queries": queries, "keys": keys, "values": values}, hint=NWK_HINT)

@@ -1,0 +1,128 @@
+"""Public tests for assignment 03: the RNN decoder with Bahdanau attention.
+
+These run in your notebook's self-check and in the grader. They feed the decoder made-up encoder
+outputs and check shapes, the decoder state, the attention weights and that decoding one token
+at a time agrees with feeding the whole sequence; the grader runs more tests.
+"""
+import pytest
+import torch
+
+from autograder import testing as T
+
+V, E, H, L = 7, 3, 4, 2  # vocabulary, embedding size, hidden units, layers
+B, T_ENC, T_DEC = 3, 5, 4
+LENS = torch.tensor([5, 2, 1])
+
+DECODER = f"Seq2SeqAttentionDecoder(vocab_size={V}, embed_size={E}, num_hiddens={H}, num_layers={L})"
+
+
+def encoder_outputs(seed=0):
+    """Made-up encoder outputs: (outputs (T_enc, B, H), final state (L, B, H)), time first."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(T_ENC, B, H, generator=g) * 2 - 1, torch.rand(L, B, H, generator=g) * 2 - 1)
+
+
+def tokens(seed=1, steps=T_DEC):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, V, (B, steps), generator=g)
+
+
+def call(what, fn, *args, hint=""):
+    """Call the student's code; an exception becomes a failure that says which call failed."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}" + (f"\n  hint: {hint}" if hint else "")) from None
+
+
+def decoder(student):
+    T.seed(student, 0)
+    dec = student.Seq2SeqAttentionDecoder(V, E, H, L)
+    dec.train()  # dropout is 0: training mode is deterministic, and it may take a whole sequence
+    return dec
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+def test_submodules(student):
+    """the decoder has the submodules attention, embedding, rnn (a GRU over embed_size + num_hiddens) and dense"""
+    shapes = {k: tuple(v.shape) for k, v in T.state_dict(decoder(student)).items()}
+    expected = {
+        "attention.W_q.weight": (H, H), "attention.W_k.weight": (H, H), "attention.w_v.weight": (1, H),
+        "embedding.weight": (V, E), "rnn.weight_ih_l0": (3 * H, E + H), "rnn.weight_hh_l0": (3 * H, H),
+        "rnn.weight_ih_l1": (3 * H, H), "dense.weight": (V, H), "dense.bias": (V,),
+    }
+    for name, shape in expected.items():
+        T.check(name in shapes, f"{DECODER} has no parameter '{name}' (yours: {sorted(shapes)[:12]}); the contract "
+                                "names the submodules attention, embedding, rnn and dense")
+        T.check(shapes[name] == shape,
+                f"'{name}' has shape {shapes[name]}, expected {shape}"
+                + ("; the GRU reads cat(context, embedding), so its input size is embed_size + num_hiddens"
+                   if name == "rnn.weight_ih_l0" else ""))
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+def test_init_state(student):
+    """init_state returns [encoder outputs batch first (B, T, h) (a permute, not a reshape), hidden state, valid lengths]"""
+    outputs, hidden = encoder_outputs()
+    state = call(f"{DECODER}.init_state((outputs, state), valid_lens)", decoder(student).init_state,
+                 (outputs, hidden), LENS)
+    T.check(len(state) == 3, f"init_state should return 3 items [outputs, hidden_state, enc_valid_lens], got {len(state)}")
+    T.assert_close(state[0], outputs.permute(1, 0, 2), what="init_state(...)[0]: the encoder outputs, batch first",
+                   hint="permute(1, 0, 2) swaps the time and batch axes; a reshape to (B, T, h) keeps the time-first "
+                        "order of the numbers and mixes up the sequences")
+    T.assert_close(state[1], hidden, what="init_state(...)[1]: the encoder's final hidden state, unchanged")
+    T.assert_close(state[2], LENS, what="init_state(...)[2]: the valid lengths, unchanged")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+def test_forward_shapes(student):
+    """forward returns logits (B, T, vocab_size) and the state [encoder outputs, new hidden state, valid lengths]"""
+    dec = decoder(student)
+    outputs, hidden = encoder_outputs()
+    state = dec.init_state((outputs, hidden), LENS)
+    X = tokens()
+    logits, new_state = call(f"{DECODER}(X of shape {tuple(X.shape)}, state)", dec, X, state,
+                             hint="loop over the time steps of the embedded X (time first), one GRU step each")
+    T.assert_shape(logits, (B, T_DEC, V), f"the logits of {DECODER} on X of shape {tuple(X.shape)}")
+    T.check(len(new_state) == 3, "the returned state should have 3 items [enc_outputs, hidden_state, enc_valid_lens]")
+    T.assert_close(new_state[0], outputs.permute(1, 0, 2), what="returned state[0]: the encoder outputs, batch first")
+    T.assert_shape(new_state[1], (L, B, H), "returned state[1]: the new hidden state (num_layers, B, num_hiddens)")
+    T.assert_close(new_state[2], LENS, what="returned state[2]: the valid lengths")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+def test_attention_weights(student):
+    """attention_weights holds one (B, 1, T_enc) tensor per decoding step, zero beyond each valid length, summing to 1"""
+    dec = decoder(student)
+    state = dec.init_state(encoder_outputs(), LENS)
+    call(f"{DECODER}(X, state)", dec, tokens(), state)
+    weights = dec.attention_weights
+    T.check(len(weights) == T_DEC, f"after decoding {T_DEC} steps, attention_weights should hold {T_DEC} tensors "
+                                   f"(one per decoding step), got {len(weights)}")
+    for t, w in enumerate(weights):
+        T.assert_shape(w, (B, 1, T_ENC), f"attention_weights[{t}]")
+        w = T.as_plain(w)
+        for b, n in enumerate(LENS.tolist()):
+            T.check(bool((w[b, 0, n:] == 0).all()),
+                    f"attention_weights[{t}][{b}] = {w[b, 0].tolist()} gives weight to source positions beyond the "
+                    f"valid length {n}: pass enc_valid_lens to the attention")
+        T.assert_close(w.sum(-1), torch.ones(B, 1), what=f"attention_weights[{t}] summed over the source positions")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+def test_step_by_step_equals_whole_sequence(student):
+    """decoding step by step, passing the returned state on, equals feeding the whole sequence at once"""
+    dec = decoder(student)
+    enc = encoder_outputs()
+    X = tokens()
+    whole, whole_state = call(f"{DECODER}(X, state)", dec, X, dec.init_state(enc, LENS))
+    state = dec.init_state(enc, LENS)
+    steps = []
+    for t in range(T_DEC):
+        out, state = call(f"{DECODER}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
+        steps.append(T.as_plain(out))
+    T.assert_close(torch.cat(steps, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
+                   hint="the query of every step must be the top layer of the *current* hidden state "
+                        "(hidden_state[-1], updated by each GRU step), and forward must return the updated hidden "
+                        "state in the new state")
+    T.assert_close(state[1], whole_state[1], what="the hidden state after the last step, step by step vs at once")
