@@ -1,0 +1,227 @@
+"""The pytest plugin that binds a test suite to one submission and records per-test outcomes.
+
+Each test names its component with `@pytest.mark.component("masked_softmax")` and may carry a
+`@pytest.mark.weight(2)` (default 1). The `student` fixture gives the submission as seen for
+that component; `ref` gives the reference implementations (instructor side only).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Protocol
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+
+class StudentProvider(Protocol):
+    """Where the student's names come from: the notebook kernel, or a sandboxed child."""
+
+    def namespace(self, component: str) -> Any: ...
+
+    def after_test(self, component: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class TestOutcome:
+    nodeid: str
+    name: str
+    component: str
+    weight: float
+    public: bool
+    passed: bool = False
+    output: str = ""
+    seconds: float = 0.0
+
+
+HYPOTHESIS_PROFILE = "course"
+
+
+def register_hypothesis_profile(max_examples: int = 20, derandomize: bool = True) -> None:
+    """Deterministic hypothesis: derandomized, no example database, no deadline, quiet."""
+    settings.register_profile(
+        HYPOTHESIS_PROFILE, max_examples=max_examples, derandomize=derandomize, database=None,
+        deadline=None, print_blob=False, report_multiple_bugs=False,
+        # No "explain" phase: it re-runs failing examples many times for little feedback value.
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                               HealthCheck.data_too_large, HealthCheck.filter_too_much,
+                               HealthCheck.large_base_example])
+    settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def component_of(item: pytest.Item) -> Optional[str]:
+    mark = item.get_closest_marker("component")
+    return mark.args[0] if mark and mark.args else None
+
+
+def weight_of(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("weight")
+    return float(mark.args[0]) if mark and mark.args else 1.0
+
+
+def describe_test(item: pytest.Item) -> str:
+    """The test's name for students: the first line of its docstring, else its function name."""
+    fn = getattr(item, "function", None)
+    doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+    return doc[0].strip() if doc else item.name
+
+
+_FALSIFYING = re.compile(r"Falsifying example: \w+\((?P<args>.*?)\n\)", re.S)
+
+
+def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
+    """What a student may see of a failure: our message and the minimal input, never test source."""
+    longrepr = report.longrepr
+    message = ""
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        message = crash.message
+    elif isinstance(longrepr, tuple) and len(longrepr) == 3:
+        message = str(longrepr[2])
+    else:
+        message = str(longrepr).strip().splitlines()[-1] if longrepr else "failed"
+    message = re.sub(r"^(AssertionError|Failed|autograder\.\w+\.\w+): ", "", message)
+    text = message.split("Falsifying example:")[0].strip()  # hypothesis notes: re-added below, cleaned
+    if isinstance(longrepr, str) or "not implemented yet" in text or "is not defined in your" in text:
+        return text[:limit]  # a stub, a missing name or a limit: the input does not matter
+    match = _FALSIFYING.search(getattr(report, "longreprtext", "") or "")
+    if match:
+        lines = [line.strip() for line in match.group("args").strip().splitlines()]
+        # Fixtures are not inputs; object addresses would make regrades differ.
+        lines = [_ADDRESS.sub("", line) for line in lines if not line.startswith(_FIXTURE_ARGS)]
+        if lines:
+            text += "\n  smallest failing input found:\n    " + "\n    ".join(lines)
+    return text[:limit]
+
+
+_FIXTURE_ARGS = ("student=", "ref=")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+@dataclass(eq=False)
+class GradingPlugin:
+    """Register with pytest.main(plugins=[GradingPlugin(...)])."""
+
+    provider: StudentProvider
+    components: Optional[list[str]]  # None: every component the suites mention, in file order
+    reference: Optional[Callable[[], Any]] = None
+    public_marker: Callable[[pytest.Item], bool] = lambda item: "public" in str(item.path)
+    outcomes: dict[str, TestOutcome] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "component(name): the contract component a test grades")
+        config.addinivalue_line("markers", "weight(w): the test's weight within its component")
+        config.addinivalue_line("markers", "keep(reason): kept although no zoo mutant fails it")
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if self.components is None:
+            self.components = list(dict.fromkeys(c for c in map(component_of, items) if c))
+        rank = {c: i for i, c in enumerate(self.components)}
+        kept = [it for it in items if component_of(it) in rank]
+        kept.sort(key=lambda it: rank[component_of(it)])  # stable: file order within a component
+        items[:] = kept
+        for it in kept:
+            self.outcomes[it.nodeid] = TestOutcome(
+                it.nodeid, describe_test(it), component_of(it), weight_of(it), self.public_marker(it))
+            self.order.append(it.nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = self.outcomes.get(report.nodeid)
+        if outcome is None:
+            return
+        outcome.seconds += report.duration
+        if report.when == "call":
+            outcome.passed = report.passed
+        if report.failed:
+            outcome.passed = False
+            outcome.output = failure_text(report)
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Same inputs on every run: the grader's own random streams start from a fixed seed."""
+        import random
+
+        import numpy
+        import torch
+        torch.default_generator.manual_seed(1234)  # torch.manual_seed also queues CUDA seeding with a stack trace: slow, and it grows
+        random.seed(1234)
+        numpy.random.seed(1234)
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        component = component_of(item)
+        if component:
+            self.provider.after_test(component)
+
+    @pytest.fixture
+    def student(self, request: pytest.FixtureRequest) -> Any:
+        component = component_of(request.node)
+        if component is None:
+            raise pytest.UsageError(f"{request.node.nodeid} has no @pytest.mark.component")
+        return self.provider.namespace(component)
+
+    @pytest.fixture
+    def ref(self) -> Any:
+        if self.reference is None:
+            raise RuntimeError("reference implementations are not available here")
+        return self.reference()
+
+
+class LocalNamespace:
+    """A live view of a dict of names (a notebook's globals) for in-process self-checks."""
+
+    def __init__(self, names: dict[str, Any]) -> None:
+        self._names = names
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._names[name]
+        except KeyError:
+            raise AttributeError(f"'{name}' is not defined: run the cell that defines it") from None
+
+
+class LocalProvider:
+    """Self-check in the student's own process: no sandbox, public tests only."""
+
+    def __init__(self, names: dict[str, Any]) -> None:
+        self._ns = LocalNamespace(names)
+
+    def namespace(self, component: str) -> Any:
+        import torch
+        torch.default_generator.manual_seed(0)
+        return self._ns
+
+    def after_test(self, component: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def reference_namespace(course: Any, names: list[str]) -> types.SimpleNamespace:
+    """The reference implementations and given code, by contract name."""
+    return types.SimpleNamespace(**{n: course.reference_object(n) for n in names})
+
+
+def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
+               extra: tuple[str, ...] = ()) -> None:
+    """pytest.main on the suites, quietly: outcomes come back through the plugin, not the terminal."""
+    args = [str(f) for f in files] + [
+        "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+        # Plugins the grader does not need; unraisableexception alone costs a gc.collect per test.
+        "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
+        "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
+        "-p", "no:logging",
+        "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
+        "-W", "ignore", *extra]
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        pytest.main(args, plugins=[plugin])

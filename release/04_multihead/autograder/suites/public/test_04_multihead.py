@@ -1,0 +1,150 @@
+"""Public tests for assignment 04: multi-head attention.
+
+These run in your notebook's self-check and in the grader. They check shapes, small worked
+examples you can verify by hand, and properties of the contract; the grader runs more tests.
+"""
+import pytest
+import torch
+
+from autograder import testing as T
+
+HEAD_HINT = ("row b*h + i of the result must be head i of batch item b, and head i holds features "
+             "i*d/h .. (i+1)*d/h - 1 of every position (reshape to (B, L, h, d/h), then move the head axis "
+             "in front of the positions)")
+
+# The worked example: one batch item, two positions, four features, two heads.
+WORKED_X = torch.arange(8, dtype=torch.float32).reshape(1, 2, 4)  # [[[0, 1, 2, 3], [4, 5, 6, 7]]]
+WORKED_HEADS = torch.tensor([[[0., 1.], [4., 5.]],   # head 0: features 0-1 of each position
+                             [[2., 3.], [6., 7.]]])  # head 1: features 2-3 of each position
+
+
+@pytest.mark.component("transpose_qkv")
+def test_qkv_shape(student):
+    """transpose_qkv turns (B, L, d) into (B*h, L, d/h)"""
+    for B, L, d, h in [(2, 3, 6, 3), (1, 4, 8, 2), (3, 1, 5, 1)]:
+        X = torch.randn(B, L, d)
+        T.assert_shape(student.transpose_qkv(X, h), (B * h, L, d // h),
+                       f"transpose_qkv(X of shape {(B, L, d)}, num_heads={h})")
+
+
+@pytest.mark.component("transpose_qkv")
+def test_qkv_worked_example(student):
+    """transpose_qkv puts head i of each batch item in its own row (worked example)"""
+    T.assert_close(student.transpose_qkv(WORKED_X, 2), WORKED_HEADS,
+                   what="transpose_qkv(X, num_heads=2): head 0 must get features 0-1, head 1 features 2-3",
+                   inputs={"X": WORKED_X}, hint=HEAD_HINT)
+
+
+@pytest.mark.component("transpose_qkv")
+def test_qkv_two_batch_items(student):
+    """transpose_qkv keeps the heads of one batch item together, batch item by batch item"""
+    X = torch.stack([WORKED_X[0], WORKED_X[0] + 10])  # (2, 2, 4): item 1 is item 0 plus 10
+    expected = torch.cat([WORKED_HEADS, WORKED_HEADS + 10])  # rows: item 0 head 0, item 0 head 1, item 1 ...
+    T.assert_close(student.transpose_qkv(X, 2), expected,
+                   what="transpose_qkv(X, num_heads=2) on two batch items: rows must be "
+                        "(item 0, head 0), (item 0, head 1), (item 1, head 0), (item 1, head 1)",
+                   inputs={"X": X}, hint=HEAD_HINT + "; this is the order torch.repeat_interleave(valid_lens, h) "
+                                                     "gives the valid lengths in")
+
+
+@pytest.mark.component("transpose_output")
+def test_output_shape(student):
+    """transpose_output turns (B*h, L, d/h) back into (B, L, d)"""
+    for B, L, dh, h in [(2, 3, 2, 3), (1, 4, 4, 2), (3, 1, 5, 1)]:
+        X = torch.randn(B * h, L, dh)
+        T.assert_shape(student.transpose_output(X, h), (B, L, dh * h),
+                       f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})")
+
+
+@pytest.mark.component("transpose_output")
+def test_output_worked_example(student):
+    """transpose_output concatenates the heads of each position back in head order (worked example)"""
+    T.assert_close(student.transpose_output(WORKED_HEADS, 2), WORKED_X,
+                   what="transpose_output(heads, num_heads=2) must undo transpose_qkv",
+                   inputs={"heads": WORKED_HEADS},
+                   hint="row b*h + i is head i of batch item b; its features go to columns i*d/h .. (i+1)*d/h - 1 "
+                        "of batch item b (reshape to (B, h, L, d/h), move the head axis behind the positions, "
+                        "then merge the last two axes)")
+
+
+@pytest.mark.component("transpose_output")
+def test_output_two_batch_items(student):
+    """transpose_output reads rows batch item by batch item (worked example)"""
+    X = torch.cat([WORKED_HEADS, WORKED_HEADS + 10])
+    expected = torch.stack([WORKED_X[0], WORKED_X[0] + 10])
+    T.assert_close(student.transpose_output(X, 2), expected,
+                   what="transpose_output(heads, num_heads=2) on two batch items: rows 0-1 are the heads of "
+                        "item 0, rows 2-3 those of item 1",
+                   inputs={"heads": X},
+                   hint="row b*h + i is head i of batch item b (the inverse of transpose_qkv)")
+
+
+SIZES_HINT = ("W_q maps query_size, W_k key_size and W_v value_size to num_hiddens: queries go through W_q, keys "
+              "through W_k, values through W_v")
+
+
+def call(what, fn, *args, hint=SIZES_HINT):
+    """Call the student's code; an exception becomes a failure that says which call failed and why."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: {hint}") from None
+
+
+def _mha(student, key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2, dropout=0.0, bias=False):
+    T.seed(student, 0)
+    m = student.MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)
+    m.eval()
+    return m
+
+
+@pytest.mark.component("MultiHeadAttention")
+def test_mha_parameters(student):
+    """MultiHeadAttention has the projections W_q, W_k, W_v, W_o with the right shapes"""
+    m = _mha(student)
+    shapes = {k: tuple(v.shape) for k, v in T.state_dict(m).items()}
+    expected = {"W_q.weight": (6, 4), "W_k.weight": (6, 3), "W_v.weight": (6, 5), "W_o.weight": (6, 6)}
+    for name, shape in expected.items():
+        T.check(name in shapes, f"MultiHeadAttention(key_size=3, query_size=4, value_size=5, num_hiddens=6, ...) "
+                                f"has no parameter '{name}' (your parameters: {sorted(shapes)})")
+        T.check(shapes[name] == shape, f"'{name}' has shape {shapes[name]}, expected {shape} "
+                                       f"(nn.Linear(in_features, num_hiddens) stores (num_hiddens, in_features))")
+    extra = sorted(k for k in shapes if k.endswith("bias"))
+    T.check(not extra, f"with bias=False the projections must have no bias, found {extra}")
+
+
+@pytest.mark.component("MultiHeadAttention")
+def test_mha_shape(student):
+    """MultiHeadAttention returns (B, Q, num_hiddens)"""
+    m = _mha(student)
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    what = ("MultiHeadAttention(key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2)"
+            "(queries (2, 3, 4), keys (2, 5, 3), values (2, 5, 5), valid_lens)")
+    T.assert_shape(call(what, m, q, k, v, torch.tensor([2, 5])), (2, 3, 6), what)
+    T.assert_shape(call(what + " with valid_lens=None", m, q, k, v, None), (2, 3, 6),
+                   "the same call with valid_lens=None")
+
+
+@pytest.mark.component("MultiHeadAttention")
+def test_mha_masked_pairs_ignored(student):
+    """keys and values beyond each batch item's valid length do not change the output"""
+    m = _mha(student)
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    lens = torch.tensor([2, 4])
+    k2, v2 = k.clone(), v.clone()
+    k2[0, 2:], v2[0, 2:] = 100.0, -100.0  # masked for item 0
+    k2[1, 4:], v2[1, 4:] = -50.0, 50.0  # masked for item 1
+    T.assert_close(m(q, k2, v2, lens), m(q, k, v, lens),
+                   what="output after changing keys/values beyond the valid lengths [2, 4]",
+                   hint="every head of batch item b must use b's valid length: repeat each length num_heads "
+                        "times in place (torch.repeat_interleave(valid_lens, num_heads, dim=0)), and pass it on "
+                        "to the attention")
+
+
+@pytest.mark.component("MultiHeadAttention")
+def test_mha_eval_is_deterministic(student):
+    """in eval mode dropout is off: two calls give the same output"""
+    m = _mha(student, dropout=0.5)
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    T.assert_close(m(q, k, v, None), m(q, k, v, None), what="two eval-mode calls with dropout=0.5",
+                   hint="use nn.Dropout (through DotProductAttention) so that .eval() switches it off")

@@ -1,0 +1,78 @@
+"""Public tests for assignment 05: sinusoidal positional encoding.
+
+These run in your notebook's self-check and in the grader. They check shapes, a small worked
+example you can verify by hand, and properties of the contract; the grader runs more tests.
+"""
+import math
+
+import pytest
+import torch
+
+from autograder import testing as T
+
+LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "
+               "(0, 2, 4, ...) hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")
+
+
+def call(what, fn, *args):
+    """Call the student's code; an exception becomes a failure that says which call failed."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the student's code may raise anything
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: forward(X) with X of shape "
+                             "(B, T, d) adds self.P[:, :T, :], the first T positions (T = X.shape[1])") from None
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_table_shape(student):
+    """the table P has shape (1, max_len, num_hiddens)"""
+    pe = student.PositionalEncoding(6, 0.0, 50)
+    T.assert_shape(pe.P, (1, 50, 6), "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P")
+    T.assert_shape(student.PositionalEncoding(4, 0.0).P, (1, 1000, 4),
+                   "PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)")
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_worked_example(student):
+    """the first rows of P follow the sine/cosine formula (worked example, d = 4)"""
+    P = T.as_plain(student.PositionalEncoding(4, 0.0, 3).P)
+    T.assert_shape(P, (1, 3, 4), "PositionalEncoding(4, 0, max_len=3).P")
+    # Column pairs (0, 1) use the angle i / 10000**(0/4) = i, pairs (2, 3) the angle i / 10000**(2/4) = i / 100.
+    expected = torch.tensor([[[0.0, 1.0, 0.0, 1.0],
+                              [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
+                              [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)]]])
+    T.assert_close(P, expected, what="PositionalEncoding(num_hiddens=4, dropout=0, max_len=3).P",
+                   hint=LAYOUT_HINT, atol=1e-5, rtol=0, check_dtype=False)
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_not_trainable(student):
+    """P is a fixed table, not a trainable parameter"""
+    names = T.param_names(student.PositionalEncoding(8, 0.1, 20))
+    T.check(not names, f"PositionalEncoding should have no trainable parameters, found {names}: keep P as a plain "
+                       "tensor (self.register_buffer('P', P) or a plain attribute), not an nn.Parameter")
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_input_unchanged(student):
+    """forward leaves the caller's input unchanged"""
+    pe = student.PositionalEncoding(4, 0.0, 10)
+    pe.eval()
+    X = torch.ones(2, 3, 4)
+    _, (after,) = call("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)", T.call_and_inputs, pe, X)
+    T.assert_close(after, torch.ones(2, 3, 4), what="the caller's input X after calling forward(X)",
+                   hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
+
+
+@pytest.mark.component("PositionalEncoding")
+def test_forward_adds_first_positions(student):
+    """in eval mode, forward adds the first T positions P[:, :T] to every sequence of the batch"""
+    pe = student.PositionalEncoding(4, 0.5, 10)
+    pe.eval()
+    X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
+    expected = X + T.as_plain(pe.P)[:, :3]
+    out = call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X)
+    T.assert_close(out, expected, what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
+                   "shape (2, 3, 4)", inputs={"X": X}, check_dtype=False,
+                   hint="return dropout(X + self.P[:, :X.shape[1], :]): positions run along axis 1 of X, and "
+                        "in eval mode dropout does nothing")

@@ -1,0 +1,204 @@
+"""Public tests for assignment 06 (the Transformer): shapes, worked examples and key properties.
+
+These checks ship with the assignment. They use small inputs, hand-computable examples and
+properties of the contract (post-norm statistics, causal self-attention, step-by-step decoding),
+never the course's own model outputs.
+"""
+from __future__ import annotations
+
+import torch
+import pytest
+
+from autograder import testing as T
+
+D, HEADS, FFN_H, VOCAB = 8, 2, 16, 10
+
+
+def _randn(shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g)
+
+
+def _block_args(dropout: float = 0.0) -> tuple:
+    # key_size, query_size, value_size, num_hiddens, norm_shape, ffn_num_input, ffn_num_hiddens,
+    # num_heads, dropout
+    return (D, D, D, D, [D], D, FFN_H, HEADS, dropout)
+
+
+def _model_args(num_layers: int, dropout: float = 0.0) -> tuple:
+    # vocab_size, key_size, query_size, value_size, num_hiddens, norm_shape, ffn_num_input,
+    # ffn_num_hiddens, num_heads, num_layers, dropout
+    return (VOCAB, D, D, D, D, [D], D, FFN_H, HEADS, num_layers, dropout)
+
+
+def _check_normalized(Y: torch.Tensor, what: str) -> None:
+    Y = T.as_plain(Y).double()
+    mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
+    T.check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
+            f"{what}: every position's output should be layer-normalized over its features "
+            f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
+            f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
+            f"[{float(var.min()):.3g}, {float(var.max()):.3g}].\n"
+            f"  hint: the Transformer is post-norm: ln(X + sublayer(X)) is the block's output, "
+            f"the normalization comes last, after the residual sum")
+
+
+# ---------------------------------------------------------------------------- PositionWiseFFN
+@pytest.mark.component("PositionWiseFFN")
+def test_ffn_shape(student):
+    """maps (batch, steps, ffn_num_input) to (batch, steps, ffn_num_outputs)"""
+    ffn = student.PositionWiseFFN(4, 8, 6)
+    ffn.eval()
+    T.assert_shape(ffn(torch.ones(2, 3, 4)), (2, 3, 6),
+                   "PositionWiseFFN(4, 8, 6) on an input of shape (2, 3, 4)")
+
+
+@pytest.mark.component("PositionWiseFFN")
+def test_ffn_worked_example(student):
+    """a hand-computed example: dense2(relu(dense1(x)))"""
+    ffn = student.PositionWiseFFN(2, 3, 2)
+    names = set(T.param_names(ffn))
+    wanted = {"dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"}
+    T.check(wanted <= names, f"PositionWiseFFN should have nn.Linear layers named dense1 and dense2 "
+                             f"(with biases); its parameters are {sorted(names)}")
+    ffn.load_state_dict({
+        "dense1.weight": torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        "dense1.bias": torch.tensor([0.0, 0.0, -1.0]),
+        "dense2.weight": torch.tensor([[1.0, 1.0, 1.0], [1.0, -1.0, 0.0]]),
+        "dense2.bias": torch.tensor([0.0, 0.5]),
+    }, strict=False)
+    X = torch.tensor([[[1.0, -2.0], [2.0, 1.0]]])
+    # position 0: dense1 -> [1, -2, -2], relu -> [1, 0, 0], dense2 -> [1, 1.5]
+    # position 1: dense1 -> [2, 1, 2], relu keeps it, dense2 -> [5, 1.5]
+    T.assert_close(ffn(X), torch.tensor([[[1.0, 1.5], [5.0, 1.5]]]),
+                   what="PositionWiseFFN with hand-set weights", inputs={"X": X},
+                   hint="the ReLU sits between dense1 and dense2 (negative hidden units become 0); "
+                        "no activation after dense2")
+
+
+# ---------------------------------------------------------------------------- AddNorm
+@pytest.mark.component("AddNorm")
+def test_addnorm_worked_example(student):
+    """a hand-computed example: ln(Y + X) normalizes each position over its features"""
+    addnorm = student.AddNorm([4], 0.0)
+    addnorm.eval()
+    X = torch.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+    Y = torch.tensor([[[1.0, 0.0, 1.0, 0.0]]])
+    # X + Y = [2, 2, 4, 4]: mean 3, variance 1 -> [-1, -1, 1, 1] (up to LayerNorm's eps)
+    expected = torch.tensor([[[-1.0, -1.0, 1.0, 1.0]]]) / (1 + 1e-5) ** 0.5
+    T.assert_close(addnorm(X, Y), expected, what="AddNorm([4], 0) in eval mode",
+                   inputs={"X": X, "Y": Y},
+                   hint="the output is ln(dropout(Y) + X): add the residual X to Y, then normalize "
+                        "(post-norm: the LayerNorm comes last)")
+
+
+@pytest.mark.component("AddNorm")
+def test_addnorm_statistics(student):
+    """each position of the output has mean 0 and variance 1 over its features (post-norm)"""
+    addnorm = student.AddNorm([D], 0.0)
+    addnorm.eval()
+    X, Y = _randn((2, 3, D), 0) * 3 + 1, _randn((2, 3, D), 1)
+    T.assert_shape(addnorm(X, Y), (2, 3, D), "AddNorm on (2, 3, 8) inputs")
+    _check_normalized(addnorm(X, Y), "AddNorm([8], 0) in eval mode")
+
+
+# ---------------------------------------------------------------------------- EncoderBlock
+@pytest.mark.component("EncoderBlock")
+def test_encoder_block_shape_and_norm(student):
+    """keeps the shape (batch, steps, num_hiddens) and ends with a layer normalization"""
+    blk = student.EncoderBlock(*_block_args())
+    blk.eval()
+    X = _randn((2, 5, D), 2)
+    Y = blk(X, torch.tensor([3, 5]))
+    T.assert_shape(Y, (2, 5, D), "EncoderBlock output for X of shape (2, 5, 8)")
+    _check_normalized(Y, "EncoderBlock output (fresh block, eval mode)")
+
+
+# ---------------------------------------------------------------------------- TransformerEncoder
+@pytest.mark.component("TransformerEncoder")
+def test_encoder_shapes(student):
+    """outputs (batch, steps, num_hiddens) and one (batch*heads, steps, steps) weight tensor per block"""
+    enc = student.TransformerEncoder(*_model_args(2))
+    enc.eval()
+    X = torch.tensor([[1, 2, 3, 4], [5, 6, 0, 0]])
+    lens = torch.tensor([4, 2])
+    T.assert_shape(enc(X, lens), (2, 4, D), "TransformerEncoder output for token ids of shape (2, 4)")
+    weights = enc.attention_weights
+    T.check(isinstance(weights, (list, tuple)) and len(weights) == 2,
+            "attention_weights should be a list with one entry per block (2 blocks here)")
+    for i, w in enumerate(weights):
+        T.assert_shape(w, (2 * HEADS, 4, 4), f"attention_weights[{i}] (batch*heads, steps, steps)")
+        T.check(bool((T.as_plain(w)[HEADS:, :, 2:] == 0).all()),
+                f"attention_weights[{i}]: the second sequence has valid length 2, so its padded key "
+                f"positions 2 and 3 must get weight exactly 0 (pass valid_lens to every block)")
+
+
+# ---------------------------------------------------------------------------- DecoderBlock
+def _fresh_state(enc: torch.Tensor, lens, num_blocks: int = 1) -> list:
+    return [enc, lens, [None] * num_blocks]
+
+
+@pytest.mark.component("DecoderBlock")
+def test_decoder_block_shape_and_cache(student):
+    """returns (batch, steps, num_hiddens) and appends its input to the block's cache"""
+    blk = student.DecoderBlock(*_block_args(), 0)
+    blk.eval()
+    X, enc = _randn((2, 3, D), 3), _randn((2, 4, D), 4)
+    Y, state = blk(X, _fresh_state(enc, torch.tensor([4, 2])))
+    T.assert_shape(Y, (2, 3, D), "DecoderBlock output for X of shape (2, 3, 8)")
+    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+                   hint="the cache holds the inputs X this block has seen: cat(cache, X) on the time axis")
+
+
+@pytest.mark.component("DecoderBlock")
+def test_decoder_block_causal_in_eval(student):
+    """self-attention is causal in eval mode too: changing a later step leaves earlier outputs alone"""
+    blk = student.DecoderBlock(*_block_args(0.2), 0)
+    blk.eval()
+    X, enc = _randn((2, 4, D), 5), _randn((2, 3, D), 6)
+    X2 = X.clone()
+    X2[:, 2:] += 5 * _randn((2, 2, D), 7)
+    lens = torch.tensor([3, 2])
+    Y, _ = blk(X, _fresh_state(enc, lens))
+    Y2, _ = blk(X2, _fresh_state(enc, lens))
+    T.assert_close(Y2[:, :2], Y[:, :2], what="outputs at steps 0 and 1 after changing steps 2 and 3",
+                   hint="the query at step p may only see steps 0..p (causal mask), in training AND in "
+                        "eval mode: an eval-mode mask of None lets earlier positions see future ones")
+
+
+# ---------------------------------------------------------------------------- TransformerDecoder
+@pytest.mark.component("TransformerDecoder")
+def test_decoder_shapes(student):
+    """logits (batch, steps, vocab); a cache and attention weights per block"""
+    dec = student.TransformerDecoder(*_model_args(2))
+    dec.eval()
+    enc, lens = _randn((2, 5, D), 8), torch.tensor([5, 3])
+    X = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    logits, state = dec(X, dec.init_state(enc, lens))
+    T.assert_shape(logits, (2, 3, VOCAB), "TransformerDecoder logits for token ids of shape (2, 3)")
+    T.check(len(state) == 3 and len(state[2]) == 2,
+            "the state is [enc_outputs, enc_valid_lens, cache] with one cache entry per block")
+    for i in range(2):
+        T.assert_shape(state[2][i], (2, 3, D), f"state[2][{i}] (the cache of block {i})")
+    self_w, cross_w = dec.attention_weights
+    for i in range(2):
+        T.assert_shape(self_w[i], (2 * HEADS, 3, 3), f"attention_weights[0][{i}] (self-attention)")
+        T.assert_shape(cross_w[i], (2 * HEADS, 3, 5), f"attention_weights[1][{i}] (encoder-decoder)")
+
+
+@pytest.mark.component("TransformerDecoder")
+def test_decoder_step_by_step(student):
+    """decoding one token at a time gives the same logits as the whole sequence (true positions)"""
+    dec = student.TransformerDecoder(*_model_args(2))
+    dec.eval()
+    enc, lens = _randn((2, 5, D), 9), torch.tensor([5, 3])
+    X = torch.tensor([[1, 2, 3, 4], [4, 5, 6, 7]])
+    whole, _ = dec(X, dec.init_state(enc, lens))
+    state, steps = dec.init_state(enc, lens), []
+    for t in range(4):
+        logits, state = dec(X[:, t:t + 1], state)
+        steps.append(logits)
+    T.assert_close(torch.cat(steps, 1), whole, what="step-by-step logits vs whole-sequence logits",
+                   inputs={"X": X}, rtol=1e-4, atol=1e-4,
+                   hint="the token after t cached ones sits at position t: add P[t], not P[0] "
+                        "(the positional encoding must follow the cache length)")
