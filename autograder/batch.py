@@ -46,7 +46,10 @@ def _init_worker(mode: str) -> None:
     global _mode
     _mode = mode
     import torch
+
+    from autograder.runtime.warm import warm_up
     torch.set_num_threads(1)
+    warm_up()
 
 
 def _grade_one(assignment_id: str, path: str, public_only: bool,

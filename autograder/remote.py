@@ -27,6 +27,10 @@ class FailFast(Failed):
         super().__init__(msg, pytrace=False)
 
 
+class StudentAttributeError(StudentError, AttributeError):
+    """The student's object has no such attribute (an AttributeError too, so getattr(o, n, d) works)."""
+
+
 class MissingName(FailFast):
     """A contract name the submission does not define."""
 
@@ -72,6 +76,8 @@ class Connection:
             text = f"your code raised {kind}: {message}"
             if tb:
                 text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
+            if kind == "AttributeError" and msg.get("op") == "getattr":
+                raise StudentAttributeError(text)
             raise StudentError(text)
         return reply.get("ok")
 

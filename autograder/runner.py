@@ -129,7 +129,10 @@ class InProcessProvider:
 
 def run_in_process(assignment_id: str, path: Path | str, public_only: bool = False) -> Result:
     """Grade a trusted file in this process (kit development and the mutant zoo's fast path)."""
+    import torch
+
     from autograder.submission import read_cells
+    torch.set_num_threads(1)
     course = config_mod.default()
     provider = InProcessProvider(course, assignment_id, read_cells(path))
     return run(assignment_id, provider, public_only=public_only, course=course, submission=str(path))

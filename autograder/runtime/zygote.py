@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402,F401 - imported once here so every forked child starts warm
 
 import child  # noqa: E402
+import warm  # noqa: E402
 import loader  # noqa: E402,F401
 import wire  # noqa: E402
 
@@ -179,6 +180,10 @@ def main() -> None:
         import ctypes
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
     except OSError:
+        pass
+    try:
+        warm.warm_up()  # forked children inherit torch's lazily imported machinery
+    except Exception:  # noqa: BLE001 - only an optimization
         pass
     wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__})
     while True:

@@ -17,6 +17,7 @@ from torch import nn
 from autograder import testing as T
 
 SEEDS = st.integers(0, 2 ** 16)
+EXAMPLES = 6  # a decoder example costs several round trips; every mutant is caught by two tests or more
 MODULE_HINT = ("per step: query = hidden_state[-1] (the top layer) as (B, 1, h); context = attention(query, "
                "enc_outputs, enc_outputs, enc_valid_lens); GRU input cat((context, embedding), dim=-1) as "
                "(1, B, h + e); one GRU step; dense on the collected outputs; return the updated hidden state")
@@ -123,6 +124,7 @@ def gru_from(sd, c):
 # ---------------------------------------------------------------- init_state
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case())
 def test_init_state_permutes_batch_first(student, ref, c):
     """init_state permutes the encoder outputs (T, B, h) to batch first (B, T, h) and keeps the hidden state and valid lengths"""
@@ -145,6 +147,7 @@ def test_init_state_permutes_batch_first(student, ref, c):
 # ---------------------------------------------------------------- attention weights
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(none_lens=False), first=st.integers(1, 3))
 def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first):
     """attention_weights holds one (B, 1, T_enc) tensor per step of the last forward call, zero beyond enc_valid_lens, summing to 1"""
@@ -166,6 +169,7 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(layers=st.integers(2, 3), steps=st.just(3)))
 def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
     """at every step the attention query is the top layer (hidden_state[-1]) of the current hidden state (num_layers >= 2)"""
@@ -191,6 +195,7 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.just(1)), data=st.data())
 def test_gru_input_is_context_then_embedding(student, ref, c, data):
     """one decoding step runs the GRU on cat(context, embedding), in that order, then dense"""
@@ -225,6 +230,7 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
 # ---------------------------------------------------------------- decoding step by step
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(2, 4)))
 def test_step_by_step_equals_whole_sequence(student, ref, c):
     """feeding the target one token at a time (passing the returned state on) equals feeding it whole (training mode, dropout 0)"""
@@ -250,6 +256,7 @@ def test_step_by_step_equals_whole_sequence(student, ref, c):
 # ---------------------------------------------------------------- the reference
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(1, 4)))
 def test_matches_reference(student, ref, c):
     """with the course's weights copied in, logits, hidden state and attention weights match the course's decoder"""
@@ -274,6 +281,7 @@ def test_matches_reference(student, ref, c):
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(1, 4)))
 def test_matches_reference_whole_sequence(student, ref, c):
     """on a whole target sequence (training mode, dropout 0) the decoder matches the course's decoder with the same weights"""

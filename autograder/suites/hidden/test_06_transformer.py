@@ -99,6 +99,7 @@ def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtyp
     try:
         T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=rtol, atol=atol)
     except AssertionError as exc:
+        matches = []
         for mistake, variant in (known or {}).items():
             try:
                 with torch.no_grad():
@@ -106,7 +107,10 @@ def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtyp
             except Exception:  # noqa: BLE001 - a variant that cannot run just does not match
                 continue
             if isinstance(actual, torch.Tensor) and close(actual, candidate, dtype, tol):
-                raise AssertionError(f"{exc}\n  likely cause: your output matches {mistake}") from None
+                matches.append(mistake)
+        if matches:
+            raise AssertionError(f"{exc}\n  likely cause: your output matches "
+                                 + "; or ".join(matches)) from None
         raise
 
 
@@ -179,6 +183,7 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 
 
 @pytest.mark.component("PositionWiseFFN")
+@pytest.mark.keep("the contract's position-wise property; no realistic FFN mutant mixes positions")
 @settings(max_examples=5)
 @given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=SEEDS)
 def test_ffn_position_wise(student, B, steps, data, seed):
@@ -308,7 +313,7 @@ def enc_case(draw, max_b: int = 3, max_t: int = 5):
 
 
 @pytest.mark.component("EncoderBlock")
-@settings(max_examples=10)
+@settings(max_examples=6)
 @given(case=enc_case())
 def test_encoder_block_statistics(student, case):
     """post-norm: every position of the output is layer-normalized (mean 0, variance 1)"""
@@ -321,7 +326,7 @@ def test_encoder_block_statistics(student, case):
 
 
 @pytest.mark.component("EncoderBlock")
-@settings(max_examples=10)
+@settings(max_examples=6)
 @given(case=enc_case(max_t=5))
 def test_encoder_block_padding(student, case):
     """the content of padded positions (>= valid_len) does not change the outputs at valid positions"""
@@ -341,7 +346,7 @@ def test_encoder_block_padding(student, case):
 
 
 @pytest.mark.component("EncoderBlock")
-@settings(max_examples=8)
+@settings(max_examples=4)
 @given(B=st.integers(2, 3), steps=st.integers(1, 4), seed=SEEDS)
 def test_encoder_block_batch_independence(student, B, steps, seed):
     """each sequence of the batch is encoded on its own"""
@@ -361,7 +366,7 @@ def test_encoder_block_batch_independence(student, B, steps, seed):
 
 @pytest.mark.component("EncoderBlock")
 @pytest.mark.weight(2)
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=enc_case(), p=st.sampled_from([0.0, 0.3]))
 def test_encoder_block_matches_reference(student, ref, case, p):
     """matches the course's EncoderBlock with the same weights (eval mode)"""
@@ -390,13 +395,13 @@ def test_encoder_block_matches_reference(student, ref, case, p):
 # -------------------------------------------------------------------------- TransformerEncoder
 @pytest.mark.component("TransformerEncoder")
 def test_encoder_blocks_have_own_weights(student, ref):
-    """each of the num_layers blocks has its own weights (no block shared)"""
+    """each of the encoder's num_layers blocks has its own weights (no block shared)"""
     enc = student.TransformerEncoder(*model_args(3))
     distinct_blocks(enc, ref.TransformerEncoder(*model_args(3)), 3, "TransformerEncoder")
 
 
 @pytest.mark.component("TransformerEncoder")
-@settings(max_examples=8)
+@settings(max_examples=5)
 @given(case=enc_case(max_t=5))
 def test_encoder_padding(student, case):
     """padded tokens (positions >= valid_len) do not change the outputs at valid positions"""
@@ -418,7 +423,7 @@ def test_encoder_padding(student, case):
 
 @pytest.mark.component("TransformerEncoder")
 @pytest.mark.weight(3)
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(case=enc_case(), layers=st.integers(1, 3), p=st.sampled_from([0.0, 0.2]))
 def test_encoder_matches_reference(student, ref, case, layers, p):
     """matches the course's encoder (embeddings scaled by sqrt(num_hiddens)), weights included"""
@@ -499,7 +504,7 @@ def ref_block_variant(r: Any, X: torch.Tensor, enc: torch.Tensor, lens: Optional
 
 
 @pytest.mark.component("DecoderBlock")
-@settings(max_examples=6)
+@settings(max_examples=4)
 @given(case=dec_case(), i=st.integers(0, 2))
 def test_decoder_block_own_cache_slot(student, case, i):
     """block i reads and appends to its own cache slot state[2][i] only"""
@@ -529,7 +534,7 @@ def test_decoder_block_own_cache_slot(student, case, i):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2)
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=dec_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
 def test_decoder_block_causal(student, case, mode, data):
     """self-attention is causal in train and eval mode: changing step t changes no output before t"""
@@ -552,7 +557,7 @@ def test_decoder_block_causal(student, case, mode, data):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2)
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_block_step_by_step(student, case, mode):
     """one step at a time with the cache gives the whole-sequence outputs; the cache grows by one per step"""
@@ -578,7 +583,7 @@ def test_decoder_block_step_by_step(student, case, mode):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2)
-@settings(max_examples=12)
+@settings(max_examples=10)
 @given(data=st.data(), case=dec_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_block_chunks(student, data, case, mode):
     """feeding the sequence in chunks of any sizes gives the same outputs and cache as feeding it at once"""
@@ -603,7 +608,7 @@ def test_decoder_block_chunks(student, data, case, mode):
 
 
 @pytest.mark.component("DecoderBlock")
-@settings(max_examples=10)
+@settings(max_examples=6)
 @given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_block_encoder_padding(student, case, mode):
     """encoder outputs past enc_valid_lens have no effect"""
@@ -626,7 +631,7 @@ def test_decoder_block_encoder_padding(student, case, mode):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2)
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=dec_case(), p=st.sampled_from([0.0, 0.3]))
 def test_decoder_block_matches_reference(student, ref, case, p):
     """matches the course's DecoderBlock with the same weights (eval mode)"""
@@ -677,14 +682,14 @@ def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dr
 
 @pytest.mark.component("TransformerDecoder")
 def test_decoder_blocks_have_own_weights(student, ref):
-    """each of the num_layers blocks has its own weights (no block shared)"""
+    """each of the decoder's num_layers blocks has its own weights (no block shared)"""
     dec = student.TransformerDecoder(*model_args(3))
     distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder")
 
 
 @pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(2)
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(case=model_case(), p=st.sampled_from([0.0, 0.2]))
 def test_decoder_matches_reference(student, ref, case, p):
     """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
@@ -728,7 +733,7 @@ def test_decoder_matches_reference(student, ref, case, p):
 
 @pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(3)
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_step_by_step(student, ref, case, mode):
     """decoding one token at a time equals decoding the whole sequence (true positions); caches grow by one"""
@@ -762,7 +767,7 @@ def test_decoder_step_by_step(student, ref, case, mode):
 
 @pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(2)
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(data=st.data(), case=model_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_chunks(student, data, case, mode):
     """feeding the target in chunks of any sizes gives the whole-sequence logits and caches"""
@@ -787,12 +792,12 @@ def test_decoder_chunks(student, data, case, mode):
 
 
 @pytest.mark.component("TransformerDecoder")
-@settings(max_examples=8)
+@settings(max_examples=5)
 @given(case=model_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
 def test_decoder_causal(student, case, mode, data):
     """changing target token t changes no logits before t (train mode with dropout 0, and eval mode)"""
     # Block-level causality is graded in DecoderBlock (the reference block is used here); this checks
-    # that the decoder itself adds nothing that looks ahead. No zoo mutant of the decoder does.
+    # that the decoder itself adds nothing that looks ahead or depends on earlier calls.
     B, steps, T_enc, lens, layers, dtype, seed = case
     t = data.draw(st.integers(1, steps - 1), "t")
     dec = student_decoder(student, layers, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
@@ -809,7 +814,7 @@ def test_decoder_causal(student, case, mode, data):
 
 
 @pytest.mark.component("TransformerDecoder")
-@settings(max_examples=8)
+@settings(max_examples=5)
 @given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
 def test_decoder_encoder_padding(student, case, mode):
     """encoder outputs past enc_valid_lens have no effect on the logits"""
@@ -831,7 +836,7 @@ def test_decoder_encoder_padding(student, case, mode):
 
 
 @pytest.mark.component("TransformerDecoder")
-@settings(max_examples=6)
+@settings(max_examples=4)
 @given(case=model_case(min_t=2))
 def test_decoder_step_attention_weights(student, ref, case):
     """in step-by-step decoding, attention_weights are those of the last step: (B*h, 1, t+1) and (B*h, 1, T_enc)"""
@@ -858,26 +863,25 @@ def test_decoder_step_attention_weights(student, ref, case):
 
 @pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(2)
+@pytest.mark.keep("end-to-end sanity of the decoder in a whole model; the zoo's decoder mutants are caught earlier")
 def test_transformer_trains(student):
     """a tiny encoder-decoder Transformer learns to copy short sequences (the loss falls)"""
-    # End-to-end sanity of the whole model with the trusted training loop; the zoo's decoder
-    # mutants that break it are caught earlier, this is the check that the pieces train together.
-    try:
-        encoder_decoder = student.EncoderDecoder
-    except Exception:  # noqa: BLE001 - the given class is not in this submission's namespace
-        # The given EncoderDecoder is only there if the submission imports it (the grader does not
-        # inject given code); without it there is no way to glue the two halves in the child.
-        return
+    # No double jeopardy: the encoder side is the student's TransformerEncoder with num_layers=0
+    # (embedding * sqrt(d) + positional encoding, no EncoderBlock), and if even that cannot run,
+    # this test has nothing to say about the decoder and passes (the encoder is graded elsewhere).
     vocab, B, L = 8, 16, 4
-    T.seed(student, 0)
-    enc = student.TransformerEncoder(*model_args(1, 0.0, vocab))
-    dec = student.TransformerDecoder(*model_args(1, 0.0, vocab))
-    net = encoder_decoder(enc, dec)
     src = randint(vocab, (B, L), 3, low=2)
     lens = torch.tensor([L - (b % 2) for b in range(B)])
     src = torch.where(torch.arange(L).unsqueeze(0) < lens.unsqueeze(1), src, torch.zeros_like(src))
     dec_in = torch.cat([torch.ones(B, 1, dtype=torch.long), src[:, :-1]], 1)  # 1 = <bos>
     batch = {"inputs": [src, lens, dec_in, src, lens]}
+    T.seed(student, 0)
+    try:
+        enc = student.TransformerEncoder(*model_args(0, 0.0, vocab))
+        enc(src, lens)
+    except (Exception, pytest.fail.Exception):  # noqa: BLE001 - the grader's own failures are Failed
+        return
+    net = student.EncoderDecoder(enc, student.TransformerDecoder(*model_args(1, 0.0, vocab)))
 
     def measure() -> float:
         net.eval()

@@ -1,0 +1,25 @@
+"""Pay torch's first-use costs once, in a process that forks others (the zygote, grading workers).
+
+Building an optimizer imports torch._dynamo and the first backward through masking imports
+torch.fx's symbolic shapes (with sympy): seconds each, which every forked child would otherwise
+pay again.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def warm_up() -> None:
+    x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    lens = torch.repeat_interleave(torch.tensor([1, 3]), 3)
+    keep = torch.arange(4).unsqueeze(0) < lens.unsqueeze(1)
+    y = torch.softmax(x.reshape(-1, 4).masked_fill(~keep, -1e6), dim=-1)
+    torch.autograd.grad(y.sum(), [x])
+    layers = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.LayerNorm(4), torch.nn.Dropout(0.1))
+    gru = torch.nn.GRU(4, 4, 2)
+    params = list(layers.parameters()) + list(gru.parameters())
+    for opt in (torch.optim.Adam(params, lr=1e-3), torch.optim.SGD(params, lr=1e-3)):
+        opt.zero_grad()
+        out, _ = gru(layers(torch.tensor([[1, 2, 3]])).permute(1, 0, 2))
+        out.sum().backward()
+        opt.step()
