@@ -219,25 +219,53 @@ def test_self_check_bundle_imports_nothing_of_the_grader(assignment):
     assert not imported, imported
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_released_notebook_runs_top_to_bottom(assignment, tmp_path):
-    """A student who runs the fresh notebook sees failing checks, not a crash (nbclient, its own folder)."""
-    import shutil
-
+def _execute(folder: Path, nb) -> list[str]:
     from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return [f"cell {i} ({o.ename}: {o.evalue})" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for o in cell.outputs if o.output_type == "error"]
+
+
+def _released_copy(assignment: str, tmp_path: Path):
+    import shutil
 
     folder = tmp_path / assignment
     shutil.copytree(RELEASE / assignment, folder)
-    nb = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(folder)}}).execute()
-    errors = [f"cell {i} ({o.ename}: {o.evalue}): {cell.source.splitlines()[0][:60]}"
-              for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-              for o in cell.outputs if o.output_type == "error"]
-    assert not errors, "the released notebook crashes with stubs:\n" + "\n".join(errors)
+    return folder, nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
+
+
+def test_released_notebook_with_stubs_fails_only_where_work_is_missing(tmp_path, monkeypatch):
+    """Run as received: experiments that call a stub stop with NotImplementedError (or a NameError
+    that follows from it), and the self-check cells print failures instead of raising."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    folder, nb = _released_copy("02_attention_scoring", tmp_path)
+    errors = _execute(folder, nb)
+    assert errors and all("NotImplementedError" in e or "NameError" in e for e in errors), errors
     checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("check_")]
-    if (runner.SUITES / "public" / f"test_{assignment}.py").exists():
-        assert all("FAIL" in "".join(o.get("text", "") for o in c.outputs) for c in checks)
+    assert checks and all("FAIL" in "".join(o.get("text", "") for o in c.outputs) for c in checks)
+    assert all(o.output_type != "error" for c in checks for o in c.outputs)
+
+
+@pytest.mark.parametrize("assignment", ["02_attention_scoring", "05_positional_encoding"])
+def test_released_notebook_completed_runs_top_to_bottom(assignment, tmp_path, monkeypatch):
+    """A student who fills every stub with working code can run the released notebook top to
+    bottom, with its own support module and self-check bundle (all six instructor notebooks run
+    in tests/test_notebooks_execute.py)."""
+    import inspect
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    folder, nb = _released_copy(assignment, tmp_path)
+    components = {c.name for c in config.default().assignment(assignment).components}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in components:
+            cell.source = inspect.getsource(config.default().reference_object(meta["grade_id"]))
+    assert not _execute(folder, nb)
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "PASS" in outputs and "FAIL" not in outputs
 
 
 def test_release_gate_follows_the_due_dates(course, monkeypatch):
