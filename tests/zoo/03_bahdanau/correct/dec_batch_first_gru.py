@@ -4,7 +4,6 @@ note: a batch_first GRU indexed step by step, init_state with transpose(0, 1) re
 """
 import torch
 from torch import nn
-from attention_support import EncoderDecoder, Seq2SeqEncoder  # as the notebook does (given code)
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):

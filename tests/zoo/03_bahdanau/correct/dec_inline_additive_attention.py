@@ -4,7 +4,6 @@ note: additive attention computed inline from self.attention's W_q, W_k, w_v wit
 """
 import torch
 from torch import nn
-from attention_support import EncoderDecoder, Seq2SeqEncoder  # as the notebook does (given code)
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):

@@ -4,7 +4,6 @@ note: after the first step the query is the GRU's output (equal to the top layer
 """
 import torch
 from torch import nn
-from attention_support import EncoderDecoder, Seq2SeqEncoder  # as the notebook does (given code)
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):

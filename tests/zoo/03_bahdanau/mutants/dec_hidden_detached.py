@@ -5,7 +5,6 @@ symptom: detach
 """
 import torch
 from torch import nn
-from attention_support import EncoderDecoder, Seq2SeqEncoder  # as the notebook does (given code)
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):

@@ -5,7 +5,6 @@ symptom: valid length
 """
 import torch
 from torch import nn
-from attention_support import EncoderDecoder, Seq2SeqEncoder  # as the notebook does (given code)
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):
