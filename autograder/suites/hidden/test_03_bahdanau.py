@@ -46,7 +46,7 @@ def describe(c, dropout=0.0):
 
 def encoder_outputs(ref, c):
     """The given GRU encoder's (outputs (T_enc, B, H), state (L, B, H)) on random tokens, computed here."""
-    torch.manual_seed(c["seed"])
+    torch.default_generator.manual_seed(c["seed"])  # not torch.manual_seed: it also queues CUDA seeding, slowly
     enc = ref.Seq2SeqEncoder(c["V"] + 1, 3, c["H"], c["L"]).eval()
     src = torch.randint(0, c["V"] + 1, (c["B"], c["T_enc"]))
     with torch.no_grad():
@@ -99,11 +99,18 @@ def weights_of(dec, c):
     return sd
 
 
+def load(module, sd, prefix, what):
+    try:
+        module.load_state_dict({k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)})
+    except RuntimeError as exc:
+        raise AssertionError(f"the weights of your '{prefix[:-1]}' do not fit {what}: {exc}") from None
+
+
 def attention_from(sd, H):
     """Additive attention with the student's attention weights (attention.W_q, W_k, w_v)."""
     att = nn.ModuleDict({"W_q": nn.Linear(H, H, bias=False), "W_k": nn.Linear(H, H, bias=False),
                          "w_v": nn.Linear(H, 1, bias=False)})
-    att.load_state_dict({k[len("attention."):]: v for k, v in sd.items() if k.startswith("attention.")})
+    load(att, sd, "attention.", f"AdditiveAttention({H}, {H}, {H}, dropout)")
 
     def weights(query, enc, lens):  # query (B, 1, H), enc (B, T, H) -> (B, 1, T)
         with torch.no_grad():
@@ -117,7 +124,7 @@ def attention_from(sd, H):
 
 def gru_from(sd, c):
     gru = nn.GRU(c["E"] + c["H"], c["H"], c["L"])
-    gru.load_state_dict({k[len("rnn."):]: v for k, v in sd.items() if k.startswith("rnn.")})
+    load(gru, sd, "rnn.", f"nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers={c['L']})")
     return gru
 
 
@@ -366,7 +373,6 @@ def test_one_sgd_step_matches_reference(student, ref, L, seed):
     """one SGD step through EncoderDecoder changes every weight as the course's model does (gradients flow through every step)"""
     V, E, H, LR = 6, 3, 4, 0.5
     model = seq2seq(student, V, E, H, L, seed)
-    torch.manual_seed(seed)
     r = ref.EncoderDecoder(ref.Seq2SeqEncoder(V, E, H, L), ref.Seq2SeqAttentionDecoder(V, E, H, L))
     T.copy_weights(model, r)
     batch = [{"inputs": reversal_batch(seed)}]
