@@ -64,7 +64,7 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tupl
             t = torch.Tensor.detach(v)
             if t.layout != torch.strided:
                 t = t.to_dense()
-            t = t.cpu().contiguous()
+            t = t.cpu().clone(memory_format=torch.contiguous_format)  # also fixes size-1 dims with odd strides
             dtype = DTYPE_NAMES.get(t.dtype)
             if dtype is None:
                 raise WireError(f"unsupported tensor dtype {t.dtype}")
