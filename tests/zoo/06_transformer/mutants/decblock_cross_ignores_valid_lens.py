@@ -1,0 +1,37 @@
+"""
+component: DecoderBlock
+bug: the encoder-decoder attention ignores enc_valid_lens (attends to source padding)
+symptom: enc_valid_lens
+"""
+import math
+import torch
+from torch import nn
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, key_size, query_size, value_size, num_hiddens, norm_shape, ffn_num_input,
+                 ffn_num_hiddens, num_heads, dropout, i, **kwargs):
+        super().__init__(**kwargs)
+        self.i = i
+        self.attention1 = MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout)
+        self.addnorm1 = AddNorm(norm_shape, dropout)
+        self.attention2 = MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout)
+        self.addnorm2 = AddNorm(norm_shape, dropout)
+        self.ffn = PositionWiseFFN(ffn_num_input, ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(norm_shape, dropout)
+
+    def forward(self, X, state):
+        enc_outputs, enc_valid_lens = state[0], state[1]
+        if state[2][self.i] is None:
+            key_values = X
+        else:
+            key_values = torch.cat((state[2][self.i], X), dim=1)
+        state[2][self.i] = key_values
+        batch_size, num_steps, _ = X.shape
+        t = key_values.shape[1] - num_steps
+        dec_valid_lens = torch.arange(t + 1, t + num_steps + 1, device=X.device).repeat(batch_size, 1)
+        X2 = self.attention1(X, key_values, key_values, dec_valid_lens)
+        Y = self.addnorm1(X, X2)
+        Y2 = self.attention2(Y, enc_outputs, enc_outputs, None)
+        Z = self.addnorm2(Y, Y2)
+        return self.addnorm3(Z, self.ffn(Z)), state

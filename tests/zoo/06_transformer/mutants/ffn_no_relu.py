@@ -1,0 +1,17 @@
+"""
+component: PositionWiseFFN
+bug: no activation between the two dense layers (the FFN collapses to one linear map)
+symptom: relu
+"""
+import torch
+from torch import nn
+
+
+class PositionWiseFFN(nn.Module):
+    def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs, **kwargs):
+        super().__init__(**kwargs)
+        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)
+        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
+
+    def forward(self, X):
+        return self.dense2(self.dense1(X))

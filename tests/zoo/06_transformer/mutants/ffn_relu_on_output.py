@@ -1,0 +1,18 @@
+"""
+component: PositionWiseFFN
+bug: a ReLU after dense2 as well, so the FFN's output can never be negative
+symptom: relu
+"""
+import torch
+from torch import nn
+
+
+class PositionWiseFFN(nn.Module):
+    def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs, **kwargs):
+        super().__init__(**kwargs)
+        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
+
+    def forward(self, X):
+        return self.relu(self.dense2(self.relu(self.dense1(X))))
