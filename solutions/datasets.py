@@ -14,7 +14,7 @@ import collections
 import datetime
 import random
 import re
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, Sequence, Union
 
 import torch
 
