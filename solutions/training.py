@@ -17,7 +17,6 @@ from typing import Any, Callable, Optional, Sequence, Union
 import torch
 from torch import nn
 
-from solutions.attention_scoring import sequence_mask
 from solutions.datasets import Pair, Vocab, truncate_pad
 
 
@@ -86,7 +85,9 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
     def forward(self, pred: torch.Tensor, label: torch.Tensor,  # type: ignore[override]
                 valid_len: torch.Tensor) -> torch.Tensor:
-        weights = sequence_mask(torch.ones_like(label, dtype=pred.dtype), valid_len)  # (B, T)
+        # Written out here (not 02's sequence_mask) so that the toolkit hands out no solution.
+        positions = torch.arange(label.shape[1], device=label.device)  # (T,)
+        weights = (positions.unsqueeze(0) < valid_len.unsqueeze(1)).to(pred.dtype)  # (B, T)
         # CrossEntropyLoss wants the class axis second: (B, V, T).
         unweighted = super().forward(pred.permute(0, 2, 1), label)  # (B, T)
         return (unweighted * weights).mean(dim=1)  # (B,)
