@@ -98,7 +98,7 @@ import collections
 import datetime
 import random
 import re
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, Sequence, Union
 
 import torch
 
@@ -425,6 +425,7 @@ Agg backend (no display); pass `path=` to save a figure to a file.
 
 import collections
 import math
+import numbers
 import random
 import time
 from typing import Any, Callable, Optional, Sequence, Union
@@ -470,8 +471,13 @@ def grad_clipping(net: nn.Module, theta: float) -> float:
 
 
 def xavier_init_weights(module: nn.Module) -> None:
-    """Xavier-uniform init of Linear weights and GRU weight matrices (as the book's trainer)."""
-    if isinstance(module, nn.Linear):
+    """Xavier-uniform init of Linear, Embedding and GRU weight matrices.
+
+    The book's trainer leaves embeddings at N(0, 1); the Transformer then multiplies them by
+    sqrt(num_hiddens), which drowns the positional encoding (values in [-1, 1]) and slows
+    training a lot. Xavier-uniform embeddings (std ~ sqrt(2 / (vocab + d))) keep both in scale.
+    """
+    if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.xavier_uniform_(module.weight)
     if isinstance(module, nn.GRU):
         for name, param in module.named_parameters():
@@ -494,7 +500,9 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
     def forward(self, pred: torch.Tensor, label: torch.Tensor,  # type: ignore[override]
                 valid_len: torch.Tensor) -> torch.Tensor:
-        weights = sequence_mask(torch.ones_like(label, dtype=pred.dtype), valid_len)  # (B, T)
+        # Written out here (not 02's sequence_mask) so that the toolkit hands out no solution.
+        positions = torch.arange(label.shape[1], device=label.device)  # (T,)
+        weights = (positions.unsqueeze(0) < valid_len.unsqueeze(1)).to(pred.dtype)  # (B, T)
         # CrossEntropyLoss wants the class axis second: (B, V, T).
         unweighted = super().forward(pred.permute(0, 2, 1), label)  # (B, T)
         return (unweighted * weights).mean(dim=1)  # (B,)
@@ -507,8 +515,8 @@ def train_seq2seq(net: nn.Module, data_iter: Any, lr: float, num_epochs: int, tg
     """Train an EncoderDecoder with Adam, gradient clipping at 1 and teacher forcing.
 
     data_iter yields (X (B, T), X_valid_len (B,), Y (B, T), Y_valid_len (B,)); the decoder input
-    is `<bos>` followed by Y[:, :-1]. With init_weights (the book's default), Linear and GRU
-    weights are first re-initialized Xavier-uniform from the current torch seed.
+    is `<bos>` followed by Y[:, :-1]. With init_weights (as in the book), the weights are first
+    re-initialized by `xavier_init_weights` from the current torch seed.
     `log(epoch, loss)` (epochs counted from 1) is called after every epoch.
     Returns the mean training loss per target token of every epoch.
     """
@@ -520,13 +528,13 @@ def train_seq2seq(net: nn.Module, data_iter: Any, lr: float, num_epochs: int, tg
     net.to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     loss_fn = MaskedSoftmaxCELoss()
-    net.train()
     losses: list[float] = []
     for epoch in range(1, num_epochs + 1):
+        net.train()  # every epoch: `log` may have evaluated (and so switched to eval mode)
         total_loss, total_tokens = 0.0, 0
         for batch in data_iter:
             X, X_valid_len, Y, Y_valid_len = (t.to(device) for t in batch)
-            bos = torch.full((Y.shape[0], 1), tgt_vocab.bos, dtype=Y.dtype, device=device)
+            bos = torch.full((Y.shape[0], 1), tgt_vocab["<bos>"], dtype=Y.dtype, device=device)
             dec_input = torch.cat([bos, Y[:, :-1]], dim=1)  # (B, T): teacher forcing
             Y_hat, _ = net(X, dec_input, X_valid_len)  # (B, T, V)
             l = loss_fn(Y_hat, Y, Y_valid_len)  # (B,)
@@ -563,13 +571,13 @@ def predict_seq2seq(net: nn.Module, src_tokens: Sequence[str], src_vocab: Vocab,
     if device is None:
         device = model_device(net)
     net.eval()
-    src_indices = src_vocab[list(src_tokens)] + [src_vocab.eos]
+    src_indices = src_vocab[list(src_tokens)] + [src_vocab["<eos>"]]
     enc_valid_len = torch.tensor([min(len(src_indices), num_steps)], device=device)  # (1,)
-    enc_X = torch.tensor([truncate_pad(src_indices, num_steps, src_vocab.pad)],
+    enc_X = torch.tensor([truncate_pad(src_indices, num_steps, src_vocab["<pad>"])],
                          dtype=torch.long, device=device)  # (1, num_steps)
     enc_outputs = net.encoder(enc_X, enc_valid_len)
     dec_state = net.decoder.init_state(enc_outputs, enc_valid_len)
-    dec_X = torch.tensor([[tgt_vocab.bos]], dtype=torch.long, device=device)  # (1, 1)
+    dec_X = torch.tensor([[tgt_vocab["<bos>"]]], dtype=torch.long, device=device)  # (1, 1)
     output: list[int] = []
     attention_weight_seq: list[Any] = []
     for _ in range(num_steps):
@@ -578,7 +586,7 @@ def predict_seq2seq(net: nn.Module, src_tokens: Sequence[str], src_vocab: Vocab,
         pred = int(dec_X.item())
         if save_attention_weights:
             attention_weight_seq.append(net.decoder.attention_weights)
-        if pred == tgt_vocab.eos:
+        if pred == tgt_vocab["<eos>"]:
             break
         output.append(pred)
     return tgt_vocab.to_tokens(output), attention_weight_seq
@@ -666,6 +674,7 @@ def show_heatmaps(matrices: Union[torch.Tensor, Sequence[Any]], xlabel: str, yla
                   yticklabels: Optional[Sequence[str]] = None) -> Any:
     """Plot a grid of heatmaps; matrices is (rows, cols, Q, K), (cols, Q, K) or (Q, K).
 
+    titles name the columns (one per column, as in the book) or every panel (a list of rows).
     figsize is per panel. Tick labels (length K / Q) name the keys and queries. Returns the
     figure; with `path` it is also saved there and closed.
     """
@@ -692,7 +701,8 @@ def show_heatmaps(matrices: Union[torch.Tensor, Sequence[Any]], xlabel: str, yla
             if j == 0:
                 ax.set_ylabel(ylabel)
             if titles is not None:
-                ax.set_title(titles[j])
+                title = titles[i][j] if isinstance(titles[0], (list, tuple)) else titles[j]
+                ax.set_title(title)
     fig.colorbar(image, ax=axes, shrink=0.6)
     return _finish(fig, path)
 
@@ -722,13 +732,14 @@ def plot(X: Union[Sequence[float], Sequence[Sequence[float]]],
     import matplotlib.pyplot as plt
 
     def as_curves(values: Any) -> list[list[float]]:
+        """A curve or a list of curves (lists, tensors or arrays) -> a list of lists of floats."""
         if isinstance(values, torch.Tensor):
             values = values.detach().cpu().tolist()
         values = list(values)
-        if values and not isinstance(values[0], (list, tuple)) and not hasattr(values[0], "__len__"):
-            return [values]
-        return [list(v.detach().cpu().tolist() if isinstance(v, torch.Tensor) else v)
-                for v in values]
+        if values and (isinstance(values[0], numbers.Number)
+                       or (isinstance(values[0], torch.Tensor) and values[0].dim() == 0)):
+            return [[float(v) for v in values]]
+        return [[float(v) for v in curve] for curve in values]
 
     if Y is None:
         Y_curves = as_curves(X)

@@ -114,12 +114,24 @@ def test_encoder_block_shape_and_norm(student):
     _check_normalized(Y, "EncoderBlock output (fresh block, eval mode)")
 
 
+def _check_own_blocks(model, num_layers: int, what: str) -> None:
+    """Every block shows up in named_parameters(): a shared block is listed only once."""
+    names = [T.normalize_key(n) for n in T.param_names(model)]
+    per_block = [sum(1 for n in names if n.startswith(f"blks.{i}.")) for i in range(num_layers)]
+    T.check(min(per_block) > 0 and len(set(per_block)) == 1,
+            f"{what} with num_layers={num_layers}: every block should have its own weights, but "
+            f"named_parameters() lists {per_block} parameter tensors under blks.0, blks.1, ...\n"
+            f"  hint: create a new block in every iteration of the loop; appending the same block "
+            f"object num_layers times shares one set of weights")
+
+
 # ---------------------------------------------------------------------------- TransformerEncoder
 @pytest.mark.component("TransformerEncoder")
 def test_encoder_shapes(student):
-    """outputs (batch, steps, num_hiddens) and one (batch*heads, steps, steps) weight tensor per block"""
+    """outputs (batch, steps, num_hiddens), one weight tensor per block; every block has its own weights"""
     enc = student.TransformerEncoder(*_model_args(2))
     enc.eval()
+    _check_own_blocks(enc, 2, "TransformerEncoder")
     X = torch.tensor([[1, 2, 3, 4], [5, 6, 0, 0]])
     lens = torch.tensor([4, 2])
     T.assert_shape(enc(X, lens), (2, 4, D), "TransformerEncoder output for token ids of shape (2, 4)")
@@ -169,9 +181,10 @@ def test_decoder_block_causal_in_eval(student):
 # ---------------------------------------------------------------------------- TransformerDecoder
 @pytest.mark.component("TransformerDecoder")
 def test_decoder_shapes(student):
-    """logits (batch, steps, vocab); a cache and attention weights per block"""
+    """logits (batch, steps, vocab); every block has its own weights, cache and attention weights"""
     dec = student.TransformerDecoder(*_model_args(2))
     dec.eval()
+    _check_own_blocks(dec, 2, "TransformerDecoder")
     enc, lens = _randn((2, 5, D), 8), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3], [4, 5, 6]])
     logits, state = dec(X, dec.init_state(enc, lens))
@@ -182,8 +195,10 @@ def test_decoder_shapes(student):
         T.assert_shape(state[2][i], (2, 3, D), f"state[2][{i}] (the cache of block {i})")
     self_w, cross_w = dec.attention_weights
     for i in range(2):
-        T.assert_shape(self_w[i], (2 * HEADS, 3, 3), f"attention_weights[0][{i}] (self-attention)")
-        T.assert_shape(cross_w[i], (2 * HEADS, 3, 5), f"attention_weights[1][{i}] (encoder-decoder)")
+        T.assert_shape(self_w[i], (2 * HEADS, 3, 3),
+                       f"attention_weights[0][{i}] (block {i}'s self-attention: attention1's weights)")
+        T.assert_shape(cross_w[i], (2 * HEADS, 3, 5),
+                       f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention: attention2's weights)")
 
 
 @pytest.mark.component("TransformerDecoder")
