@@ -1,13 +1,24 @@
 """Shared fixtures for the kit's own test suite."""
 from __future__ import annotations
 
+import os
+
+# The suite runs in parallel workers on few cores: one torch thread per process (and per kernel or
+# command it starts), or threads spin against each other and everything slows down tenfold.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+import torch
 
 from autograder import config
 from autograder.sandbox import Zygote
+
+
+torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
