@@ -18,9 +18,6 @@ DEPS_MODULE = "__course_deps__"
 HEADER = ("from __future__ import annotations\nimport math\nfrom typing import Any, Optional\n"
           "import torch\nfrom torch import nn\n")
 TOOLKIT_MODULES = ("solutions.datasets", "solutions.training")
-SELFCHECK_PACKAGE = '"""Stand-in for the kit inside the grading sandbox."""\n__path__ = []\n'
-SELFCHECK_STUB = ('def check(*args, **kwargs):\n'
-                  '    """The notebook self-check does nothing while the grader runs."""\n    return None\n')
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.M)
 
 
@@ -83,9 +80,7 @@ def child_modules(course: Course, assignment: Assignment, component: str) -> tup
     provided = set(deps) | set(_given_names(course))
     missing = [n for n in support_exports(course, assignment) if n not in provided]
     support = f"from {DEPS_MODULE} import *\n" + placeholder_source(missing, component)
-    modules = {DEPS_MODULE: deps_source, course.support_module: support,
-               # Notebooks import the self-check; while grading it does nothing.
-               "autograder": SELFCHECK_PACKAGE, "autograder.selfcheck": SELFCHECK_STUB}
+    modules = {DEPS_MODULE: deps_source, course.support_module: support}
     inject = [n for n in course.needs(component) if course.owner(n) is not None] + deps
     return modules, sorted(set(inject))
 

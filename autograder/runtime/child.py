@@ -184,8 +184,9 @@ def install_modules(modules: dict[str, str]) -> None:
 
 def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
-    install_modules(job["modules"])
-    deps = sys.modules[job["deps_module"]].__dict__
+    install_modules(job.get("modules", {}))
+    deps_module = sys.modules.get(job.get("deps_module") or "")
+    deps = deps_module.__dict__ if deps_module is not None else {}
     namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
     # Given code and dependencies are there from the start, as after `from attention_support import *`.
     namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})

@@ -32,8 +32,17 @@ def _pure(node: ast.AST) -> bool:
                    for n in ast.walk(node))
 
 
+def _imports_self_check(stmt: ast.stmt) -> bool:
+    """`from autograder.selfcheck import check`: the notebook's self-check, not part of the work."""
+    if isinstance(stmt, ast.ImportFrom):
+        return (stmt.module or "").split(".")[0] == "autograder"
+    return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "autograder" for a in stmt.names)
+
+
 def keeps(stmt: ast.stmt) -> bool:
     """Whether a top-level statement is a definition the grader runs."""
+    if _imports_self_check(stmt):
+        return False
     if isinstance(stmt, KEEP_SIMPLE):
         return True
     if isinstance(stmt, ast.Expr):
