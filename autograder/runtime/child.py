@@ -30,10 +30,6 @@ class Server:
         self.namespace = namespace
 
     def to_handle(self, obj: Any) -> wire.Handle:
-        if isinstance(obj, torch.nn.Parameter):
-            raise TypeError  # never reached: parameters are tensors and encode as data
-        if inspect.isgenerator(obj) or isinstance(obj, (types.GeneratorType, map, filter, zip)):
-            raise _Listable
         key = id(obj)
         hid = self.ids.get(key)
         if hid is None or self.objects.get(hid) is not obj:
@@ -109,10 +105,6 @@ class Server:
             out = out[msg["output_index"]]
         grads = torch.autograd.grad(out, [args[i] for i in msg["wrt"]], msg["grad_output"], allow_unused=True)
         return [None if g is None else torch.Tensor.detach(g) for g in grads]
-
-
-class _Listable(Exception):
-    pass
 
 
 def describe(obj: Any) -> dict[str, Any]:
@@ -211,10 +203,7 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
             return
         try:
             result = server.handle(msg)
-            try:
-                wire.send(sock, {"ok": server.encodable(result)}, server.to_handle)
-            except _Listable:
-                wire.send(sock, {"ok": server.encodable(list(result)[:MAX_ITEMS])}, server.to_handle)
+            wire.send(sock, {"ok": server.encodable(result)}, server.to_handle)
         except BaseException as exc:  # noqa: BLE001 - student code may raise anything, even SystemExit
             wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
                                        "traceback": loader.student_traceback(exc)}})
