@@ -262,7 +262,7 @@ class Zygote:
         except wire.WireError as exc:
             child.close()
             raise SandboxError(f"could not encode the job: {exc}") from None
-        child.pending = _frame(header, blobs)
+        child.pending = wire.frame(header, blobs)
         return child
 
     def end_job(self) -> dict:
@@ -313,6 +313,11 @@ class Child:
         self.dead: Optional[ChildDied] = None
         self.exit_report: Optional[dict] = None
         self.pending = b""  # the framed job, sent by wait_ready
+        # One selector for the child's life: output pipe, the zygote's control socket, the RPC socket.
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(out_fd, selectors.EVENT_READ, "out")
+        self.selector.register(zygote.control, selectors.EVENT_READ, "control")
+        self.selector.register(sock, selectors.EVENT_READ, "rpc")
 
     def _keep_output(self, data: bytes) -> None:
         cap = self.limits.output_kb * 1024
@@ -340,7 +345,7 @@ class Child:
             header, blobs = wire.encode(msg, to_handle)
         except wire.WireError as exc:
             raise SandboxError(str(exc)) from None
-        payload = _frame(header, blobs)
+        payload = wire.frame(header, blobs)
         return self._exchange(payload, deadline, from_handle)
 
     def wait_ready(self, timeout: float) -> Any:
@@ -349,12 +354,18 @@ class Child:
         return self._exchange(payload, time.monotonic() + timeout, None)
 
     def _exchange(self, payload: bytes, deadline: float, from_handle: Any) -> Any:
-        sel = selectors.DefaultSelector()
-        sel.register(self.out_fd, selectors.EVENT_READ, "out")
-        sel.register(self.zygote.control, selectors.EVENT_READ, "control")
+        sel = self.selector
         view = memoryview(payload)
         sent = 0
-        sel.register(self.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if payload else 0), "rpc")
+        try:  # usually the whole request fits in the socket buffer: no wait needed
+            sent = self.sock.send(view[:1 << 20]) if payload else 0
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self._died_on_its_own()
+        writing = sent < len(view)
+        if writing:
+            sel.modify(self.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, "rpc")
         try:
             while True:
                 remaining = deadline - time.monotonic()
@@ -365,7 +376,7 @@ class Child:
                         self._drain_output()
                     elif key.data == "control":
                         self._died_on_its_own()
-                    elif events & selectors.EVENT_WRITE and sent < len(view):
+                    elif events & selectors.EVENT_WRITE and writing:
                         try:
                             sent += self.sock.send(view[sent:sent + (1 << 20)])
                         except (BlockingIOError, InterruptedError):
@@ -373,6 +384,7 @@ class Child:
                         except OSError:
                             self._died_on_its_own()
                         if sent >= len(view):
+                            writing = False
                             sel.modify(self.sock, selectors.EVENT_READ, "rpc")
                     elif events & selectors.EVENT_READ:
                         try:
@@ -395,7 +407,8 @@ class Child:
                             except wire.WireError as exc:
                                 self._die(f"it sent a malformed reply ({exc})", "protocol")
         finally:
-            sel.close()
+            if writing and self.dead is None:
+                sel.modify(self.sock, selectors.EVENT_READ, "rpc")
 
     def _seconds_label(self, deadline: float) -> str:
         return "wall clock"
@@ -449,15 +462,10 @@ class Child:
             self._drain_output()
             self.dead = ChildDied("closed", "closed")
         try:
+            self.selector.close()
             self.sock.close()
         finally:
             try:
                 os.close(self.out_fd)
             except OSError:
                 pass
-
-
-def _frame(header: bytes, blobs: list[bytes]) -> bytes:
-    sizes = b"".join(struct.pack("!Q", len(b)) for b in blobs)
-    total = len(sizes) + sum(len(b) for b in blobs)
-    return struct.pack("!QI", total, len(header)) + header + struct.pack("!I", len(blobs)) + sizes + b"".join(blobs)

@@ -34,7 +34,7 @@ needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is no
 # ------------------------------------------------------------------ the wire format (in-process)
 
 def frame(header: bytes, blobs: list[bytes]) -> bytes:
-    return sandbox_mod._frame(header, blobs)
+    return wire.frame(header, blobs)
 
 
 def read_frame(data: bytes) -> tuple[bytes, list[bytes]]:
@@ -177,6 +177,28 @@ def test_frames_arrive_in_pieces() -> None:
         while (f := reader.frame()) is not None:
             got.append(wire.decode(*f))
     assert len(got) == 2 and torch.equal(got[1]["ok"], torch.arange(1000.0))
+
+
+def test_the_childs_buffered_receiver_splits_and_joins_frames() -> None:
+    """Several messages in one read, one message over many reads: each comes out whole, in order."""
+    import socket
+    values = [{"op": "call", "args": [torch.arange(n, dtype=torch.float64)]} for n in (0, 3, 70_000)]
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        receiver = wire.Receiver(theirs, chunk=4096)
+        ours.sendall(b"".join(frame(*wire.encode(v)) for v in values[:2]))
+        got = [receiver.recv(), receiver.recv()]
+        big = frame(*wire.encode(values[2]))
+        import threading
+        sender = threading.Thread(target=ours.sendall, args=(big,))
+        sender.start()
+        got.append(receiver.recv())
+        sender.join()
+        ours.close()
+        with pytest.raises(EOFError):
+            receiver.recv()
+    for want, have in zip(values, got):
+        assert torch.equal(want["args"][0], have["args"][0])
 
 
 def test_no_pickle_anywhere_in_the_grader_and_the_sandbox() -> None:

@@ -196,9 +196,10 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
     seed_everything(int(job.get("seed", 0)))
     server = Server(namespace)
     wire.send(sock, {"ready": report})
+    receiver = wire.Receiver(sock)
     while True:
         try:
-            msg = wire.recv(sock, from_handle=server.resolve)
+            msg = receiver.recv(from_handle=server.resolve)
         except EOFError:
             return
         try:

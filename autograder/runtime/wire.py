@@ -143,20 +143,22 @@ def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
         raise WireError("tensor bytes do not match its shape")
     if numel == 0:
         return torch.empty(shape, dtype=dtype)
-    # frombuffer gives a plain torch.Tensor; clone so it owns its memory.
+    # frombuffer gives a plain torch.Tensor; clone so it owns ordinary (resizable) memory.
     return torch.frombuffer(bytearray(blob), dtype=dtype).reshape(shape).clone()
 
 
-def send(sock: socket.socket, value: Any, to_handle: Callable[[Any], Handle] | None = None) -> None:
-    """Send one framed message."""
-    header, blobs = encode(value, to_handle)
+def frame(header: bytes, blobs: list[bytes]) -> bytes:
+    """One message as bytes: sizes, JSON header, blob count and sizes, blobs."""
     sizes = b"".join(struct.pack("!Q", len(b)) for b in blobs)
     total = len(sizes) + sum(len(b) for b in blobs)
     if total + len(header) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {total + len(header)} bytes is over the limit")
-    sock.sendall(_HEADER.pack(total, len(header)) + header + struct.pack("!I", len(blobs)) + sizes)
-    for b in blobs:
-        sock.sendall(b)
+    return b"".join([_HEADER.pack(total, len(header)), header, struct.pack("!I", len(blobs)), sizes, *blobs])
+
+
+def send(sock: socket.socket, value: Any, to_handle: Callable[[Any], Handle] | None = None) -> None:
+    """Send one framed message in a single write (one wake-up of the reader, not one per piece)."""
+    sock.sendall(frame(*encode(value, to_handle)))
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -185,6 +187,33 @@ def parse_frame(read: Callable[[int], bytes]) -> tuple[bytes, list[bytes]]:
 
 
 def recv(sock: socket.socket, from_handle: Callable[[Handle], Any] | None = None) -> Any:
-    """Receive one framed message (blocking)."""
+    """Receive one framed message (blocking), reading exactly its bytes."""
     header, blobs = parse_frame(lambda n: recv_exact(sock, n))
     return decode(header, blobs, from_handle)
+
+
+class Receiver:
+    """Receive framed messages from a socket through a buffer: a few large reads per message
+    instead of one read per field. Use one Receiver per socket for its whole life."""
+
+    def __init__(self, sock: socket.socket, chunk: int = 1 << 20) -> None:
+        self.sock, self.chunk = sock, chunk
+        self.buffer = bytearray()
+        self.pos = 0
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buffer) - self.pos < n:
+            if self.pos:
+                del self.buffer[:self.pos]
+                self.pos = 0
+            data = self.sock.recv(max(self.chunk, n - len(self.buffer)))
+            if not data:
+                raise EOFError("connection closed")
+            self.buffer += data
+        out = bytes(self.buffer[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def recv(self, from_handle: Callable[[Handle], Any] | None = None) -> Any:
+        header, blobs = parse_frame(self._read)
+        return decode(header, blobs, from_handle)

@@ -183,6 +183,7 @@ def main() -> None:
         pass
     try:
         warm.warm_up()  # forked children inherit torch's lazily imported machinery
+        warm.preload()  # and the notebooks' other imports
     except Exception:  # noqa: BLE001 - only an optimization
         pass
     wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__})
