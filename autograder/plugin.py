@@ -30,6 +30,19 @@ class StudentProvider(Protocol):
     def close(self) -> None: ...
 
 
+class FailFast(BaseException):
+    """A failure that no smaller input would explain: a missing name, an unfinished stub, a limit.
+
+    Neither an Exception nor pytest's `Failed`, both of which hypothesis catches, then re-runs the
+    test hundreds of times to shrink the input: this propagates at once, and the plugin reports it
+    as a failure with just its message.
+    """
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
+
+
 @dataclass
 class TestOutcome:
     nodeid: str
@@ -87,8 +100,8 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
         message = crash.message
     elif isinstance(longrepr, tuple) and len(longrepr) == 3:
         message = str(longrepr[2])
-    else:
-        message = str(longrepr).strip().splitlines()[-1] if longrepr else "failed"
+    else:  # a FailFast's message (see pytest_runtest_makereport)
+        message = str(longrepr).strip() if longrepr else "failed"
     message = re.sub(r"^(AssertionError|Failed|autograder\.\w+\.\w+): ", "", message)
     text = message.split("Falsifying example:")[0].strip()  # hypothesis notes: re-added below, cleaned
     if isinstance(longrepr, str) or "not implemented yet" in text or "is not defined in your" in text:
@@ -146,6 +159,15 @@ class GradingPlugin:
         if report.failed:
             outcome.passed = False
             outcome.output = failure_text(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
+        """A FailFast is reported by its message alone (no traceback, which would show test code)."""
+        if call.excinfo is None or not isinstance(call.excinfo.value, FailFast):
+            return None
+        return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
+                                 call.excinfo.value.msg, call.when, [], duration=call.duration,
+                                 start=call.start, stop=call.stop)
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Same inputs on every run: the grader's own random streams start from a fixed seed."""

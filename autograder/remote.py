@@ -9,22 +9,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
-from _pytest.outcomes import Failed
-
+from autograder.plugin import FailFast
 from autograder.runtime import wire
 from autograder.sandbox import Child, ChildDied
 
 
 class StudentError(AssertionError):
     """The student's code raised an exception (shown with the student's own traceback)."""
-
-
-class FailFast(Failed):
-    """A failure that no smaller input would explain (missing name, stub, limit): it is a
-    BaseException, so hypothesis reports it at once instead of shrinking."""
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(msg, pytrace=False)
 
 
 class StudentAttributeError(StudentError, AttributeError):
