@@ -59,6 +59,11 @@ def keeps(stmt: ast.stmt) -> bool:
     return False
 
 
+def _assigned(stmt: ast.stmt) -> set[str]:
+    """The names a statement binds."""
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
 def student_traceback(exc: BaseException, limit_chars: int = 2000) -> str:
     """The traceback of `exc` restricted to frames of the submission (labels like `<cell 3>`)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
@@ -74,6 +79,7 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
     """
     errors: list[dict[str, str]] = []
     skipped = 0
+    unset: set[str] = set()  # names that only skipped statements (experiments) assign
     for label, source in cells:
         filename = f"<{label}>"
         try:
@@ -84,12 +90,15 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
         for stmt in tree.body:
             if not keeps(stmt):
                 skipped += 1
+                unset |= _assigned(stmt)
                 continue
             code = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec")
             try:
                 exec(code, namespace)
             except BaseException as exc:  # noqa: BLE001 - a student's statement may raise anything
-                if isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
+                if isinstance(exc, NameError) and getattr(exc, "name", None) in unset:
+                    unset |= _assigned(stmt)  # follows from a skipped experiment: not worth a note
+                elif isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
                     kind = type(exc).__name__
                     errors.append({"where": f"{label}, line {stmt.lineno}", "error": f"{kind} raised at load time"})
                 else:

@@ -1,0 +1,64 @@
+"""The sandbox's statement loader: which top-level statements of a submission run, and which
+load-time errors a student is told about."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "runtime"))
+import loader  # noqa: E402 - the module the child runs, imported as the child imports it
+
+sys.path.pop(0)
+
+
+def load(*cells: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    namespace: dict[str, Any] = {"__name__": "__submission__"}
+    report = loader.load([(f"cell {i}", c) for i, c in enumerate(cells)], namespace)
+    return namespace, report
+
+
+def test_definitions_run_and_calls_are_skipped() -> None:
+    ns, report = load("import math\nSCALE = 2\ndef f(x):\n    return SCALE * x\n",
+                      "print('training...')\nresult = f(3)\n", "class A:\n    size = SCALE\n")
+    assert ns["f"](2) == 4 and ns["A"].size == 2 and "result" not in ns
+    assert report["skipped"] == 2 and report["errors"] == []
+
+
+@pytest.mark.parametrize("statement", ["x = train()", "x = [i for i in range(10**9)]", "x = (lambda: 1)",
+                                       "x = (y := 3)"])
+def test_anything_that_can_run_code_is_skipped(statement: str) -> None:
+    ns, report = load(statement)
+    assert "x" not in ns and report["skipped"] == 1
+
+
+def test_experiment_statements_depending_on_skipped_ones_are_not_reported() -> None:
+    """`q = 2 * keys` after `keys = torch.randn(...)` (skipped): a consequence of skipping, no note."""
+    ns, report = load("keys = make_keys()\nq = 2 * keys\nr = q + 1\n")
+    assert report["errors"] == [] and "q" not in ns and "r" not in ns
+
+
+def test_a_real_name_error_is_reported_with_its_cell_and_line() -> None:
+    ns, report = load("keys = make_keys()\n", "LIMIT = 2 * undefined_constant\n")
+    assert [e["where"] for e in report["errors"]] == ["cell 1, line 1"]
+    assert "NameError: name 'undefined_constant' is not defined" in report["errors"][0]["error"]
+
+
+def test_a_syntax_error_costs_only_its_cell() -> None:
+    ns, report = load("def f(:\n    pass\n", "def g():\n    return 1\n")
+    assert ns["g"]() == 1 and "f" not in ns
+    assert [e["where"] for e in report["errors"]] == ["cell 0"]
+    assert report["errors"][0]["error"].startswith("SyntaxError")
+
+
+def test_exits_at_load_time_are_contained_and_reported() -> None:
+    ns, report = load("class A:\n    raise SystemExit(3)\n", "def g():\n    return 1\n")
+    assert ns["g"]() == 1
+    assert report["errors"][0]["error"] == "SystemExit raised at load time"
+
+
+def test_the_self_check_import_and_magics_are_ignored() -> None:
+    ns, report = load("%matplotlib inline\nfrom autograder.selfcheck import check\ndef f():\n    return 1\n")
+    assert report["errors"] == [] and "check" not in ns and ns["f"]() == 1
