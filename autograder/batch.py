@@ -7,7 +7,6 @@ import json
 import multiprocessing
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 from typing import Any, Optional
@@ -43,13 +42,16 @@ def find_submissions(directory: Path, assignment_id: str) -> list[tuple[str, Pat
 
 
 def _init_worker(mode: str) -> None:
-    global _mode
+    global _mode, _zygote
     _mode = mode
+    from autograder import bwrap
+    launched = bwrap.launch(mode)  # the fork server warms up while this worker does
     import torch
 
     from autograder.runtime.warm import warm_up
     torch.set_num_threads(1)
     warm_up()
+    _zygote = Zygote(mode, launched=launched)
 
 
 def _grade_one(assignment_id: str, path: str, public_only: bool,

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from autograder import config as config_mod
+
+if TYPE_CHECKING:
+    from autograder.sandbox import Zygote
 
 
 def _course(ns: argparse.Namespace) -> config_mod.Course:
@@ -17,13 +19,12 @@ def _course(ns: argparse.Namespace) -> config_mod.Course:
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
-    from autograder import grading, runner
-    from autograder.sandbox import Zygote
     course = _course(ns)
     course.assignment(ns.assignment)
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
-    zygote = Zygote(ns.sandbox)
+    zygote = _early_zygote(ns.sandbox)
     try:
+        from autograder import grading, runner
         result = grading.grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
@@ -37,6 +38,20 @@ def cmd_check(ns: argparse.Namespace) -> int:
     return 0 if all_passed else 1
 
 
+def _early_zygote(mode: str) -> "Zygote":
+    """The sandbox's fork server for one submission, launched before this process imports torch and
+    the test stack so that both warm up at the same time, without the optimizers' warm-up (only a
+    training test needs it, in its own child): a cold `course check` is about two seconds shorter."""
+    from autograder import bwrap
+    launched = bwrap.launch(mode, warm_optimizers=False)
+    try:
+        from autograder.sandbox import Zygote
+    except BaseException:
+        launched.proc.kill()
+        raise
+    return Zygote(mode, launched=launched)
+
+
 def _default_submission(assignment_id: str) -> Path:
     for candidate in (Path(f"{assignment_id}.ipynb"), Path(f"{assignment_id}.py")):
         if candidate.exists():
@@ -45,22 +60,22 @@ def _default_submission(assignment_id: str) -> Path:
 
 
 def cmd_grade(ns: argparse.Namespace) -> int:
-    from autograder import batch, grading, runner
-    from autograder.sandbox import Zygote
     course = _course(ns)
     course.assignment(ns.assignment)
     target = Path(ns.submission)
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
+        from autograder import batch
         start = time.monotonic()
         rows = batch.grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
                                      mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         return 0
-    zygote = Zygote(ns.sandbox)
+    zygote = _early_zygote(ns.sandbox)
     try:
+        from autograder import grading, runner
         result = grading.grade_file(zygote, ns.assignment, target, course=course)
     finally:
         zygote.stop()

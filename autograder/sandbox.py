@@ -11,32 +11,17 @@ from __future__ import annotations
 
 import os
 import selectors
-import shutil
 import signal
-import site
 import socket
 import struct
 import subprocess
-import sys
-import sysconfig
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Optional
 
+from autograder.bwrap import Launch, launch, resolve_mode
 from autograder.runtime import wire
 
-RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
-KIT_DIRS = [Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "solutions"]
-SANDBOX_RUNTIME = "/sandbox/runtime"
-#: The only parts of /etc the sandbox sees: the dynamic loader's, names, time zone, fonts, certificates.
-ETC_ALLOWED = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
-               "passwd", "group", "nsswitch.conf", "hosts", "fonts", "ssl/certs", "ca-certificates",
-               "mime.types", "os-release", "matplotlibrc")
-#: Size of the sandbox's writable /tmp and /dev/shm (they are RAM: unbounded, a job could fill the host's).
-TMPFS_MB = 256
-#: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
-#: grader is not memory-limited and holds several copies of a reply while decoding it.
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 _SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
                  signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
@@ -66,87 +51,6 @@ class JobLimits:
     def as_dict(self) -> dict[str, Any]:
         return {"cpu_seconds": self.cpu_seconds, "memory_mb": self.memory_mb,
                 "processes": self.processes, "file_size_mb": self.file_size_mb}
-
-
-def bwrap_available() -> bool:
-    """True when bubblewrap is installed and can create the namespaces we ask for."""
-    exe = shutil.which("bwrap")
-    if not exe:
-        return False
-    try:
-        probe = subprocess.run([exe, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
-                                "--proc", "/proc", "true"], capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0
-
-
-def _python_roots() -> list[Path]:
-    """Directories the interpreter needs: its prefixes, standard library and site-packages.
-
-    Not the other entries of sys.path: they hold the grader's script directory, or its working
-    directory under `python -m`, which may be a folder of submissions or results. The zygote runs
-    with -I and never imports from them.
-    """
-    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        candidates.add(Path(sysconfig.get_paths()[key]))
-    candidates.update(Path(p) for p in site.getsitepackages())
-    candidates.add(Path(sys.executable).resolve().parent.parent)
-    roots = set()
-    for c in candidates:
-        real = c.resolve()
-        if not real.is_dir():
-            continue
-        if any(real == k or k in real.parents or real in k.parents for k in _kit_roots()):
-            continue  # never bind the kit: it holds solutions and hidden tests
-        roots.add(real)
-    # Keep only outermost directories.
-    return sorted(r for r in roots if not any(o != r and o in r.parents for o in roots))
-
-
-def _kit_roots() -> list[Path]:
-    return [k.resolve() for k in KIT_DIRS] + [KIT_DIRS[0].parent.resolve()]
-
-
-def bwrap_command(python: str, fd: int) -> list[str]:
-    """The bubblewrap command line that starts the zygote."""
-    size = str(TMPFS_MB * 1024 * 1024)
-    cmd = ["bwrap", "--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
-           "--new-session", "--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
-           "--size", size, "--tmpfs", "/tmp", "--dir", "/sandbox", "--chdir", "/tmp", "--clearenv"]
-    for top in ("usr", "lib", "lib64", "lib32", "bin", "sbin"):
-        p = Path("/" + top)
-        if p.is_symlink():
-            cmd += ["--symlink", os.readlink(p), str(p)]
-        elif p.is_dir():
-            cmd += ["--ro-bind", str(p), str(p)]
-    # Only the harmless part of /etc: the sandbox's uid is the grader's uid outside, so when grading
-    # as root every root-only file in a bound directory (/etc/shadow, ssl/ssh keys) would be readable.
-    cmd += ["--dir", "/etc"]
-    for name in ETC_ALLOWED:
-        p = Path("/etc") / name
-        if p.exists():  # follows symlinks: a dangling one would stop bwrap
-            cmd += ["--ro-bind", str(p), str(p)]
-    for root in _python_roots():
-        if not str(root).startswith(("/usr/", "/etc/")) and str(root) not in ("/usr", "/etc"):
-            cmd += ["--ro-bind", str(root), str(root)]
-    # Mask copies of the kit installed into site-packages (non-editable installs).
-    for root in _python_roots():
-        for name in ("autograder", "solutions"):
-            if (root / name).is_dir():
-                cmd += ["--tmpfs", str(root / name)]
-    cmd += ["--ro-bind", str(RUNTIME_DIR), SANDBOX_RUNTIME]
-    for key, value in _child_env().items():
-        cmd += ["--setenv", key, value]
-    cmd += [python, "-I", "-B", f"{SANDBOX_RUNTIME}/zygote.py", str(fd), "--pidns"]
-    return cmd
-
-
-def _child_env() -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1",
-            "LANG": "C.UTF-8"}
 
 
 class FrameReader:
@@ -183,33 +87,21 @@ class FrameReader:
 class Zygote:
     """One warm fork server; one job at a time."""
 
-    def __init__(self, mode: str = "auto", start_timeout: float = 120) -> None:
-        if mode == "auto":
-            mode = "bwrap" if bwrap_available() else "process"
-        self.mode = mode
+    def __init__(self, mode: str = "auto", start_timeout: float = 120, launched: Optional[Launch] = None) -> None:
+        self.mode = launched.mode if launched else resolve_mode(mode)
         self.start_timeout = start_timeout
         self.proc: Optional[subprocess.Popen] = None
         self.control: Optional[socket.socket] = None
+        self._launched = launched  # started early by the caller; start() waits for it
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
-        ours, theirs = socket.socketpair()
-        fd = theirs.fileno()
-        python = sys.executable
-        if self.mode == "bwrap":
-            cmd = bwrap_command(python, fd)
-            cwd = "/"
-        else:
-            cmd = [python, "-I", "-B", str(RUNTIME_DIR / "zygote.py"), str(fd)]
-            cwd = "/tmp"
-        self.proc = subprocess.Popen(cmd, pass_fds=[fd], start_new_session=True, cwd=cwd,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=_child_env())
-        theirs.close()
-        self.control = ours
+        """Start the fork server (or take the one launched early) and wait until it is warm."""
+        started, self._launched = self._launched or launch(self.mode), None
+        self.proc, self.control = started.proc, started.control
         try:
             hello = self._recv_control(self.start_timeout)
         except (ChildDied, SandboxError) as exc:
@@ -284,6 +176,8 @@ class Zygote:
 
     def stop(self) -> None:
         """Kill the whole sandbox (zygote and anything left in it)."""
+        if self._launched is not None:  # launched early, never used
+            self.proc, self.control, self._launched = self._launched.proc, self._launched.control, None
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)

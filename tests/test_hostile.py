@@ -28,7 +28,8 @@ import pytest
 from autograder import config as config_mod
 from autograder import grading
 from autograder.config import Limits
-from autograder.sandbox import Zygote, bwrap_available
+from autograder.bwrap import bwrap_available
+from autograder.sandbox import Zygote
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile"
@@ -391,7 +392,6 @@ def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path,
     import yaml
 
     from autograder import cli
-    from autograder import sandbox as sandbox_mod
     results = tmp_path / "results" / "r.json"
     out = tmp_path / "out"
     results.parent.mkdir()
@@ -406,7 +406,7 @@ def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path,
     low.write_text(yaml.safe_dump(raw))
     real_grade_file = grading.grade_file
     monkeypatch.setattr(grading, "grade_file", lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "suites": suites}))
-    monkeypatch.setattr(sandbox_mod, "Zygote", lambda mode="auto": SharedSandbox(zygote))
+    monkeypatch.setattr(cli, "_early_zygote", lambda mode="auto": SharedSandbox(zygote))
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--config", str(low), "grade", ASSIGNMENT, str(path), "--results", str(results), "-q"]) == 0
     written = json.loads(results.read_text())

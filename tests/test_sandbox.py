@@ -22,10 +22,12 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from autograder import bwrap as bwrap_mod
 from autograder import sandbox as sandbox_mod
 from autograder.remote import Connection, RemoteNamespace, SandboxLimit, StudentError
 from autograder.runtime import wire
-from autograder.sandbox import FrameReader, JobLimits, Zygote, bwrap_available, bwrap_command
+from autograder.bwrap import bwrap_available, bwrap_command
+from autograder.sandbox import FrameReader, JobLimits, Zygote
 
 REPO = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
@@ -232,9 +234,9 @@ def test_bwrap_command_binds_nothing_of_the_kit_nor_sys_path_extras(tmp_path: Pa
     for src in sources:
         assert not src.startswith(str(REPO.resolve()) + "/solutions")
         assert "suites" not in src and not src.startswith(str(tmp_path))
-        assert src == str(sandbox_mod.RUNTIME_DIR) or not src.startswith(str(REPO.resolve()))
+        assert src == str(bwrap_mod.RUNTIME_DIR) or not src.startswith(str(REPO.resolve()))
     etc = [s for s in sources if s.startswith("/etc")]
-    assert "/etc" not in sources and all(s[5:] in sandbox_mod.ETC_ALLOWED for s in etc)
+    assert "/etc" not in sources and all(s[5:] in bwrap_mod.ETC_ALLOWED for s in etc)
     assert "--unshare-all" in cmd and "--die-with-parent" in cmd and cmd[cmd.index("--uid") + 1] == "65534"
     assert cmd.count("--size") == 2  # /tmp and /dev/shm are bounded
 
@@ -515,3 +517,23 @@ def make():
         assert type(out["t"]) is torch.Tensor and out["l"] == [1.5, (2, "x")]
         assert re.match(r"<student's Linear>", repr(out["m"]))
         assert out["m"].weight.shape == (2, 2)
+
+
+@needs_bwrap
+def test_a_fork_server_launched_early_warms_while_we_wait_and_stops_unused() -> None:
+    """`course check`/`grade FILE` launch the fork server before importing torch: used, it serves
+    jobs (an optimizer still works in a child although the optimizers were not warmed); unused, it
+    is stopped all the same."""
+    from autograder import bwrap as bwrap_mod
+    quick = Zygote("bwrap", launched=bwrap_mod.launch("bwrap", warm_optimizers=False))
+    try:
+        source = ("import torch\ndef step():\n    w = torch.nn.Parameter(torch.ones(2))\n"
+                  "    opt = torch.optim.Adam([w], lr=0.1)\n    w.sum().backward()\n    opt.step()\n"
+                  "    return w.detach()\n")
+        with Job(quick, source, seconds=60) as job:
+            assert torch.allclose(job.ns.step(), torch.full((2,), 0.9))
+    finally:
+        quick.stop()
+    launched = bwrap_mod.launch("bwrap")
+    Zygote("bwrap", launched=launched).stop()
+    assert launched.proc.wait(timeout=10) is not None

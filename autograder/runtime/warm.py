@@ -24,7 +24,9 @@ def preload() -> None:
             pass
 
 
-def warm_up() -> None:
+def warm_up(optimizers: bool = True) -> None:
+    """Run a little of what tests run. `optimizers=False` skips the ~1 s import of torch._dynamo
+    that the first torch.optim optimizer triggers (only training tests build one)."""
     x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
     lens = torch.repeat_interleave(torch.tensor([1, 3]), 3)
     keep = torch.arange(4).unsqueeze(0) < lens.unsqueeze(1)
@@ -33,6 +35,10 @@ def warm_up() -> None:
     layers = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.LayerNorm(4), torch.nn.Dropout(0.1))
     gru = torch.nn.GRU(4, 4, 2)
     params = list(layers.parameters()) + list(gru.parameters())
+    out, _ = gru(layers(torch.tensor([[1, 2, 3]])).permute(1, 0, 2))
+    out.sum().backward()
+    if not optimizers:
+        return
     for opt in (torch.optim.Adam(params, lr=1e-3), torch.optim.SGD(params, lr=1e-3)):
         opt.zero_grad()
         out, _ = gru(layers(torch.tensor([[1, 2, 3]])).permute(1, 0, 2))
