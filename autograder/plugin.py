@@ -234,21 +234,37 @@ def reference_namespace(course: Any, names: list[str]) -> types.SimpleNamespace:
     return types.SimpleNamespace(**{n: course.reference_object(n) for n in names})
 
 
+_SUITE_STAMPS: dict[str, tuple[int, int]] = {}  # suite file -> (mtime_ns, size) when last imported
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = Path(path).stat()
+    return st.st_mtime_ns, st.st_size
+
+
 def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
                extra: tuple[str, ...] = ()) -> None:
     """pytest.main on the suites, quietly: outcomes come back through the plugin, not the terminal."""
     args = [str(f) for f in files] + [
         "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+        # Suites state their messages; rewriting would re-parse them every session and could put
+        # test source into a message.
+        "--assert=plain",
         # Plugins the grader does not need; unraisableexception alone costs a gc.collect per test.
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
         "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
         "-p", "no:logging",
         "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
         "-W", "ignore", *extra]
-    # importlib mode names suite modules after their path under the root ("hidden.test_02_...");
-    # forget earlier ones so that a suite of the same name in another directory is really loaded.
+    # importlib mode names suite modules after their path under the root ("hidden.test_02_...") and
+    # reuses a module already in sys.modules: keep those of these very files (a warm grading worker
+    # imports each suite once), forget any other of the same name (a suite in another directory).
+    wanted = {str(Path(f).resolve()): _stamp(f) for f in files}
     for name in [n for n in sys.modules if n.split(".")[0] in ("public", "hidden")]:
-        del sys.modules[name]
+        module_file = str(Path(getattr(sys.modules[name], "__file__", None) or "?").resolve())
+        if module_file not in wanted or _SUITE_STAMPS.get(module_file) != wanted[module_file]:
+            del sys.modules[name]
+    _SUITE_STAMPS.update(wanted)
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         pytest.main(args, plugins=[plugin])

@@ -21,6 +21,7 @@ DTYPES: dict[str, torch.dtype] = {
     "complex64": torch.complex64, "complex128": torch.complex128,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+ITEMSIZE = {k: torch.empty((), dtype=v).element_size() for k, v in DTYPES.items()}
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
 MAX_DIMS = 64
 _HEADER = struct.Struct("!QI")  # total blob bytes, JSON length
@@ -125,7 +126,7 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
 
 
 def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
-    dtype = DTYPES[v["dtype"]]
+    dtype, itemsize = DTYPES[v["dtype"]], ITEMSIZE[v["dtype"]]
     shape = v["shape"]
     if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(type(s) is int for s in shape):
         raise WireError("a tensor shape must be a list of at most 64 integers")
@@ -138,7 +139,6 @@ def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
     numel = 1
     for s in shape:
         numel *= s
-    itemsize = torch.empty((), dtype=dtype).element_size()
     if numel * itemsize != len(blob):
         raise WireError("tensor bytes do not match its shape")
     if numel == 0:
