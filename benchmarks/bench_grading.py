@@ -38,7 +38,6 @@ sys.path.insert(0, str(REPO))
 
 from autograder import config as config_mod  # noqa: E402
 from autograder import release, zoo  # noqa: E402
-from autograder.samples import stub_source  # noqa: E402
 
 
 def tree_rss(pid: int) -> int:

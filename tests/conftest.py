@@ -8,7 +8,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from pathlib import Path
 from typing import Iterator
 
 import pytest

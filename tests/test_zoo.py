@@ -3,7 +3,6 @@ correct alternative gets full marks, and every hidden test catches at least one 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from autograder import testing as T
 

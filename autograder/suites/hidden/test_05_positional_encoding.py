@@ -5,7 +5,6 @@ positions, per the contract: pow and exp/log forms differ there), and checked th
 of the construction: unit sine/cosine pairs, relative positions as rotations, prefixes. Dropout is
 checked through properties that do not depend on the random stream.
 """
-import math
 
 import pytest
 import torch

@@ -455,8 +455,8 @@ def test_encoder_matches_reference(student, ref, case, layers, p):
                                     f"got {len(weights)}")
     for i in range(layers):
         compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
-                dtype=dtype, hint=f"entry i is blks[i].attention.attention.attention_weights, stored "
-                                  f"right after block i ran")
+                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
+                                  "right after block i ran")
 
 
 @pytest.mark.component("TransformerEncoder")
