@@ -30,6 +30,19 @@ class StudentProvider(Protocol):
     def close(self) -> None: ...
 
 
+class FailFast(BaseException):
+    """A failure that no smaller input would explain: a missing name, an unfinished stub, a limit.
+
+    Neither an Exception nor pytest's `Failed`, both of which hypothesis catches, then re-runs the
+    test hundreds of times to shrink the input: this propagates at once, and the plugin reports it
+    as a failure with just its message.
+    """
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
+
+
 @dataclass
 class TestOutcome:
     nodeid: str
@@ -87,8 +100,8 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
         message = crash.message
     elif isinstance(longrepr, tuple) and len(longrepr) == 3:
         message = str(longrepr[2])
-    else:
-        message = str(longrepr).strip().splitlines()[-1] if longrepr else "failed"
+    else:  # a FailFast's message (see pytest_runtest_makereport)
+        message = str(longrepr).strip() if longrepr else "failed"
     message = re.sub(r"^(AssertionError|Failed|autograder\.\w+\.\w+): ", "", message)
     text = message.split("Falsifying example:")[0].strip()  # hypothesis notes: re-added below, cleaned
     if isinstance(longrepr, str) or "not implemented yet" in text or "is not defined in your" in text:
@@ -146,6 +159,15 @@ class GradingPlugin:
         if report.failed:
             outcome.passed = False
             outcome.output = failure_text(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
+        """A FailFast is reported by its message alone (no traceback, which would show test code)."""
+        if call.excinfo is None or not isinstance(call.excinfo.value, FailFast):
+            return None
+        return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
+                                 call.excinfo.value.msg, call.when, [], duration=call.duration,
+                                 start=call.start, stop=call.stop)
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Same inputs on every run: the grader's own random streams start from a fixed seed."""
@@ -212,21 +234,37 @@ def reference_namespace(course: Any, names: list[str]) -> types.SimpleNamespace:
     return types.SimpleNamespace(**{n: course.reference_object(n) for n in names})
 
 
+_SUITE_STAMPS: dict[str, tuple[int, int]] = {}  # suite file -> (mtime_ns, size) when last imported
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = Path(path).stat()
+    return st.st_mtime_ns, st.st_size
+
+
 def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
                extra: tuple[str, ...] = ()) -> None:
     """pytest.main on the suites, quietly: outcomes come back through the plugin, not the terminal."""
     args = [str(f) for f in files] + [
         "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+        # Suites state their messages; rewriting would re-parse them every session and could put
+        # test source into a message.
+        "--assert=plain",
         # Plugins the grader does not need; unraisableexception alone costs a gc.collect per test.
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
         "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
         "-p", "no:logging",
         "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
         "-W", "ignore", *extra]
-    # importlib mode names suite modules after their path under the root ("hidden.test_02_...");
-    # forget earlier ones so that a suite of the same name in another directory is really loaded.
+    # importlib mode names suite modules after their path under the root ("hidden.test_02_...") and
+    # reuses a module already in sys.modules: keep those of these very files (a warm grading worker
+    # imports each suite once), forget any other of the same name (a suite in another directory).
+    wanted = {str(Path(f).resolve()): _stamp(f) for f in files}
     for name in [n for n in sys.modules if n.split(".")[0] in ("public", "hidden")]:
-        del sys.modules[name]
+        module_file = str(Path(getattr(sys.modules[name], "__file__", None) or "?").resolve())
+        if module_file not in wanted or _SUITE_STAMPS.get(module_file) != wanted[module_file]:
+            del sys.modules[name]
+    _SUITE_STAMPS.update(wanted)
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         pytest.main(args, plugins=[plugin])
