@@ -88,15 +88,25 @@ def test_py_submission_with_several_assignments_grades_only_the_named_one(zygote
                                                     "AdditiveAttention", "DotProductAttention"]
 
 
-def test_regrade_is_identical(zygote, tmp_path):
-    buggy = reference_source("02_attention_scoring").replace("/ math.sqrt(d)", "/ d")
-    sub = tmp_path / "scale.py"
-    sub.write_text(buggy)
-    first = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", sub))
-    second = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", sub))
-    for r in (first, second):
-        r.pop("execution_time")
-    assert first == second
+def test_regrade_is_identical_whatever_was_graded_before(zygote, tmp_path):
+    """A warm worker keeps the suites imported and the fork server running: grading other
+    submissions in between (another bug, all stubs) must not change a submission's results."""
+    reference = reference_source("02_attention_scoring")
+    subs = {"scale": reference.replace("/ math.sqrt(d)", "/ d"),
+            "fill": reference.replace("value=fill", "value=0"),
+            "stubs": samples.stub_source(reference)}
+    for name, text in subs.items():
+        (tmp_path / f"{name}.py").write_text(text)
+
+    def grade(name):
+        result = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", tmp_path / f"{name}.py"))
+        result.pop("execution_time")
+        return result
+
+    first = grade("scale")
+    grade("fill")
+    grade("stubs")
+    assert grade("scale") == first
     assert first["score"] < first["max_score"]
 
 
