@@ -31,7 +31,9 @@ def warm_up(optimizers: bool = True) -> None:
     lens = torch.repeat_interleave(torch.tensor([1, 3]), 3)
     keep = torch.arange(4).unsqueeze(0) < lens.unsqueeze(1)
     y = torch.softmax(x.reshape(-1, 4).masked_fill(~keep, -1e6), dim=-1)
-    torch.autograd.grad(y.sum(), [x])
+    # With explicit output gradients (as in gradient tests), autograd imports torch.fx's symbolic
+    # shapes and sympy (~0.3 s) on first use.
+    torch.autograd.grad(y, [x], torch.ones_like(y))
     layers = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.LayerNorm(4), torch.nn.Dropout(0.1))
     gru = torch.nn.GRU(4, 4, 2)
     params = list(layers.parameters()) + list(gru.parameters())
