@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from pathlib import Path
@@ -210,5 +211,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
 
+def run() -> None:
+    """The `course` command: main(), then exit without the interpreter's final garbage collection
+    walking every object torch created at import (~0.4 s of a 2-3 s command): gc.freeze() moves
+    them out of its reach; atexit handlers and flushing still run."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
