@@ -25,8 +25,6 @@ ETC_ALLOWED = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "loc
                "mime.types", "os-release", "matplotlibrc")
 #: Size of the sandbox's writable /tmp and /dev/shm (they are RAM: unbounded, a job could fill the host's).
 TMPFS_MB = 256
-#: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
-#: grader is not memory-limited and holds several copies of a reply while decoding it.
 
 
 @functools.lru_cache(maxsize=1)

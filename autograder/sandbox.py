@@ -22,6 +22,8 @@ from typing import Any, Optional
 from autograder.bwrap import Launch, launch, resolve_mode
 from autograder.runtime import wire
 
+#: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
+#: grader is not memory-limited and holds several copies of a reply while decoding it.
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 _SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
                  signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
