@@ -82,7 +82,7 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         zygote.stop()
     if ns.results:
         grading.write_results(result, ns.results)
-    print(runner.format_result(result, verbose=not ns.quiet))
+    print(runner.format_result(result, verbose=not ns.quiet, tests=not ns.quiet))
     return 0
 
 
@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", help="output directory (a directory of submissions)")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
-    g.add_argument("-q", "--quiet", action="store_true")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="only the scores (per component; a directory: no progress bar)")
     g.set_defaults(func=cmd_grade)
 
     b = sub.add_parser("build", help="generate each assignment's attention_support.py from solutions/")

@@ -137,11 +137,14 @@ def run_in_process(assignment_id: str, path: Path | str, public_only: bool = Fal
     return run(assignment_id, provider, public_only=public_only, course=course, submission=str(path))
 
 
-def format_result(result: Result, verbose: bool = True) -> str:
-    """A plain-text report: per component, per test, with failure messages."""
+def format_result(result: Result, verbose: bool = True, tests: bool = True) -> str:
+    """A plain-text report: per component, per test (unless `tests` is off), with failure messages
+    (if `verbose`)."""
     lines = [f"{result.assignment}: {result.score:g} / {result.max_score:g}"]
     for comp in result.components:
         lines.append(f"  {comp.name}: {comp.score:g} / {comp.points:g}")
+        if not tests:
+            continue
         for note in comp.notes:
             lines.append(f"    note: {note.splitlines()[-1] if note else ''}")
         for t in comp.tests:
