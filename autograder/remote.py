@@ -45,13 +45,17 @@ class Connection:
         child.known_methods = self.methods  # type: ignore[attr-defined]
         self.names: dict[str, Any] = getattr(child, "known_names", {})
         child.known_names = self.names  # type: ignore[attr-defined]
+        self.seed: Optional[int] = None  # applied by the child before the next message: no round trip of its own
 
     def request(self, msg: dict[str, Any]) -> Any:
+        if self.seed is not None:
+            msg = {**msg, "seed_first": self.seed}
         try:
             reply = self.child.request(msg, self.deadline() - time.monotonic(),
                                        to_handle=self._to_handle, from_handle=self._from_handle)
         except ChildDied as exc:
             raise SandboxLimit(f"your code was stopped: {exc.reason}") from None
+        self.seed = None
         if not isinstance(reply, dict):
             raise SandboxLimit("the sandbox sent a malformed reply")
         if "error" in reply:
@@ -187,7 +191,8 @@ class RemoteNamespace:
             raise MissingName(f"`{name}` is not defined in your submission{detail}") from None
 
     def __remote_seed__(self, value: int) -> None:
-        self._conn.request({"op": "seed", "seed": value})
+        """Seed the child's random generators before whatever the test asks of it next."""
+        self._conn.seed = int(value)
 
     def __remote_call__(self, *a: Any, **k: Any) -> Any:  # marks the namespace as remote for helpers
         raise TypeError("call a name of the namespace, not the namespace")

@@ -64,6 +64,8 @@ class Server:
 
     def handle(self, msg: dict[str, Any]) -> Any:
         op = msg["op"]
+        if "seed_first" in msg:  # the grader's seed for what follows, sent along to save a round trip
+            seed_everything(int(msg["seed_first"]))
         if op == "get":
             name = msg["name"]
             if name not in self.namespace:
