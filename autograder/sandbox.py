@@ -13,7 +13,6 @@ import os
 import selectors
 import signal
 import socket
-import struct
 import subprocess
 import time
 from dataclasses import dataclass
@@ -53,37 +52,6 @@ class JobLimits:
     def as_dict(self) -> dict[str, Any]:
         return {"cpu_seconds": self.cpu_seconds, "memory_mb": self.memory_mb,
                 "processes": self.processes, "file_size_mb": self.file_size_mb}
-
-
-class FrameReader:
-    """Incrementally parse wire frames from a non-blocking byte stream."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-
-    def feed(self, data: bytes) -> None:
-        self.buffer += data
-
-    def frame(self) -> Optional[tuple[bytes, list[bytes]]]:
-        if len(self.buffer) < 12:
-            return None
-        total, header_len = struct.unpack("!QI", self.buffer[:12])
-        size = 12 + header_len + 4 + total
-        if size > MAX_REPLY_BYTES:
-            raise wire.WireError(f"a reply of {size} bytes is over the limit of {MAX_REPLY_BYTES} bytes")
-        if len(self.buffer) < size:
-            return None
-        data = memoryview(bytes(self.buffer[:size]))
-        del self.buffer[:size]
-        pos = 0
-
-        def read(n: int) -> bytes:
-            nonlocal pos
-            out = data[pos:pos + n].tobytes()
-            pos += n
-            return out
-
-        return wire.parse_frame(read)
 
 
 class Zygote:
@@ -203,7 +171,7 @@ class Child:
         self.zygote, self.sock, self.out_fd, self.limits = zygote, sock, out_fd, limits
         self.sock.setblocking(False)
         os.set_blocking(out_fd, False)
-        self.reader = FrameReader()
+        self.reader = wire.FrameReader(MAX_REPLY_BYTES, "reply")
         self.output = bytearray()
         self.output_dropped = 0
         self.dead: Optional[ChildDied] = None

@@ -27,7 +27,7 @@ from autograder import sandbox as sandbox_mod
 from autograder.remote import Connection, RemoteNamespace, SandboxLimit, StudentError
 from autograder.runtime import wire
 from autograder.bwrap import bwrap_available, bwrap_command
-from autograder.sandbox import FrameReader, JobLimits, Zygote
+from autograder.sandbox import JobLimits, Zygote
 
 REPO = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
@@ -163,7 +163,7 @@ def test_frames_with_bad_sizes_are_refused_before_allocating() -> None:
 
 
 def test_the_grader_refuses_oversized_replies_from_the_header() -> None:
-    reader = FrameReader()
+    reader = wire.FrameReader(sandbox_mod.MAX_REPLY_BYTES, "reply")
     reader.feed(struct.pack("!QI", sandbox_mod.MAX_REPLY_BYTES, 10))  # only the 12-byte header
     with pytest.raises(wire.WireError, match="over the limit"):
         reader.frame()
@@ -172,7 +172,7 @@ def test_the_grader_refuses_oversized_replies_from_the_header() -> None:
 
 def test_frames_arrive_in_pieces() -> None:
     data = frame(*wire.encode({"ok": torch.arange(1000.0)})) * 2
-    reader = FrameReader()
+    reader = wire.FrameReader()
     got = []
     for i in range(0, len(data), 777):
         reader.feed(data[i:i + 777])

@@ -192,28 +192,51 @@ def recv(sock: socket.socket, from_handle: Callable[[Handle], Any] | None = None
     return decode(header, blobs, from_handle)
 
 
+class FrameReader:
+    """Incrementally parse frames from a byte stream: feed() what arrives, frame() returns each
+    whole message in turn. A message over `max_bytes` is refused from its header, before buffering."""
+
+    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES, kind: str = "message") -> None:
+        self.max_bytes, self.kind = max_bytes, kind
+        self.buffer = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+
+    def frame(self) -> tuple[bytes, list[bytes]] | None:
+        if len(self.buffer) < _HEADER.size:
+            return None
+        total, header_len = _HEADER.unpack_from(self.buffer)
+        size = _HEADER.size + header_len + 4 + total
+        if size > self.max_bytes:
+            raise WireError(f"a {self.kind} of {size} bytes is over the limit of {self.max_bytes} bytes")
+        if len(self.buffer) < size:
+            return None
+        data = memoryview(bytes(self.buffer[:size]))
+        del self.buffer[:size]
+        pos = 0
+
+        def read(n: int) -> bytes:
+            nonlocal pos
+            out = data[pos:pos + n].tobytes()
+            pos += n
+            return out
+
+        return parse_frame(read)
+
+
 class Receiver:
-    """Receive framed messages from a socket through a buffer: a few large reads per message
-    instead of one read per field. Use one Receiver per socket for its whole life."""
+    """Receive framed messages from a blocking socket through a FrameReader: a few large reads per
+    message instead of one read per field. Use one Receiver per socket for its whole life."""
 
     def __init__(self, sock: socket.socket, chunk: int = 1 << 20) -> None:
         self.sock, self.chunk = sock, chunk
-        self.buffer = bytearray()
-        self.pos = 0
-
-    def _read(self, n: int) -> bytes:
-        while len(self.buffer) - self.pos < n:
-            if self.pos:
-                del self.buffer[:self.pos]
-                self.pos = 0
-            data = self.sock.recv(max(self.chunk, n - len(self.buffer)))
-            if not data:
-                raise EOFError("connection closed")
-            self.buffer += data
-        out = bytes(self.buffer[self.pos:self.pos + n])
-        self.pos += n
-        return out
+        self.reader = FrameReader()
 
     def recv(self, from_handle: Callable[[Handle], Any] | None = None) -> Any:
-        header, blobs = parse_frame(self._read)
-        return decode(header, blobs, from_handle)
+        while (parts := self.reader.frame()) is None:
+            data = self.sock.recv(self.chunk)
+            if not data:
+                raise EOFError("connection closed")
+            self.reader.feed(data)
+        return decode(*parts, from_handle)
