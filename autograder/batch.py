@@ -17,7 +17,6 @@ from autograder.sandbox import Zygote
 
 SUFFIXES = (".ipynb", ".py")
 _zygote: Optional[Zygote] = None
-_mode = "auto"
 
 
 def find_submissions(directory: Path, assignment_id: str) -> list[tuple[str, Path]]:
@@ -42,8 +41,7 @@ def find_submissions(directory: Path, assignment_id: str) -> list[tuple[str, Pat
 
 
 def _init_worker(mode: str) -> None:
-    global _mode, _zygote
-    _mode = mode
+    global _zygote
     from autograder import bwrap
     launched = bwrap.launch(mode)  # the fork server warms up while this worker does
     import torch
@@ -57,10 +55,8 @@ def _init_worker(mode: str) -> None:
 def _grade_one(assignment_id: str, path: str, public_only: bool,
                config_path: Optional[str] = None) -> dict[str, Any]:
     """Runs in a worker: grade one file, return the results as data (never raises)."""
-    global _zygote
     try:
-        if _zygote is None:
-            _zygote = Zygote(_mode)
+        assert _zygote is not None, "the worker's initializer starts its fork server"
         course = config_mod.load(config_path) if config_path else None
         result = grading.grade_file(_zygote, assignment_id, path, public_only=public_only, course=course)
         return grading.results_json(result)

@@ -86,9 +86,6 @@ class Server:
             return self.vjp(obj, msg)
         if op == "fit":
             return fit(obj, msg)
-        if op == "seed":
-            seed_everything(int(msg["seed"]))
-            return None
         if op == "describe":
             return describe(obj)
         if op == "release":
