@@ -52,7 +52,7 @@ def blockers(course: config_mod.Course, assignment: config_mod.Assignment,
     """Why `assignment` may not be released on `today`: one line per earlier assignment not yet due."""
     today = today or dt.date.today()
     owners: dict[str, list[str]] = {}
-    for name in support.earlier_components(course, assignment):
+    for name in course.earlier_components(assignment):
         owner = course.owner(name)
         if owner is not None:
             owners.setdefault(owner.id, []).append(name)

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-
 from autograder import config as config_mod
 from autograder import handin
 from autograder.plugin import GradingPlugin, TestOutcome, reference_namespace, register_hypothesis_profile, \

@@ -31,13 +31,9 @@ def strip_kit_imports(source: str) -> str:
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-def earlier_components(course: Course, assignment: Assignment) -> list[str]:
-    return course.earlier_components(assignment)
-
-
 def support_source(course: Course, assignment: Assignment) -> str:
     """The whole module as source text."""
-    earlier = earlier_components(course, assignment)
+    earlier = course.earlier_components(assignment)
     note = f" and the course's {', '.join(earlier)}" if earlier else ""
     parts = [BANNER.format(id=assignment.id, earlier=note) + handin.HEADER,
              handin.module_source(course.given_module)]

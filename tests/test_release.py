@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import config, handin, notebooks, release, runner, support
+from autograder import config, handin, notebooks, release, runner
 
 REPO = config.REPO_ROOT
 RELEASE = REPO / "release"
@@ -119,7 +119,7 @@ def solution_leaks(course, assignment: str, folder: Path) -> list[tuple[str, str
     """(file, component, line): lines of solution regions (of this assignment, or of any whose code the
     support module does not ship as earlier reference code) found in a released folder."""
     a = course.assignment(assignment)
-    earlier = set(support.earlier_components(course, a))
+    earlier = set(course.earlier_components(a))
     # What may legitimately appear: the stub notebook, given code, the toolkit, earlier components.
     allowed = _solution_lines(assignment)[1] | _source_lines(handin.HEADER)
     for module in (course.given_module, *handin.TOOLKIT_MODULES):
