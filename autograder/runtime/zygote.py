@@ -26,7 +26,6 @@ import torch  # noqa: E402,F401 - imported once here so every forked child start
 
 import child  # noqa: E402
 import warm  # noqa: E402
-import loader  # noqa: E402,F401
 import wire  # noqa: E402
 
 MiB = 1024 * 1024
