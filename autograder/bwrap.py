@@ -88,11 +88,12 @@ def bwrap_command(python: str, fd: int, zygote_args: tuple[str, ...] = ()) -> li
         p = Path("/etc") / name
         if p.exists():  # follows symlinks: a dangling one would stop bwrap
             cmd += ["--ro-bind", str(p), str(p)]
-    for root in _python_roots():
+    roots = _python_roots()
+    for root in roots:
         if not str(root).startswith(("/usr/", "/etc/")) and str(root) not in ("/usr", "/etc"):
             cmd += ["--ro-bind", str(root), str(root)]
     # Mask copies of the kit installed into site-packages (non-editable installs).
-    for root in _python_roots():
+    for root in roots:
         for name in ("autograder", "solutions"):
             if (root / name).is_dir():
                 cmd += ["--tmpfs", str(root / name)]
