@@ -48,13 +48,13 @@ c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     # nbgrader's own breaks on split or copied cells (duplicate grade ids): see nbgrader_bridge.
-    "autograder.nbgrader_bridge.DeduplicateIds",
+    "autograder.integrations.nbgrader_bridge.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "autograder.nbgrader_bridge.SandboxGrader",
+    "autograder.integrations.nbgrader_bridge.SandboxGrader",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 from autograder import config as config_mod
 
 if TYPE_CHECKING:
-    from autograder.sandbox import Zygote
+    from autograder.sandbox.forkserver import Zygote
 
 
 def _course(ns: argparse.Namespace) -> config_mod.Course:
@@ -25,11 +25,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
     zygote = _early_zygote(ns.sandbox)
     try:
-        from autograder import grading, runner
-        result = grading.grade_file(zygote, ns.assignment, path, public_only=True, course=course)
+        from autograder.grading.results import format_result
+        from autograder.grading.session import grade_file
+        result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
-    print(runner.format_result(result, verbose=True))
+    print(format_result(result, verbose=True))
     notes = [f"{c.name}: {n}" for c in result.components for n in c.notes]
     if notes:
         print("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes))
@@ -43,10 +44,10 @@ def _early_zygote(mode: str) -> "Zygote":
     """The sandbox's fork server for one submission, launched before this process imports torch and
     the test stack so that both warm up at the same time, without the optimizers' warm-up (only a
     training test needs it, in its own child): a cold `course check` is about two seconds shorter."""
-    from autograder import bwrap
+    from autograder.sandbox import bwrap
     launched = bwrap.launch(mode, warm_optimizers=False)
     try:
-        from autograder.sandbox import Zygote
+        from autograder.sandbox.forkserver import Zygote
     except BaseException:
         launched.proc.kill()
         raise
@@ -67,27 +68,28 @@ def cmd_grade(ns: argparse.Namespace) -> int:
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
-        from autograder import batch
+        from autograder.grading.pool import grade_directory
         start = time.monotonic()
-        rows = batch.grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
+        rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
                                      mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         return 0
     zygote = _early_zygote(ns.sandbox)
     try:
-        from autograder import grading, runner
-        result = grading.grade_file(zygote, ns.assignment, target, course=course)
+        from autograder.grading.results import format_result, write_results
+        from autograder.grading.session import grade_file
+        result = grade_file(zygote, ns.assignment, target, course=course)
     finally:
         zygote.stop()
     if ns.results:
-        grading.write_results(result, ns.results)
-    print(runner.format_result(result, verbose=not ns.quiet, tests=not ns.quiet))
+        write_results(result, ns.results)
+    print(format_result(result, verbose=not ns.quiet, tests=not ns.quiet))
     return 0
 
 
 def cmd_build(ns: argparse.Namespace) -> int:
-    from autograder import support
+    from autograder.authoring.support_module import write_support
     course = _course(ns)
     root = config_mod.REPO_ROOT / "assignments"
     for a in course.assignments:
@@ -95,7 +97,7 @@ def cmd_build(ns: argparse.Namespace) -> int:
             continue
         folder = root / a.id
         folder.mkdir(parents=True, exist_ok=True)
-        print(support.write_support(course, a, folder))
+        print(write_support(course, a, folder))
     return 0
 
 
@@ -113,7 +115,8 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     """Grade built-in sample submissions of each assignment as a class and print the table."""
     import tempfile
 
-    from autograder import batch, samples
+    from autograder.authoring import samples
+    from autograder.grading.pool import grade_directory
     course = _course(ns)
     root = Path(ns.out or tempfile.mkdtemp(prefix="course-demo-"))
     ids = [ns.assignment] if ns.assignment else [a.id for a in course.assignments]
@@ -121,7 +124,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         subs = root / assignment_id / "submissions"
         samples.write_samples(assignment_id, subs)
         start = time.monotonic()
-        rows = batch.grade_directory(assignment_id, subs, root / assignment_id / "results",
+        rows = grade_directory(assignment_id, subs, root / assignment_id / "results",
                                      jobs=ns.jobs, mode=ns.sandbox, progress=False)
         took = time.monotonic() - start
         print(f"\n{assignment_id}: {len(rows)} sample submissions graded in {took:.1f} s")
@@ -133,7 +136,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
 
 def cmd_release(ns: argparse.Namespace) -> int:
     """Stage nbgrader's source folder and generate the student release (release/<id>/)."""
-    from autograder import release
+    from autograder.authoring import release
     course = _course(ns)
     try:
         release.release(course, [ns.assignment] if ns.assignment else [], force=ns.force,
@@ -146,7 +149,7 @@ def cmd_release(ns: argparse.Namespace) -> int:
 
 def cmd_gradescope(ns: argparse.Namespace) -> int:
     """Build the Gradescope autograder zip of one assignment."""
-    from autograder import gradescope
+    from autograder.integrations import gradescope
     course = _course(ns)
     out = gradescope.build(ns.assignment, Path(ns.out or f"{ns.assignment}-gradescope.zip"), course)
     print(f"{out}: upload it as the assignment's autograder on Gradescope (Ubuntu 22.04 base image)")

@@ -23,6 +23,11 @@ class _Strict(BaseModel):
 
 
 class Limits(_Strict):
+    """Resource limits: per test, per component (one sandboxed child) and per submission.
+
+    The one declaration of the grader's limits: course.yml sets them, the sandbox applies them.
+    """
+
     test_seconds: float = Field(20, gt=0)
     load_seconds: float = Field(20, gt=0)
     component_cpu_seconds: float = Field(120, gt=0)
@@ -31,6 +36,11 @@ class Limits(_Strict):
     processes: int = Field(64, gt=0)
     file_size_mb: int = Field(16, gt=0)
     output_kb: int = Field(64, gt=0)
+
+    def child_rlimits(self) -> dict[str, float]:
+        """What the fork server applies to a child as resource limits (runtime/zygote.py)."""
+        return {"cpu_seconds": self.component_cpu_seconds, "memory_mb": self.memory_mb,
+                "processes": self.processes, "file_size_mb": self.file_size_mb}
 
 
 class HypothesisProfile(_Strict):
@@ -116,8 +126,8 @@ class Course(_Strict):
 
     @property
     def given_names(self) -> set[str]:
-        return {g for a in self.assignments for g in a.given} | {"Encoder", "Decoder", "AttentionDecoder",
-                                                                 "Seq2SeqEncoder", "EncoderDecoder"}
+        """Given (not graded) code that some assignment hands out: the `given:` lists of course.yml."""
+        return {g for a in self.assignments for g in a.given}
 
     def assignment(self, assignment_id: str) -> Assignment:
         for a in self.assignments:

@@ -40,7 +40,8 @@ WARM_UP = "_warm_up"
 sys.path.insert(0, str(REPO))
 
 from autograder import config as config_mod  # noqa: E402
-from autograder import release, zoo  # noqa: E402
+from autograder.authoring import release  # noqa: E402
+from autograder.catalogue import zoo  # noqa: E402
 
 
 def tree_rss(pid: int) -> int:

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from autograder import config
-from autograder.sandbox import Zygote
+from autograder.sandbox.forkserver import Zygote
 
 
 torch.set_num_threads(1)

@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-from autograder import grading, samples
+from autograder.authoring import samples
+from autograder.grading.results import results_json, write_results
+from autograder.grading.session import grade_file
 from autograder.config import ConfigError, load
 from kit_helpers import reference_source, write_notebook
 
@@ -24,13 +26,13 @@ def component_scores(result) -> dict[str, float]:
 def test_reference_gets_full_marks_and_stubs_zero(assignment, zygote, tmp_path):
     ref = tmp_path / "reference.py"
     ref.write_text(reference_source(assignment))
-    result = grading.grade_file(zygote, assignment, ref)
+    result = grade_file(zygote, assignment, ref)
     failing = [(c.name, t.name, t.output) for c in result.components for t in c.tests if not t.passed]
     assert result.score == result.max_score, failing
     assert all(c.tests for c in result.components), "every component has tests"
     stubs = tmp_path / "stubs.py"
     stubs.write_text(samples.stub_source(reference_source(assignment)))
-    assert grading.grade_file(zygote, assignment, stubs).score == 0
+    assert grade_file(zygote, assignment, stubs).score == 0
 
 
 def test_notebook_submission_runs_definitions_in_cell_order_and_skips_experiments(zygote, tmp_path):
@@ -45,7 +47,7 @@ def test_notebook_submission_runs_definitions_in_cell_order_and_skips_experiment
         ("code", "raise RuntimeError('a failing experiment')"),
         ("code", "print('hello from the student')"),
     ])
-    result = grading.grade_file(zygote, "02_attention_scoring", nb)
+    result = grade_file(zygote, "02_attention_scoring", nb)
     assert result.score == result.max_score
 
 
@@ -56,7 +58,7 @@ def test_syntax_error_in_one_cell_costs_only_what_it_defines(zygote, tmp_path):
         ("code", head),
         ("code", "class AdditiveAttention" + rest.replace("def forward", "def forward(", 1)),
     ])
-    result = grading.grade_file(zygote, "02_attention_scoring", nb)
+    result = grade_file(zygote, "02_attention_scoring", nb)
     scores = component_scores(result)
     assert scores["AdditiveAttention"] == 0 and scores["DotProductAttention"] == 0
     assert scores["sequence_mask"] == 2 and scores["masked_softmax"] == 4
@@ -70,7 +72,7 @@ def test_no_double_jeopardy_components_use_reference_dependencies(zygote, tmp_pa
     buggy = reference_source("02_attention_scoring").replace("value=fill", "value=0")
     sub = tmp_path / "buggy.py"
     sub.write_text(buggy)
-    scores = component_scores(grading.grade_file(zygote, "02_attention_scoring", sub))
+    scores = component_scores(grade_file(zygote, "02_attention_scoring", sub))
     assert scores["masked_softmax"] < 4
     assert scores["AdditiveAttention"] == 4 and scores["DotProductAttention"] == 4
     assert scores["sequence_mask"] == 2
@@ -82,7 +84,7 @@ def test_py_submission_with_several_assignments_grades_only_the_named_one(zygote
     both += "\n\ndef transpose_qkv(X, num_heads):\n    raise RuntimeError('broken')\n"
     sub = tmp_path / "everything.py"
     sub.write_text(both)
-    result = grading.grade_file(zygote, "02_attention_scoring", sub)
+    result = grade_file(zygote, "02_attention_scoring", sub)
     assert result.score == result.max_score
     assert [c.name for c in result.components] == ["sequence_mask", "masked_softmax",
                                                     "AdditiveAttention", "DotProductAttention"]
@@ -99,7 +101,7 @@ def test_regrade_is_identical_whatever_was_graded_before(zygote, tmp_path):
         (tmp_path / f"{name}.py").write_text(text)
 
     def grade(name):
-        result = grading.results_json(grading.grade_file(zygote, "02_attention_scoring", tmp_path / f"{name}.py"))
+        result = results_json(grade_file(zygote, "02_attention_scoring", tmp_path / f"{name}.py"))
         result.pop("execution_time")
         return result
 
@@ -114,7 +116,7 @@ def test_results_follow_the_gradescope_format(zygote, tmp_path):
     sub = tmp_path / "ref.py"
     sub.write_text(reference_source("02_attention_scoring").replace("value=fill", "value=0"))
     out = tmp_path / "results.json"
-    grading.write_results(grading.grade_file(zygote, "02_attention_scoring", sub), out)
+    write_results(grade_file(zygote, "02_attention_scoring", sub), out)
     data = json.loads(out.read_text())
     assert set(data) >= {"score", "max_score", "tests", "output", "execution_time"}
     assert data["max_score"] == 14
@@ -133,7 +135,7 @@ def test_results_follow_the_gradescope_format(zygote, tmp_path):
 def test_unreadable_submission_scores_zero_with_a_message(zygote, tmp_path):
     sub = tmp_path / "notebook.ipynb"
     sub.write_text("{ this is not json")
-    result = grading.grade_file(zygote, "02_attention_scoring", sub)
+    result = grade_file(zygote, "02_attention_scoring", sub)
     assert result.score == 0
     assert all("not a readable Jupyter notebook" in t.output for c in result.components for t in c.tests)
 

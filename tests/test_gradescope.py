@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gradescope, samples
+from autograder.authoring import samples
+from autograder.grading.submission import pick_file
+from autograder.integrations import gradescope
 from kit_helpers import reference_source
 
 A = "02_attention_scoring"
@@ -32,14 +34,14 @@ def test_zip_holds_setup_run_autograder_and_the_kit_with_this_assignments_tests(
         setup = z.read("setup.sh").decode()
         run = z.read("run_autograder").decode()
     assert {"setup.sh", "run_autograder", "course.yml", "pyproject.toml", "README.md", "autograder/cli.py",
-            "autograder/runtime/zygote.py", f"autograder/suites/public/test_{A}.py",
+            "autograder/sandbox/runtime/zygote.py", f"autograder/suites/public/test_{A}.py",
             f"autograder/suites/hidden/test_{A}.py", "solutions/attention_scoring.py", "solutions/given.py"} <= names
     suites = {n for n in names if n.startswith("autograder/suites/")}
     assert all(n.endswith(f"test_{A}.py") for n in suites), suites
     assert not any(n.startswith(("tests/", "release/", "assignments/")) or "__pycache__" in n for n in names)
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
     assert '"torch==2.13.0"' in setup and "download.pytorch.org/whl/cpu" in setup and "-e \"$ROOT/source\"" in setup
-    assert "GRADESCOPE_ROOT:-/autograder" in run and f"autograder.gradescope run {A}" in run
+    assert "GRADESCOPE_ROOT:-/autograder" in run and f"autograder.integrations.gradescope run {A}" in run
 
 
 def test_zip_is_reproducible(autograder_zip, tmp_path):
@@ -53,7 +55,7 @@ def test_the_submission_is_the_file_named_like_the_assignment_or_the_only_one(tm
         for f in files:
             (folder / f).parent.mkdir(parents=True, exist_ok=True)
             (folder / f).write_text("x = 1\n")
-        path, message = gradescope.find_submission(folder, A, "attention_support")
+        path, message = pick_file(folder, A, "attention_support")
         return (str(path.relative_to(folder)) if path else None), message
 
     assert pick(f"{A}.ipynb", f"{A}.py", "notes.py")[0] == f"{A}.ipynb"

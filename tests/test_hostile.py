@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 
 from autograder import config as config_mod
-from autograder import grading
+from autograder.grading import session
+from autograder.grading.results import results_json
 from autograder.config import Limits
-from autograder.bwrap import bwrap_available
-from autograder.sandbox import Zygote
+from autograder.sandbox.bwrap import bwrap_available
+from autograder.sandbox.forkserver import Zygote
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile"
@@ -46,7 +47,7 @@ _SUITE_HEAD = '''
 import pytest
 import torch
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 
 def data(seed, *shape, dtype=torch.float32):
@@ -205,7 +206,7 @@ class Graded:
 
     def __init__(self, result: Any) -> None:
         self.result = result
-        self.json = grading.results_json(result)
+        self.json = results_json(result)
         self.scores = {c.name: c.score for c in result.components}
 
     def text(self, component: str) -> str:
@@ -222,7 +223,7 @@ class Graded:
 
 
 def grade(zygote: Zygote, path: Path, suites: Path, course: config_mod.Course) -> Graded:
-    return Graded(grading.grade_file(zygote, ASSIGNMENT, path, course=course, suites=suites))
+    return Graded(session.grade_file(zygote, ASSIGNMENT, path, course=course, suites=suites))
 
 
 def grade_source(zygote: Zygote, tmp_path: Path, name: str, text: str, suites: Path,
@@ -404,8 +405,8 @@ def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path,
     raw["limits"] = low_limits().limits.model_dump()
     low = tmp_path / "course.yml"
     low.write_text(yaml.safe_dump(raw))
-    real_grade_file = grading.grade_file
-    monkeypatch.setattr(grading, "grade_file", lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "suites": suites}))
+    real_grade_file = session.grade_file
+    monkeypatch.setattr(session, "grade_file", lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "suites": suites}))
     monkeypatch.setattr(cli, "_early_zygote", lambda mode="auto": SharedSandbox(zygote))
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--config", str(low), "grade", ASSIGNMENT, str(path), "--results", str(results), "-q"]) == 0
@@ -532,9 +533,9 @@ def test_class_batch_through_the_cli(tmp_path: Path, suites: Path, monkeypatch: 
     limits: the batch's worker processes are forked from here, so they inherit the two patches)."""
     from autograder import cli
     course = low_limits(test_seconds=3, load_seconds=5)  # two workers and two sandboxes share the CPUs
-    real_grade_file = grading.grade_file
+    real_grade_file = session.grade_file
     monkeypatch.setattr(config_mod, "default", lambda: course)
-    monkeypatch.setattr(grading, "grade_file",
+    monkeypatch.setattr(session, "grade_file",
                         lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "course": course, "suites": suites}))
     directory, out = tmp_path / "class", tmp_path / "out"
     make_class(directory, out)

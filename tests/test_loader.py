@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "runtime"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "runtime"))
 import loader  # noqa: E402 - the module the child runs, imported as the child imports it
 
 sys.path.pop(0)

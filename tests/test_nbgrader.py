@@ -22,7 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import config, release, runner
+from autograder import config
+from autograder.authoring import release
+from autograder.grading.session import SUITES
 
 A = "02_attention_scoring"
 REPO = config.REPO_ROOT
@@ -188,8 +190,8 @@ def test_feedback_shows_scores_and_messages_but_no_hidden_test_source(course_run
     assert re.search(r"masked_softmax: [0-9.]+ / 4 points", text)
     assert "[FAIL]" in text and "hint:" in text
     assert re.search(r"Score: 1[0-9.]+ / 14", text)
-    hidden = (runner.SUITES / "hidden" / f"test_{A}.py").read_text()
-    public = (runner.SUITES / "public" / f"test_{A}.py").read_text()
+    hidden = (SUITES / "hidden" / f"test_{A}.py").read_text()
+    public = (SUITES / "public" / f"test_{A}.py").read_text()
     tree = ast.parse(hidden)
     names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test")} - \
         {n.name for n in ast.walk(ast.parse(public)) if isinstance(n, ast.FunctionDef)}

@@ -9,7 +9,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import config, support
+from autograder import config
+from autograder.authoring.support_module import write_support
 
 ROOT = Path(__file__).resolve().parent.parent
 IDS = [a.id for a in config.default().assignments]
@@ -20,7 +21,7 @@ def test_instructor_notebook_executes(assignment_id, tmp_path, monkeypatch):
     course = config.default()
     folder = tmp_path / assignment_id
     folder.mkdir()
-    support.write_support(course, course.assignment(assignment_id), folder)
+    write_support(course, course.assignment(assignment_id), folder)
     nb = jupytext.read(ROOT / "assignments" / assignment_id / f"{assignment_id}.py")
     # Headless, one thread, and the shortest training budget the notebooks accept.
     monkeypatch.setenv("MPLBACKEND", "Agg")

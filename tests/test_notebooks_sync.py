@@ -1,6 +1,6 @@
 """The instructor notebooks agree with solutions/ and course.yml.
 
-- every solution region equals the reference code (`python -m autograder.notebooks sync` fixes it);
+- every solution region equals the reference code (`python -m autograder.authoring.notebooks sync` fixes it);
 - every graded test cell carries the points course.yml gives its component;
 - every contract component has exactly one solution cell and one graded test cell in its
   assignment's notebook, and nbgrader grade ids are unique;
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, notebooks
+from autograder import config
+from autograder.authoring import notebooks
 
 REPO = Path(__file__).resolve().parent.parent
 COURSE = config.default()
@@ -48,7 +49,7 @@ def test_every_notebook_is_an_assignment() -> None:
 def test_solution_regions_match_reference(assignment_id: str) -> None:
     differ = notebooks.check(notebook_path(assignment_id))
     assert not differ, (f"{assignment_id}: solution cells differ from solutions/ for {differ}; run "
-                        f"`python -m autograder.notebooks sync {notebook_path(assignment_id)}`")
+                        f"`python -m autograder.authoring.notebooks sync {notebook_path(assignment_id)}`")
 
 
 @pytest.mark.parametrize("assignment_id", ASSIGNMENT_IDS)

@@ -18,7 +18,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import config, handin, notebooks, release, runner
+from autograder import config
+from autograder.authoring import notebooks, release
+from autograder.grading import dependencies
+from autograder.grading.session import SUITES
 
 REPO = config.REPO_ROOT
 RELEASE = REPO / "release"
@@ -56,7 +59,7 @@ def test_release_is_up_to_date(course, tmp_path):
 @pytest.mark.parametrize("assignment", RELEASED)
 def test_release_holds_exactly_what_a_student_receives(assignment):
     expected = {f"{assignment}.ipynb", "attention_support.py", *BUNDLE}
-    public = runner.SUITES / "public" / f"test_{assignment}.py"
+    public = SUITES / "public" / f"test_{assignment}.py"
     if public.exists():
         expected.add(f"autograder/suites/public/test_{assignment}.py")
     assert set(files_of(RELEASE / assignment)) == expected
@@ -121,9 +124,9 @@ def solution_leaks(course, assignment: str, folder: Path) -> list[tuple[str, str
     a = course.assignment(assignment)
     earlier = set(course.earlier_components(a))
     # What may legitimately appear: the stub notebook, given code, the toolkit, earlier components.
-    allowed = _solution_lines(assignment)[1] | _source_lines(handin.HEADER)
-    for module in (course.given_module, *handin.TOOLKIT_MODULES):
-        allowed |= _source_lines(handin.module_source(module))
+    allowed = _solution_lines(assignment)[1] | _source_lines(dependencies.HEADER)
+    for module in (course.given_module, *dependencies.TOOLKIT_MODULES):
+        allowed |= _source_lines(dependencies.module_source(module))
     for name in earlier:
         allowed |= _source_lines(course.reference_object(name))
     forbidden: dict[str, str] = {}
@@ -143,9 +146,9 @@ def solution_leaks(course, assignment: str, folder: Path) -> list[tuple[str, str
 
 def hidden_test_problems(folder: Path) -> list[str]:
     """Hidden suites, hidden test names, solution markers or `solutions` imports in a released folder."""
-    hidden_suites = sorted((runner.SUITES / "hidden").glob("test_*.py"))
+    hidden_suites = sorted((SUITES / "hidden").glob("test_*.py"))
     public_names = set()
-    for p in (runner.SUITES / "public").glob("test_*.py"):
+    for p in (SUITES / "public").glob("test_*.py"):
         public_names |= {n.name for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.FunctionDef)}
     hidden_names = set()
     for p in hidden_suites:
@@ -192,7 +195,7 @@ def test_the_scans_find_what_they_look_for(course, tmp_path):
     jupytext.write(jupytext.read(release.notebook_path("02_attention_scoring")), folder / "02_attention_scoring.ipynb")
     later = inspect.getsource(course.reference_object("MultiHeadAttention"))
     (folder / "attention_support.py").write_text((folder / "attention_support.py").read_text() + later)
-    shutil.copy(runner.SUITES / "hidden" / "test_02_attention_scoring.py", folder / "autograder" / "extra.py")
+    shutil.copy(SUITES / "hidden" / "test_02_attention_scoring.py", folder / "autograder" / "extra.py")
     leaks = solution_leaks(course, "02_attention_scoring", folder)
     assert {comp for _, comp, _ in leaks} >= {"sequence_mask", "masked_softmax", "AdditiveAttention",
                                               "DotProductAttention", "MultiHeadAttention"}

@@ -6,9 +6,9 @@ import ast
 
 import pytest
 
-from autograder import zoo
+from autograder.catalogue import zoo
 from autograder.config import default
-from autograder.runner import SUITES, run_in_process
+from autograder.grading.session import SUITES, run_in_process
 
 ENTRIES = zoo.entries()
 MUTANTS = [e for e in ENTRIES if e.kind == "mutant"]
@@ -74,7 +74,7 @@ def test_every_hidden_test_catches_a_mutant(verdicts):
     for v in verdicts.values():
         if v.entry.kind == "mutant":
             killers.update(v.killed_by)
-    from autograder.plugin import describe_test  # noqa: F401 - names come from docstrings
+    from autograder.selfcheck.plugin import describe_test  # noqa: F401 - names come from docstrings
     idle = []
     for stem, fn in hidden_tests():
         doc = _docstring_first_line(stem, fn)

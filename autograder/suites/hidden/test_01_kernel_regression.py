@@ -12,7 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 DTYPES = st.sampled_from([torch.float32, torch.float64])
 KERNEL_HINT = ("the weight of key x_j for query x is softmax_j(-(x - x_j)**2 / 2): a Gaussian kernel "

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 MASK_HINT = ("positions at index >= valid length must get weight exactly 0: replace their scores by a very "
              "large negative number (not 0) before the softmax, which runs over the last axis")

@@ -14,7 +14,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 from torch import nn
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 SEEDS = st.integers(0, 2 ** 16)
 EXAMPLES = 6  # a decoder example costs several round trips; every mutant is caught by two tests or more

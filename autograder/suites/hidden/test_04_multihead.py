@@ -11,7 +11,7 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 DTYPES = st.sampled_from([torch.float32, torch.float64])
 SEEDS = st.integers(0, 2 ** 16)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 ATOL = 1e-4  # contract: positional encodings at large positions around 1e-4 absolute
 LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "

@@ -23,7 +23,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 from torch.nn import functional as F
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 11
 DTYPES = st.sampled_from([torch.float32, torch.float64])

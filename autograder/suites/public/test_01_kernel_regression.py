@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 E2 = math.exp(-2.0)
 W_NEAR, W_FAR = 1 / (1 + E2), E2 / (1 + E2)  # softmax([0, -2]): key distances 0 and 2

@@ -7,7 +7,7 @@ at a time agrees with feeding the whole sequence; the grader runs more tests.
 import pytest
 import torch
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 V, E, H, L = 7, 3, 4, 2  # vocabulary, embedding size, hidden units, layers
 B, T_ENC, T_DEC = 3, 5, 4

@@ -6,7 +6,7 @@ examples you can verify by hand, and properties of the contract; the grader runs
 import pytest
 import torch
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 HEAD_HINT = ("row b*h + i of the result must be head i of batch item b, and head i holds features "
              "i*d/h .. (i+1)*d/h - 1 of every position (reshape to (B, L, h, d/h), then move the head axis "

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "
                "(0, 2, 4, ...) hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import pytest
 
-from autograder import testing as T
+from autograder.selfcheck import testing as T
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 10
 

@@ -7,7 +7,7 @@ import importlib
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder import zoo
+from autograder.catalogue import zoo
 
 
 def stub_source(source: str) -> str:

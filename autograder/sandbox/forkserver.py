@@ -9,17 +9,18 @@ process tree when it is done, times out or misbehaves.
 """
 from __future__ import annotations
 
+import enum
 import os
 import selectors
 import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
-from autograder.bwrap import Launch, launch, resolve_mode
-from autograder.runtime import wire
+from autograder.config import Limits
+from autograder.sandbox.bwrap import Launch, launch, resolve_mode
+from autograder.sandbox.runtime import wire
 
 #: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
 #: grader is not memory-limited and holds several copies of a reply while decoding it.
@@ -33,25 +34,37 @@ class SandboxError(Exception):
     """The sandbox itself failed (could not start, protocol broken)."""
 
 
+class Stop(str, enum.Enum):
+    """Why a child ended before answering."""
+
+    TIME = "time"  # wall-clock limit (per test, per load, per submission)
+    CPU = "cpu"  # CPU-time limit
+    MEMORY = "memory"  # killed: out of memory or another limit
+    CRASH = "crash"  # a fatal signal (segmentation fault, abort, ...)
+    EXIT = "exit"  # the process exited or closed its connection
+    OUTPUT = "output"  # a reply over the size the grader accepts
+    PROTOCOL = "protocol"  # a malformed reply
+    SANDBOX = "sandbox"  # the fork server died or stopped answering
+    CLOSED = "closed"  # the grader ended the job
+
+
+class ExitReport(TypedDict, total=False):
+    """How a job ended, as the fork server reports it (runtime/zygote.py)."""
+
+    signal: int
+    code: int
+    cpu: float
+    killed: bool
+    dirty: bool  # processes or files of the job survived the clean-up
+    lost: bool  # no report: the fork server is gone
+
+
 class ChildDied(Exception):
     """The child ended before answering: a limit tripped, it exited, or it crashed."""
 
-    def __init__(self, reason: str, limit: Optional[str] = None) -> None:
+    def __init__(self, reason: str, limit: Optional[Stop] = None) -> None:
         super().__init__(reason)
         self.reason, self.limit = reason, limit
-
-
-@dataclass(frozen=True)
-class JobLimits:
-    cpu_seconds: float = 120
-    memory_mb: int = 3072
-    processes: int = 64
-    file_size_mb: int = 16
-    output_kb: int = 64
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"cpu_seconds": self.cpu_seconds, "memory_mb": self.memory_mb,
-                "processes": self.processes, "file_size_mb": self.file_size_mb}
 
 
 class Zygote:
@@ -95,7 +108,7 @@ class Zygote:
             raise SandboxError("malformed control message")
         return msg
 
-    def spawn(self, job: dict[str, Any], limits: JobLimits) -> "Child":
+    def spawn(self, job: dict[str, Any], limits: Limits) -> "Child":
         """Fork a fresh child for `job`; returns once the child's pid is known."""
         if not self.alive:
             self.start()
@@ -107,7 +120,7 @@ class Zygote:
             socket.send_fds(self.control, [b"J"], [rpc_theirs.fileno(), out_w])
             # Only the limits go through the zygote; the job goes to the child itself (wait_ready):
             # the zygote's memory is inherited by every later child, so it must never hold a submission.
-            wire.send(self.control, {"limits": limits.as_dict()})
+            wire.send(self.control, {"limits": limits.child_rlimits()})
             msg = self._recv_control(30)
         except (OSError, SandboxError) as exc:
             self.stop()
@@ -127,7 +140,7 @@ class Zygote:
         child.pending = wire.frame(header, blobs)
         return child
 
-    def end_job(self) -> dict:
+    def end_job(self) -> ExitReport:
         """Kill what is left of the current job and return its exit report."""
         try:
             assert self.control is not None
@@ -167,7 +180,7 @@ class Zygote:
 class Child:
     """The grader's connection to one forked child."""
 
-    def __init__(self, zygote: Zygote, sock: socket.socket, out_fd: int, limits: JobLimits) -> None:
+    def __init__(self, zygote: Zygote, sock: socket.socket, out_fd: int, limits: Limits) -> None:
         self.zygote, self.sock, self.out_fd, self.limits = zygote, sock, out_fd, limits
         self.sock.setblocking(False)
         os.set_blocking(out_fd, False)
@@ -175,7 +188,7 @@ class Child:
         self.output = bytearray()
         self.output_dropped = 0
         self.dead: Optional[ChildDied] = None
-        self.exit_report: Optional[dict] = None
+        self.exit_report: Optional[ExitReport] = None
         self.pending = b""  # the framed job, sent by wait_ready
         # One selector for the child's life: output pipe, the zygote's control socket, the RPC socket.
         self.selector = selectors.DefaultSelector()
@@ -234,7 +247,7 @@ class Child:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    self._die(f"it ran past the time limit ({self._seconds_label(deadline)})", "time")
+                    self._die("it ran past the time limit (wall clock)", Stop.TIME)
                 for key, events in sel.select(timeout=min(remaining, 1.0)):
                     if key.data == "out":
                         self._drain_output()
@@ -263,19 +276,16 @@ class Child:
                         try:
                             frame = self.reader.frame()
                         except wire.WireError as exc:
-                            self._die(f"it sent a reply the grader cannot accept ({exc})", "output")
+                            self._die(f"it sent a reply the grader cannot accept ({exc})", Stop.OUTPUT)
                         if frame is not None:
                             self._drain_output()
                             try:
                                 return wire.decode(frame[0], frame[1], from_handle)
                             except wire.WireError as exc:
-                                self._die(f"it sent a malformed reply ({exc})", "protocol")
+                                self._die(f"it sent a malformed reply ({exc})", Stop.PROTOCOL)
         finally:
             if writing and self.dead is None:
                 sel.modify(self.sock, selectors.EVENT_READ, "rpc")
-
-    def _seconds_label(self, deadline: float) -> str:
-        return "wall clock"
 
     def _drain_output(self) -> None:
         while True:
@@ -296,19 +306,19 @@ class Child:
         self._drain_output()
         if report.get("lost"):
             raise self._mark(ChildDied("it stopped the grader's sandbox (the fork server died or stopped "
-                                       "answering)", "sandbox"))
+                                       "answering)", Stop.SANDBOX))
         sig = report.get("signal")
         cpu = float(report.get("cpu", 0))
-        if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= self.limits.cpu_seconds - 0.5):
-            raise self._mark(ChildDied(f"it used more than {self.limits.cpu_seconds:g} s of CPU time", "cpu"))
+        if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= self.limits.component_cpu_seconds - 0.5):
+            raise self._mark(ChildDied(f"it used more than {self.limits.component_cpu_seconds:g} s of CPU time", Stop.CPU))
         if sig == signal.SIGKILL:
-            raise self._mark(ChildDied("it was killed (out of memory or another limit)", "memory"))
+            raise self._mark(ChildDied("it was killed (out of memory or another limit)", Stop.MEMORY))
         if sig:
             what = _SIGNAL_NAMES.get(sig, f"signal {sig}")
-            raise self._mark(ChildDied(f"the process crashed with {what}", "crash"))
+            raise self._mark(ChildDied(f"the process crashed with {what}", Stop.CRASH))
         code = report.get("code", 0)
         raise self._mark(ChildDied(f"the process exited (exit code {code}), e.g. through os._exit or a "
-                                   f"closed connection", "exit"))
+                                   f"closed connection", Stop.EXIT))
 
     def _die(self, reason: str, limit: str) -> None:
         self.exit_report = self.zygote.end_job()
@@ -324,7 +334,7 @@ class Child:
         if self.dead is None:
             self.exit_report = self.zygote.end_job()
             self._drain_output()
-            self.dead = ChildDied("closed", "closed")
+            self.dead = ChildDied("closed", Stop.CLOSED)
         try:
             self.selector.close()
             self.sock.close()

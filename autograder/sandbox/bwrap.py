@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
-KIT_DIRS = [Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "solutions"]
+_PACKAGE = Path(__file__).resolve().parents[1]  # autograder/
+KIT_DIRS = [_PACKAGE, _PACKAGE.parent / "solutions"]
 SANDBOX_RUNTIME = "/sandbox/runtime"
 #: The only parts of /etc the sandbox sees: the dynamic loader's, names, time zone, fonts, certificates.
 ETC_ALLOWED = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
@@ -124,7 +125,7 @@ def resolve_mode(mode: str) -> str:
 
 
 def launch(mode: str = "auto", warm_optimizers: bool = True) -> Launch:
-    """Start the fork server without waiting for it: `sandbox.Zygote` waits for its hello.
+    """Start the fork server without waiting for it: `forkserver.Zygote` waits for its hello.
 
     `warm_optimizers=False` makes it ready a second sooner, for a single grading or self-check
     (see runtime/warm.py); a warm worker that grades many submissions wants them warm.

@@ -1,6 +1,6 @@
-"""The mutant zoo: realistic buggy and alternative correct implementations that prove the tests.
+"""The misconception catalogue ("the zoo"): realistic buggy and alternative correct implementations.
 
-Each entry is a file `tests/zoo/<assignment>/{mutants,correct}/<name>.py` that redefines one
+Each entry is a file `entries/<assignment>/{mutants,correct}/<name>.py` (beside this module) that redefines one
 component (or a few) and starts with a docstring header:
 
     component: masked_softmax
@@ -22,7 +22,8 @@ from typing import Any, Callable, Optional
 
 from autograder import config as config_mod
 
-ZOO = Path(__file__).resolve().parent.parent / "tests" / "zoo"
+ZOO = Path(__file__).resolve().parent / "entries"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @dataclass
@@ -106,7 +107,7 @@ class Verdict:
 
 def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any]] = None) -> Verdict:
     """Grade an entry (in-process by default) and summarize which tests caught it."""
-    from autograder.runner import run_in_process
+    from autograder.grading.session import run_in_process
     grade = grade or run_in_process
     result = grade(entry.assignment, compose(entry, workdir))
     lost = [c.name for c in result.components if c.score < c.points]
@@ -162,8 +163,9 @@ def update_readme(markdown: str, readme: Path) -> None:
 def main(argv: Optional[list[str]] = None) -> int:
     import tempfile
 
-    from autograder.runner import format_result, run_in_process
-    parser = argparse.ArgumentParser(description="Grade zoo entries in-process (kit development).")
+    from autograder.grading.results import format_result
+    from autograder.grading.session import run_in_process
+    parser = argparse.ArgumentParser(description="Grade catalogue entries in-process (kit development).")
     parser.add_argument("assignment", nargs="?")
     parser.add_argument("--name", help="only entries whose name contains this")
     parser.add_argument("--table", action="store_true", help="print the markdown table")
@@ -185,7 +187,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if ns.table:
         print(table(verdicts))
     if ns.update_readme:
-        update_readme(table(verdicts), ZOO.parent.parent / "README.md")
+        update_readme(table(verdicts), README)
     return 0 if all(v.ok for v in verdicts) else 1
 
 

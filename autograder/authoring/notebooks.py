@@ -10,8 +10,8 @@ Its source is the component's reference code where the body of every `def` (afte
 sits between `### BEGIN SOLUTION` and `### END SOLUTION`, so nbgrader's release keeps signatures and
 docstrings and replaces only the bodies.
 
-    python -m autograder.notebooks sync PATH...    # rewrite solution cells from solutions/
-    python -m autograder.notebooks check PATH...   # exit 1 and list the cells that differ
+    python -m autograder.authoring.notebooks sync PATH...    # rewrite solution cells from solutions/
+    python -m autograder.authoring.notebooks check PATH...   # exit 1 and list the cells that differ
 """
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     """CLI: `sync PATH...` or `check PATH...`; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 2 or args[0] not in ("sync", "check"):
-        print("usage: python -m autograder.notebooks {sync,check} PATH...", file=sys.stderr)
+        print("usage: python -m autograder.authoring.notebooks {sync,check} PATH...", file=sys.stderr)
         return 2
     status = 0
     for path in args[1:]:

@@ -4,7 +4,7 @@ nbgrader_config.py puts it in place of nbgrader's Execute in `Autograde.autograd
 For each submitted notebook it
 
 1. grades the submitted file (submitted/<student>/<assignment>/<notebook>.ipynb, exactly what
-   `course grade` would grade) with `grading.grade_file`: student code runs only in the sandbox,
+   `course grade` would grade) with `grading.session.grade_file`: student code runs only in the sandbox,
    never in this process or in a Jupyter kernel;
 2. writes into each graded cell `test_<component>` the component's feedback (per test: passed or
    the failure message with the smallest failing input; never test source) as a stdout stream,
@@ -37,7 +37,7 @@ _ZYGOTES: dict[str, Any] = {}
 
 def zygote(mode: str) -> Any:
     """One warm sandbox per process (nbgrader autogrades the submissions one after another)."""
-    from autograder.sandbox import Zygote
+    from autograder.sandbox.forkserver import Zygote
 
     if mode not in _ZYGOTES:
         _ZYGOTES[mode] = Zygote(mode)
@@ -118,7 +118,8 @@ class SandboxGrader(NbGraderPreprocessor):
     course_file = Unicode("", help="course.yml to grade with (default: the kit's).").tag(config=True)
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        from autograder import grading
+        from autograder.grading.results import results_json
+        from autograder.grading.session import grade_file
 
         info = resources["nbgrader"]
         course = config_mod.load(self.course_file) if self.course_file else config_mod.default()
@@ -129,8 +130,8 @@ class SandboxGrader(NbGraderPreprocessor):
                 self.log.warning("grading the sanitized copy of %s/%s", info["student"], info["notebook"])
                 path = Path(tmp) / f"{info['notebook']}.ipynb"
                 nbformat.write(nb, str(path))
-            result = grading.grade_file(zygote(self.sandbox), assignment.id, path, course=course)
-        report = grading.results_json(result)
+            result = grade_file(zygote(self.sandbox), assignment.id, path, course=course)
+        report = results_json(result)
         self.log.info("course grader: %s %s: %g / %g", info["student"], assignment.id,
                       result.score, result.max_score)
         notes = {c.name: c.notes for c in result.components}

@@ -9,13 +9,17 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
-from autograder.plugin import FailFast
-from autograder.runtime import wire
-from autograder.sandbox import Child, ChildDied
+from autograder.sandbox.forkserver import Child, ChildDied
+from autograder.sandbox.runtime import wire
+from autograder.selfcheck.plugin import FailFast
 
 
 class StudentError(AssertionError):
     """The student's code raised an exception (shown with the student's own traceback)."""
+
+    def __init__(self, message: str, kind: str = "Exception") -> None:
+        super().__init__(message)
+        self.kind = kind  # the exception's class name in the child, e.g. "NameError"
 
 
 class StudentAttributeError(StudentError, AttributeError):
@@ -41,10 +45,8 @@ class Connection:
         self.child = child
         self.deadline = deadline
         # (type name, attribute) pairs known to be methods: calling them takes one round trip.
-        self.methods: set[tuple[str, str]] = getattr(child, "known_methods", set())
-        child.known_methods = self.methods  # type: ignore[attr-defined]
-        self.names: dict[str, Any] = getattr(child, "known_names", {})
-        child.known_names = self.names  # type: ignore[attr-defined]
+        self.methods: set[tuple[str, str]] = set()
+        self.names: dict[str, wire.Handle] = {}  # top-level functions and classes already looked up
         self.seed: Optional[int] = None  # applied by the child before the next message: no round trip of its own
 
     def request(self, msg: dict[str, Any]) -> Any:
@@ -72,8 +74,8 @@ class Connection:
             if tb:
                 text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
             if kind == "AttributeError" and msg.get("op") == "getattr":
-                raise StudentAttributeError(text)
-            raise StudentError(text)
+                raise StudentAttributeError(text, kind)
+            raise StudentError(text, kind)
         return reply.get("ok")
 
     def _to_handle(self, obj: Any) -> wire.Handle:
@@ -183,7 +185,7 @@ class RemoteNamespace:
                 self._conn.names[name] = value._handle  # a top-level function or class keeps its handle
             return value
         except StudentError as exc:
-            if not str(exc).startswith("your code raised NameError"):
+            if exc.kind != "NameError":
                 raise
             detail = ""
             if self._notes:

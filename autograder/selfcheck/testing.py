@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import torch
 
+from autograder.sandbox.runtime import procedures
+
 #: Relative and absolute tolerances per dtype (the contract: float32 around 1e-5 relative).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-3, 1e-3), torch.bfloat16: (1e-2, 1e-2),
@@ -130,48 +132,17 @@ def vjp(fn: Callable[..., Any], args: Sequence[Any], grad_output: torch.Tensor,
     kwargs = kwargs or {}
     if _is_remote(fn):
         return fn.__remote_vjp__(list(args), kwargs, grad_output, list(wrt), output_index)
-    args = list(args)
-    for i in wrt:
-        args[i] = torch.Tensor.detach(args[i]).clone().requires_grad_(True)
-    out = fn(*args, **kwargs)
-    if output_index is not None:
-        out = out[output_index]
-    grads = torch.autograd.grad(out, [args[i] for i in wrt], grad_output, allow_unused=True)
+    grads = procedures.vjp(fn, args, kwargs, grad_output, wrt, output_index)
     return [None if g is None else as_plain(g) for g in grads]
 
 
 def fit(model: Any, batches: list[dict[str, Any]], *, loss: str, lr: float, steps: int,
         optimizer: str = "adam") -> list[float]:
-    """Train `model` with a fixed, trusted loop (runs where the model lives); returns losses per step.
-
-    loss "mse": batch = {"inputs": [...], "target": tensor}; model(*inputs) is compared with target.
-    loss "masked_ce": batch = {"inputs": [enc_X, enc_valid_len, dec_input, target, target_valid_len]}
-    for an EncoderDecoder whose forward(enc_X, dec_input, enc_valid_len) returns (logits, state).
-    Never trust the returned numbers for scoring: re-measure the model afterwards.
-    """
+    """Train `model` with the course's fixed loop (`procedures.fit`) where the model lives; returns
+    the losses per step. Never score the returned numbers: re-measure the model afterwards."""
     if _is_remote(model):
         return model.__remote_fit__(batches, loss, lr, steps, optimizer)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.SGD(params, lr=lr) if optimizer == "sgd" else torch.optim.Adam(params, lr=lr)
-    losses: list[float] = []
-    model.train()
-    for step in range(steps):
-        batch = batches[step % len(batches)]
-        opt.zero_grad()
-        if loss == "mse":
-            value = ((model(*batch["inputs"]) - batch["target"]) ** 2).mean()
-        else:
-            enc_X, enc_len, dec_in, target, tgt_len = batch["inputs"]
-            logits, _ = model(enc_X, dec_in, enc_len)
-            mask = torch.arange(target.shape[1]).unsqueeze(0) < tgt_len.unsqueeze(1)
-            ce = torch.nn.functional.cross_entropy(logits.permute(0, 2, 1), target, reduction="none")
-            value = (ce * mask).sum() / mask.sum()
-        value.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        losses.append(float(value))
-    model.eval()
-    return losses
+    return procedures.fit(model, batches, loss, lr, steps, optimizer)
 
 
 def seed(student: Any, value: int) -> None:
@@ -179,8 +150,7 @@ def seed(student: Any, value: int) -> None:
     if _is_remote(student):
         student.__remote_seed__(value)
     else:
-        torch.default_generator.manual_seed(value)
-
+        procedures.seed_everything(value)
 
 def state_dict(module: Any) -> dict[str, torch.Tensor]:
     """The module's state as plain tensors."""

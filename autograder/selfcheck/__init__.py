@@ -7,6 +7,10 @@
 Runs in the student's kernel (their own machine, public tests only), prints one line per test
 with the feedback of failures, and returns True when everything passed. It never raises, so a
 notebook with unfinished stubs still runs top to bottom.
+
+This package is the student bundle: `course release` ships it (with `sandbox/runtime/procedures.py`
+and the assignment's public suite) next to every notebook, so it imports nothing else of the kit.
+The grader uses the same pytest plugin (`plugin`) and suite helpers (`testing`).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-PUBLIC = Path(__file__).resolve().parent / "suites" / "public"
+PUBLIC = Path(__file__).resolve().parents[1] / "suites" / "public"
 
 
 def _public_files(assignment: Optional[str]) -> list[Path]:
@@ -25,7 +29,7 @@ def _public_files(assignment: Optional[str]) -> list[Path]:
 def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] = None,
           assignment: Optional[str] = None) -> bool:
     """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals)."""
-    from autograder.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
 
     if namespace is None:
         namespace = sys._getframe(1).f_globals

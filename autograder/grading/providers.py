@@ -1,0 +1,154 @@
+"""Where a test's `student` fixture comes from: a sandboxed child per component (grading), or the
+sandbox's loader run in this process (the kit's own fast tests on trusted files)."""
+from __future__ import annotations
+
+import sys
+import time
+import types
+from typing import Any, Optional
+
+from autograder.config import Course
+from autograder.grading import dependencies
+from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit
+from autograder.grading.submission import Cell
+from autograder.sandbox.bwrap import RUNTIME_DIR
+from autograder.sandbox.forkserver import Child, ChildDied, SandboxError, Stop, Zygote
+from autograder.sandbox.runtime import procedures
+
+
+class Broken:
+    """Stands in for a submission that could not be loaded: every use fails with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self._reason = reason
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise SandboxLimit(self._reason)
+
+
+class SandboxProvider:
+    """One fresh sandboxed child per component (and again after a child dies)."""
+
+    def __init__(self, zygote: Zygote, course: Course, assignment_id: str, cells: list[Cell]) -> None:
+        self.zygote, self.course = zygote, course
+        self.assignment = course.assignment(assignment_id)
+        self.cells = cells
+        self.limits = course.limits
+        self.started = time.monotonic()
+        self.child: Optional[Child] = None
+        self.conn: Optional[Connection] = None
+        self.current: Optional[str] = None
+        self.broken: dict[str, str] = {}
+        self.notes: dict[str, list[str]] = {}
+        self.output: dict[str, str] = {}
+        self.test_deadline = 0.0
+        self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
+
+    def _deadline(self) -> float:
+        return min(self.test_deadline, self.started + self.limits.submission_seconds)
+
+    def namespace(self, component: str) -> Any:
+        now = time.monotonic()
+        self.test_deadline = now + self.limits.test_seconds
+        if now > self.started + self.limits.submission_seconds:
+            return Broken(f"the whole submission ran past its time limit ({self.limits.submission_seconds:g} s)")
+        if component in self.broken:
+            return Broken(self.broken[component])
+        if component != self.current or self.child is None or self.child.dead:
+            self._start(component)
+            if component in self.broken:
+                return Broken(self.broken[component])
+        assert self.conn is not None
+        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names)
+        ns.__remote_seed__(procedures.TEST_SEED)  # every test starts from the same seed (sent with its first call)
+        self.test_deadline = time.monotonic() + self.limits.test_seconds
+        return ns
+
+    def _start(self, component: str) -> None:
+        self._finish_child()
+        self.current = component
+        job = dependencies.job(self.course, self.assignment, component, self.cells)
+        try:
+            self.child = self.zygote.spawn(job, self.limits)
+            ready = self.child.wait_ready(self.limits.load_seconds)
+        except ChildDied as exc:
+            reason = f"loading your code failed: {exc.reason}"
+            if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
+                # Loading is the same for every component: do not wait for the limit again.
+                for c in self.assignment.components:
+                    self.broken.setdefault(c.name, reason)
+            self.broken[component] = reason
+            self._finish_child()
+            return
+        except SandboxError as exc:
+            self.broken[component] = f"the grader's sandbox failed ({exc}); ask your instructor to regrade"
+            self._finish_child()
+            return
+        self.conn = Connection(self.child, self._deadline)
+        report = ready.get("ready", {}) if isinstance(ready, dict) else {}
+        errors = report.get("errors", []) if isinstance(report, dict) else []
+        self.notes[component] = [f"{e.get('where')}: {e.get('error')}" for e in errors if isinstance(e, dict)]
+
+    def _finish_child(self) -> None:
+        if self.child is not None:
+            self.child.close()
+            text = self.child.output_text()
+            if text.strip() and self.current:
+                self.output[self.current] = self.output.get(self.current, "") + text
+            self.child, self.conn = None, None
+
+    def after_test(self, component: str) -> None:
+        if self.child is not None and self.child.dead:
+            if self.child.dead.limit == Stop.SANDBOX:  # it took the fork server down: no second chance
+                self.broken[component] = f"your code was stopped: {self.child.dead.reason}"
+            self._finish_child()
+
+    def close(self) -> None:
+        self._finish_child()
+
+
+class InProcessProvider:
+    """Load a submission in this process with the sandbox's loader (for the kit's own fast tests).
+
+    Not for grading untrusted code: it runs the submission in the grader's process.
+    """
+
+    def __init__(self, course: Course, assignment_id: str, cells: list[Cell]) -> None:
+        self.course, self.assignment = course, course.assignment(assignment_id)
+        self.cells = cells
+        self.current: Optional[str] = None
+        self.ns: Any = None
+        self.notes: dict[str, list[str]] = {}
+
+    def namespace(self, component: str) -> Any:
+        if component != self.current:
+            self.current, self.ns = component, self._load(component)
+        procedures.seed_everything(procedures.TEST_SEED)
+        return self.ns
+
+    def _load(self, component: str) -> Any:
+        sys.path.insert(0, str(RUNTIME_DIR))
+        try:
+            import child  # the sandbox's own loader (a top-level module inside the sandbox)
+        finally:
+            sys.path.pop(0)
+        job = dependencies.job(self.course, self.assignment, component, self.cells)
+        saved = {n: sys.modules.get(n) for n in job["modules"]}
+        try:
+            names, report = child.load_submission(job)
+        finally:
+            for n, m in saved.items():
+                if m is None:
+                    sys.modules.pop(n, None)
+                else:
+                    sys.modules[n] = m
+        self.notes[component] = [f"{e['where']}: {e['error']}" for e in report["errors"]]
+        return types.SimpleNamespace(**{k: v for k, v in names.items() if not k.startswith("__")})
+
+    def after_test(self, component: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,91 @@
+"""What a grade becomes: Gradescope-format results JSON, the class's grades.csv, plain-text reports."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from autograder.config import Assignment
+from autograder.grading.scoring import Result
+
+#: The message of a submission the grader itself failed on (never the student's fault).
+GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
+
+
+def format_result(result: Result, verbose: bool = True, tests: bool = True) -> str:
+    """A plain-text report: per component, per test (unless `tests` is off), with failure messages
+    (if `verbose`)."""
+    lines = [f"{result.assignment}: {result.score:g} / {result.max_score:g}"]
+    for comp in result.components:
+        lines.append(f"  {comp.name}: {comp.score:g} / {comp.points:g}")
+        if not tests:
+            continue
+        for note in comp.notes:
+            lines.append(f"    note: {note.splitlines()[-1] if note else ''}")
+        for t in comp.tests:
+            mark = "PASS" if t.passed else "FAIL"
+            lines.append(f"    [{mark}] {t.name}")
+            if not t.passed and verbose and t.output:
+                lines += ["        " + line for line in t.output.splitlines()]
+    return "\n".join(lines)
+
+
+def results_json(result: Result) -> dict[str, Any]:
+    """The Gradescope autograder results format, one entry per test."""
+    tests = []
+    for comp in result.components:
+        total_weight = sum(t.weight for t in comp.tests) or 1.0
+        for t in comp.tests:
+            max_score = round(comp.points * t.weight / total_weight, 4)
+            tests.append({
+                "name": f"{comp.name}: {t.name}",
+                "score": max_score if t.passed else 0.0,
+                "max_score": max_score,
+                "status": "passed" if t.passed else "failed",
+                "output": t.output,
+                "visibility": "visible" if t.public else "after_published",
+                "extra_data": {"component": comp.name, "public": t.public},
+            })
+    notes = []
+    for comp in result.components:
+        notes += [f"{comp.name}: {n}" for n in comp.notes]
+    output = format_result(result, verbose=False)
+    if notes:
+        output += "\n\nWhile loading your code:\n" + "\n".join(notes)
+    if result.output:
+        output += "\n\n" + result.output[-8000:]
+    return {
+        "score": round(result.score, 4),
+        "max_score": result.max_score,
+        "output": output,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "execution_time": round(result.seconds, 3),
+        "tests": tests,
+        "extra_data": {"assignment": result.assignment, "submission": Path(result.submission).name,
+                       "components": {c.name: {"score": c.score, "max_score": c.points} for c in result.components}},
+    }
+
+
+def failed_results(assignment: Assignment, output: str, **extra: Any) -> dict[str, Any]:
+    """Results for a submission that was not graded (no file to grade, or the grader failed): 0."""
+    return {"score": 0.0, "max_score": assignment.max_score, "output": output, "visibility": "visible",
+            "tests": [], "extra_data": dict(extra)}
+
+
+def write_results(result: Result, path: Path | str) -> None:
+    Path(path).write_text(json.dumps(results_json(result), indent=2) + "\n")
+
+
+def write_csv(path: Path, assignment: Assignment, rows: list[dict[str, Any]]) -> None:
+    """grades.csv: one row per submission, one column per component."""
+    names = [c.name for c in assignment.components]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["submission", "score", "max_score", *names, "status"])
+        for r in rows:
+            comps = r.get("extra_data", {}).get("components", {})
+            status = "grader error" if r.get("extra_data", {}).get("grader_error") else "graded"
+            w.writerow([r["name"], r["score"], r["max_score"],
+                        *[comps.get(n, {}).get("score", 0.0) for n in names], status])

@@ -1,0 +1,1 @@
+"""Ways to run the grader inside other course tools: nbgrader (`nbgrader_bridge`) and Gradescope (`gradescope`)."""

@@ -1,0 +1,74 @@
+"""Trusted procedures that run where the student's objects live: seeding, gradients, training.
+
+One home for both places that hold a student's objects: the sandboxed child (runtime/child.py,
+asked by the grader through messages) and the student's own kernel during a self-check
+(selfcheck/testing.py, which ships a copy of this file). It imports torch and the standard
+library only, because the sandbox sees nothing else of the kit.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Optional, Sequence
+
+import torch
+
+#: The seed every test starts from, in the grader's process and where the student's code runs.
+TEST_SEED = 0
+
+
+def seed_everything(seed: int = TEST_SEED) -> None:
+    """Seed torch, random and numpy (not torch.manual_seed: it also queues CUDA seeding, slowly)."""
+    torch.default_generator.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:  # pragma: no cover - numpy ships with the course's environment
+        pass
+
+
+def vjp(fn: Any, args: Sequence[Any], kwargs: dict[str, Any], grad_output: Any, wrt: Sequence[int],
+        output_index: Optional[int]) -> list[Optional[torch.Tensor]]:
+    """Gradients of <fn(*args)[output_index], grad_output> with respect to args[i] for i in wrt."""
+    args = list(args)
+    for i in wrt:
+        args[i] = torch.Tensor.detach(args[i]).clone().requires_grad_(True)
+    out = fn(*args, **kwargs)
+    if output_index is not None:
+        out = out[output_index]
+    grads = torch.autograd.grad(out, [args[i] for i in wrt], grad_output, allow_unused=True)
+    return [None if g is None else torch.Tensor.detach(g) for g in grads]
+
+
+def fit(model: Any, batches: list[dict[str, Any]], loss: str, lr: float, steps: int,
+        optimizer: str = "adam") -> list[float]:
+    """A fixed training loop over `batches`; returns the loss per step (for feedback only).
+
+    loss "mse": batch = {"inputs": [...], "target": tensor}; model(*inputs) is compared with target.
+    loss "masked_ce": batch = {"inputs": [enc_X, enc_valid_len, dec_input, target, target_valid_len]}
+    for an EncoderDecoder whose forward(enc_X, dec_input, enc_valid_len) returns (logits, state).
+    The grader never scores these numbers: it re-measures the trained model itself.
+    """
+    if loss not in ("mse", "masked_ce"):
+        raise ValueError(f"unknown loss {loss!r}")
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=lr) if optimizer == "sgd" else torch.optim.Adam(params, lr=lr)
+    losses: list[float] = []
+    model.train()
+    for step in range(int(steps)):
+        batch = batches[step % len(batches)]
+        opt.zero_grad()
+        if loss == "mse":
+            value = ((model(*batch["inputs"]) - batch["target"]) ** 2).mean()
+        else:
+            enc_X, enc_len, dec_in, target, tgt_len = batch["inputs"]
+            logits, _ = model(enc_X, dec_in, enc_len)  # (B, T, vocab)
+            mask = torch.arange(target.shape[1]).unsqueeze(0) < tgt_len.unsqueeze(1)  # (B, T)
+            ce = torch.nn.functional.cross_entropy(logits.permute(0, 2, 1), target, reduction="none")
+            value = (ce * mask).sum() / mask.sum()
+        value.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        losses.append(float(value))
+    model.eval()
+    return losses
