@@ -40,7 +40,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
     return 0 if all_passed else 1
 
 
-def _early_zygote(mode: str) -> "Zygote":
+def _early_zygote(mode: str) -> Zygote:
     """The sandbox's fork server for one submission, launched before this process imports torch and
     the test stack so that both warm up at the same time, without the optimizers' warm-up (only a
     training test needs it, in its own child): a cold `course check` is about two seconds shorter."""

@@ -104,7 +104,7 @@ class Course(_Strict):
     assignments: tuple[Assignment, ...]
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Course":
+    def _consistent(self) -> Course:
         seen: dict[str, str] = {}
         ids = [a.id for a in self.assignments]
         if len(set(ids)) != len(ids):
@@ -199,7 +199,7 @@ def load(path: Path | str | None = None) -> Course:
         raise ConfigError(f"{path}: {problems}") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def default() -> Course:
     """The repository's course.yml, loaded once."""
     return load(DEFAULT_CONFIG)

@@ -170,8 +170,8 @@ def bench_nbgrader(assignment_id: str, subs: list[Path], work: Path) -> dict:
     source = root / "source" / assignment_id
     release.stage(course, course.assignment(assignment_id), source)
     (root / "nbgrader_config.py").write_text(
-        "c = get_config()\nc.CourseDirectory.root = %r\nc.CourseDirectory.course_id = 'bench'\n"
-        "c.ExecutePreprocessor.timeout = 600\n" % str(root))
+        f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.course_id = 'bench'\n"
+        "c.ExecutePreprocessor.timeout = 600\n")
     env = dict(os.environ, MPLBACKEND="Agg", COURSE_EPOCHS="1")
     nbgrader = [sys.executable, "-m", "nbgrader"]
     run(nbgrader + ["generate_assignment", assignment_id, "--force", "--create"], cwd=root, env=env)

@@ -14,7 +14,8 @@ import collections
 import datetime
 import random
 import re
-from typing import Iterable, Iterator, Sequence, Union
+from typing import Union
+from collections.abc import Iterable, Iterator, Sequence
 
 import torch
 

@@ -12,7 +12,8 @@ import math
 import numbers
 import random
 import time
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Optional, Union
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -360,7 +361,7 @@ def plot_losses(losses: Sequence[float], path: Optional[str] = None,
 class Timer:
     """A minimal stopwatch: `with Timer() as t: ...` then t.elapsed (seconds)."""
 
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:
         self.start = time.perf_counter()
         self.elapsed = 0.0
         return self

@@ -8,7 +8,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 import torch

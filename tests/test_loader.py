@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "runtime"))
-import loader  # noqa: E402 - the module the child runs, imported as the child imports it
+import loader
 
 sys.path.pop(0)
 
@@ -41,7 +41,7 @@ def test_experiment_statements_depending_on_skipped_ones_are_not_reported() -> N
 
 
 def test_a_real_name_error_is_reported_with_its_cell_and_line() -> None:
-    ns, report = load("keys = make_keys()\n", "LIMIT = 2 * undefined_constant\n")
+    _ns, report = load("keys = make_keys()\n", "LIMIT = 2 * undefined_constant\n")
     assert [e["where"] for e in report["errors"]] == ["cell 1, line 1"]
     assert "NameError: name 'undefined_constant' is not defined" in report["errors"][0]["error"]
 

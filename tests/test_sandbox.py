@@ -16,7 +16,8 @@ import struct
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -269,7 +270,7 @@ class Job:
                                   frozenset(self.ready["defined"]))
         self.started = time.monotonic()
 
-    def __enter__(self) -> "Job":
+    def __enter__(self) -> Job:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,15 +9,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
-from solutions.datasets import (Vocab, load_data_dates, make_date_pairs,  # noqa: E402
+from solutions.datasets import (Vocab, load_data_dates, make_date_pairs,
                                 make_date_texts, make_regression_data, make_test_pairs,
                                 ordinal, tokenize_date)
-from solutions.train_reference import (NUM_STEPS, save_attention_figures,  # noqa: E402
+from solutions.train_reference import (NUM_STEPS, save_attention_figures,
                                        train_bahdanau, train_transformer)
-from solutions.training import (MaskedSoftmaxCELoss, bleu, cross_attention_matrix,  # noqa: E402
+from solutions.training import (MaskedSoftmaxCELoss, bleu, cross_attention_matrix,
                                 evaluate, exact_match, grad_clipping, plot_losses,
                                 predict_seq2seq, set_seed, show_heatmaps)
 

@@ -23,7 +23,8 @@ import datetime as dt
 import shutil
 import textwrap
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from autograder import config as config_mod
 from autograder.authoring.support_module import support_source

@@ -18,7 +18,8 @@ import inspect
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from autograder import config as config_mod
 
@@ -42,7 +43,7 @@ class Entry:
 
 
 def parse_header(path: Path) -> dict[str, str]:
-    doc = inspect.cleandoc((ast_docstring(path) or ""))
+    doc = inspect.cleandoc(ast_docstring(path) or "")
     out: dict[str, str] = {}
     for line in doc.splitlines():
         key, sep, value = line.partition(":")

@@ -36,13 +36,13 @@ class Job(TypedDict):
     deps_module: str
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module_source(module_name: str) -> str:
     """A module's source without its `from __future__` line (the header has it)."""
     return _FUTURE.sub("", inspect.getsource(importlib.import_module(module_name)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def toolkit_names() -> tuple[str, ...]:
     """Public names of the given data and training toolkit (placeholders while grading)."""
     names: list[str] = []

@@ -7,7 +7,8 @@ messages; replies are decoded into plain Python values and plain tensors, never 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from autograder.sandbox.forkserver import Child, ChildDied
 from autograder.sandbox.runtime import wire
@@ -85,7 +86,7 @@ class Connection:
             return object.__getattribute__(obj, "_handle")
         raise wire.WireError(f"cannot send a {type(obj).__name__} to the submission")
 
-    def _from_handle(self, handle: wire.Handle) -> "RemoteObject":
+    def _from_handle(self, handle: wire.Handle) -> RemoteObject:
         return RemoteObject(self, handle)
 
 

@@ -95,7 +95,7 @@ class DeduplicateIds(NbGraderPreprocessor):
             try:
                 validator.upgrade_cell_metadata(cell)
                 validator.validate_cell(cell)
-            except Exception as exc:  # noqa: BLE001 - whatever the student did to the metadata
+            except Exception as exc:
                 self.log.warning("dropping invalid nbgrader metadata of a cell: %s", str(exc).splitlines()[0])
                 cell.metadata.pop("nbgrader", None)
                 continue

@@ -100,7 +100,7 @@ class Zygote:
         self.control.settimeout(timeout)
         try:
             msg = wire.recv(self.control)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise SandboxError("the sandbox did not answer in time") from None
         except (EOFError, OSError, wire.WireError) as exc:
             raise SandboxError(f"the sandbox stopped: {exc}") from None
@@ -108,7 +108,7 @@ class Zygote:
             raise SandboxError("malformed control message")
         return msg
 
-    def spawn(self, job: dict[str, Any], limits: Limits) -> "Child":
+    def spawn(self, job: dict[str, Any], limits: Limits) -> Child:
         """Fork a fresh child for `job`; returns once the child's pid is known."""
         if not self.alive:
             self.start()

@@ -14,7 +14,8 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Optional, Protocol
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings

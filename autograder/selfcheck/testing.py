@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 

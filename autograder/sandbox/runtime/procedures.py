@@ -8,7 +8,8 @@ library only, because the sandbox sees nothing else of the kit.
 from __future__ import annotations
 
 import random
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 

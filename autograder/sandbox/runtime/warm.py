@@ -20,7 +20,7 @@ def preload() -> None:
     for name in PRELOAD:
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - only an optimization; the child imports it or fails itself
+        except Exception:
             pass
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import socket
 import struct
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 

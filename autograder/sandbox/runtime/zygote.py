@@ -22,11 +22,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import torch  # noqa: E402,F401 - imported once here so every forked child starts warm
+import torch
 
-import child  # noqa: E402
-import warm  # noqa: E402
-import wire  # noqa: E402
+import child
+import warm
+import wire
 
 MiB = 1024 * 1024
 
@@ -68,7 +68,7 @@ def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, wo
         sock = socket.socket(fileno=rpc_fd)
         job = wire.recv(sock)
         child.serve(job, sock)
-    except BaseException:  # noqa: BLE001 - nothing may escape into the zygote's loop
+    except BaseException:
         pass
     finally:
         os._exit(0)
@@ -185,7 +185,7 @@ def main() -> None:
         # optimizers' (a training test then pays it in its own child).
         warm.warm_up(optimizers="--no-optimizers" not in sys.argv)
         warm.preload()  # and the notebooks' other imports
-    except Exception:  # noqa: BLE001 - only an optimization
+    except Exception:
         pass
     wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__})
     while True:

@@ -327,7 +327,7 @@ def test_ms_gradient(student, ref, case):
     g = torch.randn(X.shape, generator=torch.Generator().manual_seed(case.seed + 3), dtype=torch.float64)
     try:
         (grad,) = T.vjp(student.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise AssertionError(f"back-propagating through masked_softmax raised {type(exc).__name__}: {exc}\n"
                              f"  input {case!r}\n  hint: the gradient cannot flow if X is detached (.detach(), .data, "
                              "torch.tensor(X)); in-place writes into X or a view of it break autograd too: "
@@ -543,7 +543,7 @@ def check_gradient(student, ref, name, case):
     args = [q, k, v, _clone(case.lens)]
     try:
         grads = T.vjp(model, args, g, wrt=(0, 1, 2))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise AssertionError(f"back-propagating through {name} raised {type(exc).__name__}: {exc}\n"
                              f"  input {case!r}") from None
     expected = T.vjp(reference, [q, k, v, _clone(case.lens)], g, wrt=(0, 1, 2))
