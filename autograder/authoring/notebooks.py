@@ -80,12 +80,19 @@ def _def_body_lines(node: Union[ast.FunctionDef, ast.AsyncFunctionDef],
     if not rest:
         return None
     if has_doc:
-        first = body[0].end_lineno  # 1-based line of the docstring's end = 0-based next line
+        first = _end(body[0])  # 1-based line of the docstring's end = 0-based next line
     else:
         first = _signature_end(node, lines)
     if rest[0].lineno - 1 < first or first <= node.lineno - 1:
         raise ValueError(f"{node.name}: put the body on its own lines, not after the `:`")
-    return first, node.end_lineno - 1, rest[0].col_offset
+    return first, _end(node) - 1, rest[0].col_offset
+
+
+def _end(node: ast.AST) -> int:
+    """A parsed node's last line (always set by ast.parse)."""
+    end = getattr(node, "end_lineno", None)
+    assert end is not None
+    return int(end)
 
 
 def _signature_end(node: Union[ast.FunctionDef, ast.AsyncFunctionDef], lines: list[str]) -> int:
@@ -160,7 +167,7 @@ def check(path: Union[str, Path]) -> list[str]:
     differ = []
     for cell in solution_cells(parse(lines)):
         first, stop = _content_span(lines, cell)
-        if "".join(lines[first:stop]) != regions_from_reference(cell.grade_id):
+        if cell.grade_id is None or "".join(lines[first:stop]) != regions_from_reference(cell.grade_id):
             differ.append(str(cell.grade_id))
     return differ
 

@@ -26,7 +26,7 @@ def strip_kit_imports(source: str) -> str:
     drop: set[int] = set()
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("solutions", "autograder"):
-            drop.update(range(node.lineno - 1, node.end_lineno))
+            drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 

@@ -106,7 +106,7 @@ class DeduplicateIds(NbGraderPreprocessor):
                 self.log.warning("Cell with id '%s' exists multiple times!", meta.get("grade_id"))
                 cell.metadata.pop("nbgrader", None)
             else:
-                seen.add(meta.get("grade_id"))
+                seen.add(str(meta.get("grade_id")))
         return nb, resources
 
 

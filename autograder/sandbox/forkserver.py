@@ -16,7 +16,8 @@ import signal
 import socket
 import subprocess
 import time
-from typing import Any, Optional, TypedDict
+from collections.abc import Mapping
+from typing import Any, NoReturn, Optional, TypedDict
 
 from autograder.config import Limits
 from autograder.sandbox.bwrap import Launch, launch, resolve_mode
@@ -28,6 +29,9 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 _SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
                  signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
                  signal.SIGILL: "an illegal instruction"}
+
+
+_SIGNAL_NUMBERS = {int(s) for s in _SIGNAL_NAMES}
 
 
 class SandboxError(Exception):
@@ -88,7 +92,8 @@ class Zygote:
         try:
             hello = self._recv_control(self.start_timeout)
         except (ChildDied, SandboxError) as exc:
-            err = self.proc.stderr.read(4000).decode(errors="replace") if self.proc.poll() is not None else ""
+            stderr = self.proc.stderr
+            err = stderr.read(4000).decode(errors="replace") if stderr and self.proc.poll() is not None else ""
             self.stop()
             raise SandboxError(f"the sandbox did not start ({self.mode}): {exc} {err}".strip()) from None
         if "zygote" not in hello:
@@ -108,7 +113,7 @@ class Zygote:
             raise SandboxError("malformed control message")
         return msg
 
-    def spawn(self, job: dict[str, Any], limits: Limits) -> Child:
+    def spawn(self, job: Mapping[str, Any], limits: Limits) -> Child:
         """Fork a fresh child for `job`; returns once the child's pid is known."""
         if not self.alive:
             self.start()
@@ -193,6 +198,7 @@ class Child:
         # One selector for the child's life: output pipe, the zygote's control socket, the RPC socket.
         self.selector = selectors.DefaultSelector()
         self.selector.register(out_fd, selectors.EVENT_READ, "out")
+        assert zygote.control is not None, "a child exists only while its fork server runs"
         self.selector.register(zygote.control, selectors.EVENT_READ, "control")
         self.selector.register(sock, selectors.EVENT_READ, "rpc")
 
@@ -314,13 +320,13 @@ class Child:
         if sig == signal.SIGKILL:
             raise self._mark(ChildDied("it was killed (out of memory or another limit)", Stop.MEMORY))
         if sig:
-            what = _SIGNAL_NAMES.get(sig, f"signal {sig}")
+            what = _SIGNAL_NAMES.get(signal.Signals(sig), f"signal {sig}") if sig in _SIGNAL_NUMBERS else f"signal {sig}"
             raise self._mark(ChildDied(f"the process crashed with {what}", Stop.CRASH))
         code = report.get("code", 0)
         raise self._mark(ChildDied(f"the process exited (exit code {code}), e.g. through os._exit or a "
                                    f"closed connection", Stop.EXIT))
 
-    def _die(self, reason: str, limit: str) -> None:
+    def _die(self, reason: str, limit: Stop) -> NoReturn:
         self.exit_report = self.zygote.end_job()
         self._drain_output()
         raise self._mark(ChildDied(reason, limit))

@@ -124,7 +124,8 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
 
 def fail_fast_kind(report: pytest.TestReport) -> Optional[str]:
     """The FailFast subclass that ended the test (MissingName, NotImplementedYet, SandboxLimit), if any."""
-    return dict(report.user_properties).get(FAIL_FAST_PROPERTY)
+    kind = dict(report.user_properties).get(FAIL_FAST_PROPERTY)
+    return None if kind is None else str(kind)
 
 
 FAIL_FAST_PROPERTY = "fail_fast"
@@ -153,12 +154,12 @@ class GradingPlugin:
         if self.components is None:
             self.components = list(dict.fromkeys(c for c in map(component_of, items) if c))
         rank = {c: i for i, c in enumerate(self.components)}
-        kept = [it for it in items if component_of(it) in rank]
-        kept.sort(key=lambda it: rank[component_of(it)])  # stable: file order within a component
-        items[:] = kept
-        for it in kept:
+        graded = [(it, c) for it in items if (c := component_of(it)) is not None and c in rank]
+        graded.sort(key=lambda pair: rank[pair[1]])  # stable: file order within a component
+        items[:] = [it for it, _ in graded]
+        for it, component in graded:
             self.outcomes[it.nodeid] = TestOutcome(
-                it.nodeid, describe_test(it), component_of(it), weight_of(it), self.public_marker(it))
+                it.nodeid, describe_test(it), component, weight_of(it), self.public_marker(it))
             self.order.append(it.nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -175,7 +176,7 @@ class GradingPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
         """A FailFast is reported by its message alone (no traceback, which would show test code)."""
-        if call.excinfo is None or not isinstance(call.excinfo.value, FailFast):
+        if call.excinfo is None or not isinstance(call.excinfo.value, FailFast) or call.when == "collect":
             return None
         return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
                                  call.excinfo.value.msg, call.when, [], duration=call.duration,

@@ -71,7 +71,7 @@ class Server:
             if name not in self.namespace:
                 raise NameError(f"name '{name}' is not defined")
             return self.namespace[name]
-        obj = msg.get("obj")  # handles were resolved to objects while decoding
+        obj: Any = msg.get("obj")  # handles were resolved to objects while decoding
         if op == "getattr":
             return getattr(obj, msg["name"])
         if op == "call":

@@ -240,7 +240,7 @@ def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -
         reap_all()
         gone = clean_up(workdir, pid_namespace) and gone
         sel.close()
-        report = exit_report(status, rusage)
+        report = exit_report(status, rusage)  # type: ignore[arg-type]  # set by wait4 above
         report["killed"] = killed
         if not gone:
             report["dirty"] = True  # processes or files of the job survived: the grader starts afresh
