@@ -73,7 +73,11 @@ def _kit_roots() -> list[Path]:
 def bwrap_command(python: str, fd: int, zygote_args: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command line that starts the zygote."""
     size = str(TMPFS_MB * 1024 * 1024)
-    cmd = ["bwrap", "--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
+    # --as-pid-1: the fork server is the namespace's init, so no process of bubblewrap's own runs
+    # there as the job's uid (init ignores the signals a job sends it, and is not dumpable);
+    # --disable-userns: no nested user namespace (with every capability inside it).
+    cmd = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1",
+           "--uid", "65534", "--gid", "65534", "--die-with-parent",
            "--new-session", "--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
            "--size", size, "--tmpfs", "/tmp", "--dir", "/sandbox", "--chdir", "/tmp", "--clearenv"]
     for top in ("usr", "lib", "lib64", "lib32", "bin", "sbin"):
@@ -99,6 +103,9 @@ def bwrap_command(python: str, fd: int, zygote_args: tuple[str, ...] = ()) -> li
             if (root / name).is_dir():
                 cmd += ["--tmpfs", str(root / name)]
     cmd += ["--ro-bind", str(RUNTIME_DIR), SANDBOX_RUNTIME]
+    # Everything but the size-limited /tmp and /dev/shm (wiped after every job) is read-only:
+    # bubblewrap's root, /etc, /sandbox and /dev would otherwise be writable and unbounded.
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in child_env().items():
         cmd += ["--setenv", key, value]
     cmd += [python, "-I", "-B", f"{SANDBOX_RUNTIME}/zygote.py", str(fd), "--pidns", *zygote_args]

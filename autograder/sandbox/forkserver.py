@@ -195,6 +195,7 @@ class Child:
         self.dead: Optional[ChildDied] = None
         self.exit_report: Optional[ExitReport] = None
         self.pending = b""  # the framed job, sent by wait_ready
+        self.requests = 0  # numbered requests: each reply must carry the number of the one it answers
         # One selector for the child's life: output pipe, the zygote's control socket, the RPC socket.
         self.selector = selectors.DefaultSelector()
         self.selector.register(out_fd, selectors.EVENT_READ, "out")
@@ -224,12 +225,16 @@ class Child:
         if self.pending:
             raise SandboxError("the job was not sent yet: call wait_ready first")
         deadline = time.monotonic() + max(timeout, 0.01)
+        self.requests += 1
         try:
-            header, blobs = wire.encode(msg, to_handle)
+            header, blobs = wire.encode({**msg, "rid": self.requests}, to_handle)
         except wire.WireError as exc:
             raise SandboxError(str(exc)) from None
         payload = wire.frame(header, blobs)
-        return self._exchange(payload, deadline, from_handle)
+        reply = self._exchange(payload, deadline, from_handle)
+        if not isinstance(reply, dict) or reply.get("rid") != self.requests:
+            self._die("it sent a reply that answers no request of the grader's", Stop.PROTOCOL)
+        return reply
 
     def wait_ready(self, timeout: float) -> Any:
         """Send the job and wait for the child's load report."""
@@ -293,8 +298,11 @@ class Child:
             if writing and self.dead is None:
                 sel.modify(self.sock, selectors.EVENT_READ, "rpc")
 
-    def _drain_output(self) -> None:
-        while True:
+    def _drain_output(self, budget: int = 4 << 20) -> None:
+        """Read what the child printed, at most `budget` bytes per call: a child that prints without
+        pause cannot keep the grader here (the selector brings it back, within the deadline)."""
+        while budget > 0:
+            budget -= 1 << 16
             try:
                 data = os.read(self.out_fd, 1 << 16)
             except (BlockingIOError, InterruptedError):

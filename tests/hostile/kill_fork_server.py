@@ -1,7 +1,8 @@
 """attack: take the grader's fork server down: AdditiveAttention.forward sends SIGKILL to its parent
-process (the sandbox's fork server), then sleeps.
-expect: AdditiveAttention scores 0 with a message saying the sandbox was stopped; the grader starts a
-new sandbox, so DotProductAttention (graded after it) and the next submission are graded normally.
+process and to pid 1 (both are the sandbox's fork server, the namespace's init), then returns values.
+expect: the signals are ignored (a namespace's init ignores signals from inside it), so the fork
+server lives on: AdditiveAttention scores only what its code earns (its outputs are wrong), and
+DotProductAttention and the next submission are graded normally by the same fork server.
 """
 import math
 import os
@@ -42,8 +43,11 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, queries, keys, values, valid_lens):
         if _in_sandbox():
-            os.kill(os.getppid(), signal.SIGKILL)
-            time.sleep(30)
+            for pid in (os.getppid(), 1):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         return values
 
 

@@ -148,12 +148,13 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
             msg = receiver.recv(from_handle=server.resolve)
         except EOFError:
             return
+        rid = msg.get("rid") if isinstance(msg, dict) else None  # echoed: the grader matches replies to requests
         try:
             result = server.handle(msg)
-            wire.send(sock, {"ok": server.encodable(result)}, server.to_handle)
-        except BaseException as exc:
+            wire.send(sock, {"ok": server.encodable(result), "rid": rid}, server.to_handle)
+        except BaseException as exc:  # student code may raise anything, even SystemExit
             wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
-                                       "traceback": loader.student_traceback(exc)}})
+                                       "traceback": loader.student_traceback(exc)}, "rid": rid})
 
 
 def _message(exc: BaseException) -> str:

@@ -91,7 +91,12 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tupl
 
 
 def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], Any] | None = None) -> Any:
-    """Decode (JSON bytes, blobs) into plain Python values and plain tensors."""
+    """Decode (JSON bytes, blobs) into plain Python values and plain tensors.
+
+    Each blob backs at most one tensor, so the tensors of a message never take more memory than
+    the message itself (a reply naming one blob a thousand times is refused, not copied).
+    """
+    used: set[int] = set()
 
     def dec(v: Any) -> Any:
         if v is None or isinstance(v, (bool, int, str)):
@@ -103,7 +108,7 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         if "__float__" in v:
             return float(v["__float__"])
         if "__tensor__" in v:
-            return _tensor(v, blobs)
+            return _tensor(v, blobs, used)
         if "__dtype__" in v:
             return DTYPES[v["__dtype__"]]
         if "__handle__" in v:
@@ -126,7 +131,7 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         raise WireError(f"malformed message: {str(exc)[:200]}") from None
 
 
-def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
+def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
     dtype, itemsize = DTYPES[v["dtype"]], ITEMSIZE[v["dtype"]]
     shape = v["shape"]
     if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(type(s) is int for s in shape):
@@ -136,6 +141,9 @@ def _tensor(v: dict, blobs: list[bytes]) -> torch.Tensor:
     index = v["__tensor__"]
     if type(index) is not int or not 0 <= index < len(blobs):
         raise WireError("a tensor refers to a missing blob")
+    if index in used:
+        raise WireError("two tensors refer to the same blob")
+    used.add(index)
     blob = blobs[index]
     numel = 1
     for s in shape:

@@ -25,10 +25,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 
 import child
+import syscalls
 import warm
 import wire
 
 MiB = 1024 * 1024
+#: The unprivileged user a child runs as when the fork server runs as root outside bubblewrap.
+NOBODY = 65534
 
 
 def vm_size() -> int:
@@ -53,7 +56,18 @@ def apply_limits(limits: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail with EFBIG instead
 
 
-def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, workdir: str) -> None:
+def drop_privileges(workdir: str) -> None:
+    """As root (the process-isolation fallback), become an unprivileged user with no groups."""
+    if os.getuid() != 0:
+        return
+    os.chown(workdir, NOBODY, NOBODY)
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, workdir: str,
+              syscall_filter: object) -> None:
     """In the forked child: isolate, limit, redirect output, receive the job, then serve it."""
     try:
         control.close()
@@ -65,6 +79,9 @@ def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, wo
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         apply_limits(limits)
+        drop_privileges(workdir)
+        if syscall_filter is not None:
+            syscall_filter.load()  # type: ignore[attr-defined]  # fails closed: no filter, no job
         sock = socket.socket(fileno=rpc_fd)
         job = wire.recv(sock)
         child.serve(job, sock)
@@ -141,10 +158,33 @@ def wipe(root: str, keep_root: bool) -> bool:
 
 def clean_up(workdir: str, pid_namespace: bool) -> bool:
     """Remove what the job wrote: in the sandbox all of /tmp and /dev/shm, which only jobs use (the
-    next job must not find files of this one); in process mode only its working directory."""
+    next job must not find files of this one), and any System V IPC object of the sandbox's own IPC
+    namespace (the seccomp filter denies creating them; this is the second line); in process mode
+    only its working directory."""
     if pid_namespace:
-        return all([wipe("/tmp", True), wipe("/dev/shm", True) if os.path.isdir("/dev/shm") else True])
+        return all([wipe("/tmp", True), wipe("/dev/shm", True) if os.path.isdir("/dev/shm") else True,
+                    remove_ipc_objects()])
     return wipe(workdir, False)
+
+
+def remove_ipc_objects() -> bool:
+    """Remove every System V shared memory segment, message queue and semaphore set we can see."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    ipc_rmid = 0
+    removers = {"shm": lambda i: libc.shmctl(i, ipc_rmid, None), "msg": lambda i: libc.msgctl(i, ipc_rmid, None),
+                "sem": lambda i: libc.semctl(i, 0, ipc_rmid)}
+    clean = True
+    for kind, remove in removers.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                ids = [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
+        except (OSError, ValueError, IndexError):
+            continue
+        for ipc_id in ids:
+            if remove(ipc_id) != 0:
+                clean = False
+    return clean
 
 
 def reap_all() -> None:
@@ -180,6 +220,7 @@ def main() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
     except OSError:
         pass
+    syscall_filter = syscalls.build_filter()  # built once, loaded by every child
     try:
         # Forked children inherit torch's lazily imported machinery; a one-off grading skips the
         # optimizers' (a training test then pays it in its own child).
@@ -187,7 +228,8 @@ def main() -> None:
         warm.preload()  # and the notebooks' other imports
     except Exception:
         pass
-    wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__})
+    wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__, "seccomp": syscall_filter is not None,
+                        "uid": os.getuid()})
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 2)
@@ -200,7 +242,7 @@ def main() -> None:
         workdir = tempfile.mkdtemp(prefix="job-")
         pid = os.fork()
         if pid == 0:
-            run_child(spec["limits"], rpc_fd, out_fd, control, workdir)
+            run_child(spec["limits"], rpc_fd, out_fd, control, workdir, syscall_filter)
         os.close(rpc_fd)
         os.close(out_fd)
         wire.send(control, {"pid": pid})

@@ -1,0 +1,62 @@
+"""The seccomp filter every sandboxed child runs under: system calls a grading child never needs.
+
+Built with libseccomp (through the `pyseccomp` binding) once in the fork server and loaded by each
+child after fork, before it reads the job, so the student's code and everything it starts inherit
+it (with no-new-privileges set). A denied call fails with EPERM (clone3 with ENOSYS, so that the C
+library falls back to clone, whose namespace flags the filter can inspect); nothing is killed, so
+a student who tries gets an ordinary OSError in their own traceback.
+"""
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+#: Denied system calls, by reason. Each is something the job could use to reach beyond itself.
+DENIED: dict[str, tuple[str, ...]] = {
+    "inspect or control other processes (the fork server, pid 1, other jobs)": (
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp"),
+    "new namespaces (a nested user namespace has every capability inside it) and mounts": (
+        "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
+        "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"),
+    "System V and POSIX message queues: IPC objects that outlive the job": (
+        "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+        "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+        "mq_getsetattr"),
+    "kernel keyrings, shared by the grader's user": ("keyctl", "add_key", "request_key"),
+    "kernel interfaces with a history of escapes, that no grading code uses": (
+        "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "name_to_handle_at", "open_by_handle_at", "lookup_dcookie"),
+    "the machine itself": (
+        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+        "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+        "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "syslog", "vhangup"),
+}
+
+#: clone() flags that create namespaces: clone with any of them fails like unshare.
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
+                         0x40000000, 0x00000080)
+
+
+def denied_names() -> list[str]:
+    return [name for names in DENIED.values() for name in names]
+
+
+def build_filter() -> Any:
+    """The filter (not loaded yet): allow by default, deny the calls above. None without libseccomp."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, OSError):
+        return None
+    f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in denied_names():
+        try:
+            f.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except (ValueError, RuntimeError, OSError):
+            pass  # not a system call on this architecture
+    for flag in CLONE_NAMESPACE_FLAGS:
+        f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    try:
+        f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    except (ValueError, RuntimeError, OSError):
+        pass
+    return f
