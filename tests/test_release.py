@@ -1,7 +1,11 @@
-"""The committed student release (release/): up to date, complete, and free of solutions and hidden tests.
+"""The student release, built fresh: complete, reproducible, free of solutions and hidden tests, and
+released only after the due dates of the assignments whose reference code it ships.
 
-Regenerate it with `course release` (see autograder/release.py) after changing a notebook, a public
-test suite, the kit's self-check modules or solutions/ code that a support module ships.
+release/ is generated output of `course release` (autograder/authoring/release.py) and is not
+committed (only release/README.md is). These tests never read it: the fixture `built` runs one
+forced build of every assignment into a temporary nbgrader course per test run (shared by the
+xdist workers) and the tests check that build; tests that change or execute a release work on a
+copy of it.
 """
 from __future__ import annotations
 
@@ -10,9 +14,12 @@ import datetime as dt
 import filecmp
 import inspect
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -24,13 +31,65 @@ from autograder.grading import dependencies
 from autograder.grading.session import SUITES
 
 REPO = config.REPO_ROOT
-RELEASE = REPO / "release"
-RELEASED = sorted(p.name for p in RELEASE.iterdir() if p.is_dir()) if RELEASE.is_dir() else []
-BUNDLE = {"autograder/__init__.py", "autograder/selfcheck.py", "autograder/plugin.py", "autograder/testing.py"}
-#: Modules that must never be imported by a student's self-check (grading, sandbox, reference code).
-KIT_ONLY = ("autograder.config", "autograder.grading", "autograder.runner", "autograder.sandbox",
-            "autograder.handin", "autograder.remote", "autograder.batch", "autograder.support", "solutions",
-            "pydantic", "yaml")
+KIT = REPO / "autograder"
+#: The assignments a build contains: every one with an instructor notebook.
+IDS = [a.id for a in config.default().assignments if release.notebook_path(a.id).exists()]
+#: The self-check bundle in every released folder: {path in the folder: the kit file it copies (None: generated)}.
+BUNDLE = {"autograder/__init__.py": None, "autograder/sandbox/__init__.py": None,
+          "autograder/sandbox/runtime/__init__.py": None,
+          "autograder/sandbox/runtime/procedures.py": KIT / "sandbox" / "runtime" / "procedures.py",
+          "autograder/selfcheck/__init__.py": KIT / "selfcheck" / "__init__.py",
+          "autograder/selfcheck/plugin.py": KIT / "selfcheck" / "plugin.py",
+          "autograder/selfcheck/testing.py": KIT / "selfcheck" / "testing.py"}
+#: The only modules of the kit a student's self-check may import (besides its public suite).
+BUNDLE_MODULES = {"autograder", "autograder.selfcheck", "autograder.selfcheck.plugin", "autograder.selfcheck.testing",
+                  "autograder.sandbox", "autograder.sandbox.runtime", "autograder.sandbox.runtime.procedures"}
+#: Modules (and their submodules) that must never be imported by a student's self-check: grading,
+#: the sandbox's machinery, the kit's tools, reference code and the kit's own dependencies.
+KIT_ONLY = ("autograder.grading", "autograder.sandbox.forkserver", "autograder.sandbox.bwrap", "autograder.config",
+            "autograder.authoring", "autograder.integrations", "autograder.catalogue", "autograder.suites.hidden",
+            "hidden", "solutions", "pydantic", "yaml")
+
+
+@dataclass(frozen=True)
+class Build:
+    folder: Path  # the build's release folder (<course dir>/release)
+    released: tuple[str, ...]  # what release.release() returned
+
+
+def _build_all(course_dir: Path) -> list[str]:
+    return release.release(config.default(), [], force=True, course_dir=course_dir, echo=lambda s: None)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> Build:
+    """One forced build of every assignment (about 10 s), shared by the run's xdist workers.
+
+    Under xdist every worker has its own session; the first to get here builds into the run's
+    common temporary folder (tmp_path_factory.getbasetemp().parent) under a file lock and the others
+    reuse it (the pattern of pytest-xdist's documentation). Read it, never write into it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    try:
+        from filelock import FileLock
+    except ImportError:  # filelock is a dev dependency: without it every worker builds its own
+        worker = None
+    if worker is None:
+        root = tmp_path_factory.mktemp("release-build")
+        return Build(root / "release", tuple(_build_all(root)))
+    shared = tmp_path_factory.getbasetemp().parent
+    root, done = shared / "release-build", shared / "release-build.json"
+    with FileLock(str(shared / "release-build.lock")):
+        if not done.is_file():  # no build yet, or a worker's build failed half-way: (re)build
+            shutil.rmtree(root, ignore_errors=True)
+            done.write_text(json.dumps(_build_all(root)))
+        return Build(root / "release", tuple(json.loads(done.read_text())))
+
+
+def copy_of(built: Build, assignment: str, tmp_path: Path) -> Path:
+    """A private copy of one released folder, to run or change."""
+    folder = tmp_path / assignment
+    shutil.copytree(built.folder / assignment, folder)
+    return folder
 
 
 def files_of(folder: Path) -> dict[str, Path]:
@@ -38,36 +97,40 @@ def files_of(folder: Path) -> dict[str, Path]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-def test_every_assignment_with_a_notebook_is_released(course):
-    expected = [a.id for a in course.assignments if release.notebook_path(a.id).exists()
-                and not release.blockers(course, a)]
-    missing = sorted(set(expected) - set(RELEASED))
-    assert not missing, f"not in release/: {missing}; run `course release`"
-    assert set(RELEASED) <= {a.id for a in course.assignments}, RELEASED
+def test_every_assignment_with_a_notebook_is_built(built):
+    assert list(built.released) == IDS
+    assert sorted(p.name for p in built.folder.iterdir()) == sorted([*IDS, release.STUDENT_INDEX])
+    index = (built.folder / release.STUDENT_INDEX).read_text()
+    assert all(f"({a}/{a}.ipynb)" in index for a in IDS), index
 
 
-def test_release_is_up_to_date(course, tmp_path):
-    """Regenerating the release from assignments/ gives exactly the committed release/."""
-    assert RELEASED, "release/ is empty: run `course release`"
-    release.release(course, RELEASED, course_dir=tmp_path, force=True, echo=lambda s: None)
-    fresh, committed = files_of(tmp_path / "release"), files_of(RELEASE)
-    assert sorted(fresh) == sorted(committed), "files differ: run `course release`"
-    stale = [rel for rel in fresh if not filecmp.cmp(fresh[rel], committed[rel], shallow=False)]
-    assert not stale, f"out of date with assignments/: {stale}; run `course release`"
+def test_release_is_reproducible_and_opens_after_the_due_dates(course, built, tmp_path):
+    """Built again, elsewhere and without --force on the day after the last due date, the release is
+    the same, file for file and byte for byte (no dates, random ids or build paths in it)."""
+    after = max(a.due for a in course.assignments if a.due) + dt.timedelta(days=1)
+    assert release.release(course, [], course_dir=tmp_path, today=after, echo=lambda s: None) == IDS
+    first, second = files_of(built.folder), files_of(tmp_path / "release")
+    assert sorted(first) == sorted(second)
+    differ = [rel for rel in first if not filecmp.cmp(first[rel], second[rel], shallow=False)]
+    assert not differ, f"two builds differ: {differ}"
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_release_holds_exactly_what_a_student_receives(assignment):
+@pytest.mark.parametrize("assignment", IDS)
+def test_release_holds_exactly_what_a_student_receives(built, assignment):
+    folder = built.folder / assignment
     expected = {f"{assignment}.ipynb", "attention_support.py", *BUNDLE}
     public = SUITES / "public" / f"test_{assignment}.py"
     if public.exists():
         expected.add(f"autograder/suites/public/test_{assignment}.py")
-    assert set(files_of(RELEASE / assignment)) == expected
+    assert set(files_of(folder)) == expected
+    for rel, source in {**BUNDLE, f"autograder/suites/public/test_{assignment}.py": public}.items():
+        if source is not None and source.exists():
+            assert (folder / rel).read_text() == source.read_text(), f"{rel} is not the kit's {source}"
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_released_notebook_has_stubs_and_no_outputs(assignment):
-    nb = nbformat.read(RELEASE / assignment / f"{assignment}.ipynb", as_version=4)
+@pytest.mark.parametrize("assignment", IDS)
+def test_released_notebook_has_stubs_and_no_outputs(built, assignment):
+    nb = nbformat.read(built.folder / assignment / f"{assignment}.ipynb", as_version=4)
     nbformat.validate(nb)
     stubs = 0
     for cell in nb.cells:
@@ -173,25 +236,23 @@ def hidden_test_problems(folder: Path) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_release_contains_no_solution_code(course, assignment):
-    leaks = solution_leaks(course, assignment, RELEASE / assignment)
+@pytest.mark.parametrize("assignment", IDS)
+def test_release_contains_no_solution_code(course, built, assignment):
+    leaks = solution_leaks(course, assignment, built.folder / assignment)
     assert not leaks, leaks[:10]
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_release_contains_no_hidden_tests_or_markers(assignment):
-    problems = hidden_test_problems(RELEASE / assignment)
+@pytest.mark.parametrize("assignment", IDS)
+def test_release_contains_no_hidden_tests_or_markers(built, assignment):
+    problems = hidden_test_problems(built.folder / assignment)
     assert not problems, problems
 
 
-def test_the_scans_find_what_they_look_for(course, tmp_path):
+def test_the_scans_find_what_they_look_for(course, built, tmp_path):
     """The scans are not vacuous: the instructor notebook, a hidden suite and later solutions are caught."""
     import jupytext
-    import shutil
 
-    folder = tmp_path / "02_attention_scoring"
-    shutil.copytree(RELEASE / "02_attention_scoring", folder)
+    folder = copy_of(built, "02_attention_scoring", tmp_path)
     jupytext.write(jupytext.read(release.notebook_path("02_attention_scoring")), folder / "02_attention_scoring.ipynb")
     later = inspect.getsource(course.reference_object("MultiHeadAttention"))
     (folder / "attention_support.py").write_text((folder / "attention_support.py").read_text() + later)
@@ -204,21 +265,43 @@ def test_the_scans_find_what_they_look_for(course, tmp_path):
     assert any("names the hidden test" in p for p in problems)
 
 
-@pytest.mark.parametrize("assignment", RELEASED)
-def test_self_check_bundle_imports_nothing_of_the_grader(assignment):
-    """The bundle runs on its own: `autograder` is the release's copy, and no grading code is imported."""
-    folder = RELEASE / assignment
+def kit_only(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in KIT_ONLY)
+
+
+def test_kit_only_follows_the_kit_layout():
+    """KIT_ONLY names modules that exist (a rename would make the check below vacuous), and none of
+    the bundle's own."""
+    import importlib.util
+
+    for name in KIT_ONLY:
+        if name != "hidden":  # the hidden suites' module name under pytest's importlib mode
+            assert importlib.util.find_spec(name) is not None, name
+    assert not [m for m in BUNDLE_MODULES if kit_only(m)]
+    assert kit_only("autograder.grading.session") and not kit_only("autograder.selfcheck.plugin")
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_self_check_bundle_imports_nothing_of_the_grader(built, assignment, tmp_path):
+    """The bundle runs on its own: `autograder` is the release's copy, it imports only the bundle's
+    modules, and never grading code, the sandbox's machinery, the kit's tools or reference code."""
+    folder = copy_of(built, assignment, tmp_path)
     code = (
-        "import sys, json, autograder, autograder.selfcheck, autograder.plugin, autograder.testing\n"
+        "import sys, json, autograder, autograder.selfcheck, autograder.selfcheck.plugin, autograder.selfcheck.testing\n"
         "from autograder.selfcheck import check\n"
         "ok = check(namespace={})\n"
-        "print(json.dumps({'file': autograder.__file__, 'ok': ok, 'modules': sorted(sys.modules)}))\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=600)
+        "files = {n: getattr(m, '__file__', None) for n, m in sys.modules.items() if n.split('.')[0] == 'autograder'}\n"
+        "print(json.dumps({'ok': ok, 'modules': sorted(sys.modules), 'files': files}))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert Path(report["file"]).resolve().is_relative_to(folder.resolve()), report["file"]
     assert report["ok"] is False  # nothing is defined: every public test fails, and check() did not raise
-    imported = [m for m in report["modules"] if m in KIT_ONLY or m.split(".")[0] == "solutions"]
+    outside = {n: f for n, f in report["files"].items() if not Path(f).resolve().is_relative_to(folder.resolve())}
+    assert not outside, f"imported from the kit instead of the release: {outside}"
+    assert set(report["files"]) <= BUNDLE_MODULES, set(report["files"]) - BUNDLE_MODULES
+    imported = [m for m in report["modules"] if kit_only(m)]
     assert not imported, imported
 
 
@@ -231,19 +314,16 @@ def _execute(folder: Path, nb) -> list[str]:
             for o in cell.outputs if o.output_type == "error"]
 
 
-def _released_copy(assignment: str, tmp_path: Path):
-    import shutil
-
-    folder = tmp_path / assignment
-    shutil.copytree(RELEASE / assignment, folder)
+def _released_copy(built: Build, assignment: str, tmp_path: Path):
+    folder = copy_of(built, assignment, tmp_path)
     return folder, nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
 
 
-def test_released_notebook_with_stubs_fails_only_where_work_is_missing(tmp_path, monkeypatch):
+def test_released_notebook_with_stubs_fails_only_where_work_is_missing(built, tmp_path, monkeypatch):
     """Run as received: experiments that call a stub stop with NotImplementedError (or a NameError
     that follows from it), and the self-check cells print failures instead of raising."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    folder, nb = _released_copy("02_attention_scoring", tmp_path)
+    folder, nb = _released_copy(built, "02_attention_scoring", tmp_path)
     errors = _execute(folder, nb)
     assert errors and all("NotImplementedError" in e or "NameError" in e for e in errors), errors
     checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("check_")]
@@ -252,15 +332,13 @@ def test_released_notebook_with_stubs_fails_only_where_work_is_missing(tmp_path,
 
 
 @pytest.mark.parametrize("assignment", ["02_attention_scoring", "05_positional_encoding"])
-def test_released_notebook_completed_runs_top_to_bottom(assignment, tmp_path, monkeypatch):
+def test_released_notebook_completed_runs_top_to_bottom(built, assignment, tmp_path, monkeypatch):
     """A student who fills every stub with working code can run the released notebook top to
     bottom, with its own support module and self-check bundle (all six instructor notebooks run
     in tests/test_notebooks_execute.py)."""
-    import inspect
-
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    folder, nb = _released_copy(assignment, tmp_path)
+    folder, nb = _released_copy(built, assignment, tmp_path)
     components = {c.name for c in config.default().assignment(assignment).components}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -269,6 +347,45 @@ def test_released_notebook_completed_runs_top_to_bottom(assignment, tmp_path, mo
     assert not _execute(folder, nb)
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "PASS" in outputs and "FAIL" not in outputs
+
+
+def shipped_references(course, built: Build, assignment: str) -> dict[str, set[str]]:
+    """{other assignment: its components whose reference code is in the built support module}, found
+    by looking for the reference source itself (not by asking course.earlier_components)."""
+    support = (built.folder / assignment / f"{course.support_module}.py").read_text()
+    out: dict[str, set[str]] = {}
+    for other in course.assignments:
+        for comp in other.components:
+            if other.id != assignment and inspect.getsource(course.reference_object(comp.name)) in support:
+                out.setdefault(other.id, set()).add(comp.name)
+    return out
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_built_references_are_behind_the_due_date_gate(course, built, assignment, tmp_path):
+    """Every earlier assignment whose reference code the built support module contains holds the
+    gate: up to its due date an unforced build refuses (naming it) and writes nothing, so a forced
+    build is the only way to get that code before then; the day after the last such date it opens."""
+    a = course.assignment(assignment)
+    shipped = shipped_references(course, built, assignment)
+    expected: dict[str, set[str]] = {}
+    for name in course.earlier_components(a):
+        expected.setdefault(course.owner(name).id, set()).add(name)
+    assert shipped == expected, "the support module ships other references than the gate knows of"
+    if not shipped:
+        assert release.blockers(course, a, dt.date(2000, 1, 1)) == []
+        return
+    for owner_id, names in shipped.items():
+        due = course.assignment(owner_id).due
+        assert due is not None, f"{owner_id} has no due date: {assignment} could never be released unforced"
+        for day in (dt.date(2000, 1, 1), due):
+            with pytest.raises(release.ReleaseError, match=rf"{owner_id}.*--force") as refused:
+                release.release(course, [assignment], course_dir=tmp_path, today=day, echo=lambda s: None)
+            assert all(n in str(refused.value) for n in names), (names, str(refused.value))
+            assert not list(tmp_path.iterdir()), "a refused build wrote files"
+    last = max(course.assignment(o).due for o in shipped)
+    assert release.blockers(course, a, last) and release.blockers(course, a, last + dt.timedelta(days=1)) == []
+    # The gate opening is built for real in test_release_is_reproducible_and_opens_after_the_due_dates.
 
 
 def test_release_gate_follows_the_due_dates(course, monkeypatch):
