@@ -37,18 +37,20 @@ IDS = [a.id for a in config.default().assignments if release.notebook_path(a.id)
 #: The self-check bundle in every released folder: {path in the folder: the kit file it copies (None: generated)}.
 BUNDLE = {"autograder/__init__.py": None, "autograder/sandbox/__init__.py": None,
           "autograder/sandbox/runtime/__init__.py": None,
-          "autograder/sandbox/runtime/procedures.py": KIT / "sandbox" / "runtime" / "procedures.py",
-          "autograder/selfcheck/__init__.py": KIT / "selfcheck" / "__init__.py",
-          "autograder/selfcheck/plugin.py": KIT / "selfcheck" / "plugin.py",
-          "autograder/selfcheck/testing.py": KIT / "selfcheck" / "testing.py"}
-#: The only modules of the kit a student's self-check may import (besides its public suite).
-BUNDLE_MODULES = {"autograder", "autograder.selfcheck", "autograder.selfcheck.plugin", "autograder.selfcheck.testing",
-                  "autograder.sandbox", "autograder.sandbox.runtime", "autograder.sandbox.runtime.procedures"}
+          **{f"autograder/{rel}": KIT / rel for rel in release.BUNDLE_FILES}}
 #: Modules (and their submodules) that must never be imported by a student's self-check: grading,
 #: the sandbox's machinery, the kit's tools, reference code and the kit's own dependencies.
 KIT_ONLY = ("autograder.grading", "autograder.sandbox.forkserver", "autograder.sandbox.bwrap", "autograder.config",
             "autograder.authoring", "autograder.integrations", "autograder.catalogue", "autograder.suites.hidden",
             "hidden", "solutions", "pydantic", "yaml")
+
+
+def bundle_module(module: str) -> bool:
+    """May a student's self-check import this module of the kit? Only the bundle's own: selfcheck,
+    the trusted procedures it shares with the sandbox, and the package inits above them."""
+    return (module in ("autograder", "autograder.sandbox", "autograder.sandbox.runtime",
+                       "autograder.sandbox.runtime.procedures")
+            or module == "autograder.selfcheck" or module.startswith("autograder.selfcheck."))
 
 
 @dataclass(frozen=True)
@@ -270,15 +272,20 @@ def kit_only(module: str) -> bool:
 
 
 def test_kit_only_follows_the_kit_layout():
-    """KIT_ONLY names modules that exist (a rename would make the check below vacuous), and none of
-    the bundle's own."""
+    """KIT_ONLY names modules that exist (a rename would make the check below vacuous), none of the
+    bundle's own, and the bundle (release.BUNDLE_FILES) ships nothing of the kit but selfcheck/ and
+    the trusted procedures."""
     import importlib.util
 
     for name in KIT_ONLY:
         if name != "hidden":  # the hidden suites' module name under pytest's importlib mode
             assert importlib.util.find_spec(name) is not None, name
-    assert not [m for m in BUNDLE_MODULES if kit_only(m)]
+    bundled = ["autograder." + rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+               for rel in release.BUNDLE_FILES]
+    assert all(bundle_module(m) for m in bundled), f"the bundle ships kit code beyond selfcheck/: {bundled}"
+    assert not [m for m in bundled if kit_only(m)]
     assert kit_only("autograder.grading.session") and not kit_only("autograder.selfcheck.plugin")
+    assert not bundle_module("autograder.sandbox.forkserver") and not bundle_module("autograder.config")
 
 
 @pytest.mark.parametrize("assignment", IDS)
@@ -300,7 +307,7 @@ def test_self_check_bundle_imports_nothing_of_the_grader(built, assignment, tmp_
     assert report["ok"] is False  # nothing is defined: every public test fails, and check() did not raise
     outside = {n: f for n, f in report["files"].items() if not Path(f).resolve().is_relative_to(folder.resolve())}
     assert not outside, f"imported from the kit instead of the release: {outside}"
-    assert set(report["files"]) <= BUNDLE_MODULES, set(report["files"]) - BUNDLE_MODULES
+    assert all(map(bundle_module, report["files"])), [m for m in report["files"] if not bundle_module(m)]
     imported = [m for m in report["modules"] if kit_only(m)]
     assert not imported, imported
 
