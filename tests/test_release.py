@@ -99,6 +99,27 @@ def files_of(folder: Path) -> dict[str, Path]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
+def git_files(*args: str) -> list[str] | None:
+    """git's output lines, or None when it exits non-zero."""
+    proc = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+    return proc.stdout.splitlines() if proc.returncode == 0 else None
+
+
+def test_release_folder_is_not_committed():
+    """release/ is generated: git tracks only its README and ignores whatever `course release` writes."""
+    if shutil.which("git") is None or git_files("rev-parse", "--is-inside-work-tree") != ["true"]:
+        pytest.skip("not a git checkout")
+    tracked = git_files("ls-files", "--", "release")
+    assert tracked == ["release/README.md"], f"generated files committed: git rm -r --cached {tracked}"
+    generated = ["release/STUDENTS.md", "release/02_attention_scoring/02_attention_scoring.ipynb",
+                 "release/03_bahdanau/attention_support.py", "release/06_transformer/figures/plot.png",
+                 "release/04_multihead/autograder/selfcheck/plugin.py"]
+    assert git_files("check-ignore", "--no-index", "--", *generated) == generated
+    assert git_files("check-ignore", "--no-index", "--", "release/README.md") is None  # exit 1: not ignored
+    text = (REPO / "release" / "README.md").read_text()
+    assert "course release" in text and "release_assignment" in text and "--force" in text
+
+
 def test_every_assignment_with_a_notebook_is_built(built):
     assert list(built.released) == IDS
     assert sorted(p.name for p in built.folder.iterdir()) == sorted([*IDS, release.STUDENT_INDEX])
