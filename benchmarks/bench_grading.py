@@ -3,7 +3,8 @@
     python benchmarks/bench_grading.py 02_attention_scoring -n 20
     python benchmarks/bench_grading.py --all -n 12 --class-size 100   # every assignment, and a class of 100 each
 
-For an assignment it generates N synthetic submissions from the released student notebook (a mix
+For an assignment it builds the release into a temporary folder (`course release --force`: release/
+is generated, not committed), generates N synthetic submissions from its student notebook (a mix
 of correct, buggy (zoo mutants), all-stub and broken notebooks), then measures, in one run:
 
 * the torch-import floor: `python -c "import torch"`;
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import inspect
 import json
 import os
@@ -85,11 +87,20 @@ def component_code(course: config_mod.Course, name: str) -> str:
     return inspect.getsource(course.reference_object(name))
 
 
+@functools.cache
+def released_notebook(assignment_id: str) -> nbformat.NotebookNode:
+    """The student notebook of a fresh release build, made in a temporary nbgrader course (forced:
+    the benchmark does not care about due dates); built once per assignment and run."""
+    with tempfile.TemporaryDirectory(prefix="bench-release-") as tmp:
+        release.release(config_mod.default(), [assignment_id], force=True, course_dir=Path(tmp), echo=lambda s: None)
+        return nbformat.read(str(Path(tmp) / "release" / assignment_id / f"{assignment_id}.ipynb"), as_version=4)
+
+
 def submissions(assignment_id: str, n: int, folder: Path) -> list[Path]:
     """N student notebooks: the release notebook with solution cells filled in four ways."""
     course = config_mod.default()
     a = course.assignment(assignment_id)
-    template = nbformat.read(str(REPO / "release" / assignment_id / f"{assignment_id}.ipynb"), as_version=4)
+    template = released_notebook(assignment_id)
     mutants = [e for e in zoo.entries(assignment_id) if e.kind == "mutant"]
     kinds = ["correct", "buggy", "stub", "broken"]
     out = []
