@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from autograder import config as config_mod
+from autograder.grading.errors import GradingRefused
 
 if TYPE_CHECKING:
     from autograder.sandbox.forkserver import Zygote
@@ -23,10 +24,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     course = _course(ns)
     course.assignment(ns.assignment)
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
+    _require_submission_file(path)
     zygote = _early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result
-        from autograder.grading.session import grade_file
+        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
+        _check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
@@ -38,6 +41,31 @@ def cmd_check(ns: argparse.Namespace) -> int:
     print("\nAll public tests passed." if all_passed else
           "\nSome public tests failed; the hidden tests check more than these.")
     return 0 if all_passed else 1
+
+
+class Refused(Exception):
+    """The command will not run as asked; the message says why and what to do."""
+
+
+def _require_submission_file(path: Path) -> None:
+    from autograder.grading.submission import SUFFIXES
+    if not path.exists():
+        raise Refused(f"{path}: no such file")
+    if path.is_file() and path.suffix not in SUFFIXES:
+        raise Refused(f"{path}: not a notebook (.ipynb) or Python file (.py)")
+
+
+def _check_isolation(zygote: Zygote, refuse: bool, allow: bool = False) -> None:
+    """Start the sandbox and say how it confines student code; refuse to grade without isolation."""
+    zygote.start()
+    isolation = zygote.isolation
+    if isolation is None or isolation.isolated:
+        return
+    print(f"course: WARNING: {isolation.describe()}", file=sys.stderr)
+    if refuse and not allow:
+        zygote.stop()
+        raise Refused("refusing to grade untrusted code without isolation: install bubblewrap (see README, "
+                      "Security), or pass --allow-unisolated to grade anyway; every results file will say so")
 
 
 def _early_zygote(mode: str) -> Zygote:
@@ -65,20 +93,23 @@ def cmd_grade(ns: argparse.Namespace) -> int:
     course = _course(ns)
     course.assignment(ns.assignment)
     target = Path(ns.submission)
+    _require_submission_file(target)
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
         from autograder.grading.pool import grade_directory
         start = time.monotonic()
         rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
-                                     mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config)
+                               mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
+                               allow_unisolated=ns.allow_unisolated)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         return 0
     zygote = _early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result, write_results
-        from autograder.grading.session import grade_file
+        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
+        _check_isolation(zygote, refuse=True, allow=ns.allow_unisolated)
         result = grade_file(zygote, ns.assignment, target, course=course)
     finally:
         zygote.stop()
@@ -125,7 +156,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         samples.write_samples(assignment_id, subs)
         start = time.monotonic()
         rows = grade_directory(assignment_id, subs, root / assignment_id / "results",
-                                     jobs=ns.jobs, mode=ns.sandbox, progress=False)
+                               jobs=ns.jobs, mode=ns.sandbox, progress=False, allow_unisolated=ns.allow_unisolated)
         took = time.monotonic() - start
         print(f"\n{assignment_id}: {len(rows)} sample submissions graded in {took:.1f} s")
         for r in rows:
@@ -174,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", help="output directory (a directory of submissions)")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
+    g.add_argument("--allow-unisolated", action="store_true",
+                   help="grade even where student code cannot be isolated (results files say so)")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="only the scores (per component; a directory: no progress bar)")
     g.set_defaults(func=cmd_grade)
@@ -187,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", help="where to write samples and results (default: a temporary folder)")
     d.add_argument("--jobs", type=int, default=None)
     d.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
+    d.add_argument("--allow-unisolated", action="store_true", help="as for course grade")
     d.set_defaults(func=cmd_demo)
 
     v = sub.add_parser("validate", help="validate course.yml against solutions/")
@@ -210,7 +244,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ns = build_parser().parse_args(argv)
     try:
         return int(ns.func(ns) or 0)
-    except config_mod.ConfigError as exc:
+    except (config_mod.ConfigError, Refused, GradingRefused) as exc:
         print(f"course: {exc}", file=sys.stderr)
         return 2
 

@@ -14,44 +14,84 @@ from typing import Any, Optional, Protocol
 from autograder import config as config_mod
 from autograder.grading.results import GRADER_FAILED, failed_results, results_json, write_csv
 from autograder.grading import session
+from autograder.grading.errors import GradingRefused
 from autograder.grading.submission import Found, find_submissions
 from autograder.sandbox.forkserver import Zygote
 
-_zygote: Optional[Zygote] = None  # the worker's fork server (set by its initializer)
+#: Address space a grading worker may use above what it maps after warming up: a reply or a bug
+#: that blows the grader up costs one submission (MemoryError), not the machine or the batch.
+WORKER_MEMORY_MB = 4096
+#: How often a submission may take a grading worker down before it gets 0 with a message.
+MAX_ATTEMPTS = 2
 
 
-def _init_worker(mode: str) -> None:
-    global _zygote
+class _Worker:
+    """The state of one grading worker process (module globals: one per process)."""
+
+    zygote: Optional[Zygote] = None
+    refusal: str = ""  # why this worker grades nothing (no isolation)
+    started: Any = None  # queue of submission names the parent reads to know what was in flight
+
+
+def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started: Any) -> None:
     from autograder.sandbox import bwrap
-    launched = bwrap.launch(mode)  # the fork server warms up while this worker does
+    launched = bwrap.launch(mode, protect=protect)  # the fork server warms up while this worker does
     import torch
 
     from autograder.sandbox.runtime.warm import warm_up
     torch.set_num_threads(1)
     warm_up()
-    _zygote = Zygote(mode, launched=launched)
+    _Worker.started = started
+    _Worker.zygote = Zygote(mode, launched=launched)
+    _Worker.zygote.start()
+    isolation = _Worker.zygote.isolation
+    if isolation is not None and not isolation.isolated and not allow_unisolated:
+        _Worker.refusal = isolation.describe()
+    _limit_own_memory(WORKER_MEMORY_MB)
 
 
-def _grade_one(assignment_id: str, path: str, public_only: bool,
+def _limit_own_memory(megabytes: int) -> None:
+    import resource
+    with open("/proc/self/status") as f:
+        vm = next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")), 0)
+    limit = vm + megabytes * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        pass
+
+
+def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
                config_path: Optional[str] = None) -> dict[str, Any]:
     """Runs in a worker: grade one file, return the results as data (never raises)."""
     course = config_mod.load(config_path) if config_path else config_mod.default()
+    if _Worker.refusal:
+        return {"refused": _Worker.refusal}
+    if _Worker.started is not None:
+        _Worker.started.put(name)
     try:
-        assert _zygote is not None, "the worker's initializer starts its fork server"
-        return results_json(session.grade_file(_zygote, assignment_id, path, public_only=public_only, course=course))
-    except Exception:
+        assert _Worker.zygote is not None, "the worker's initializer starts its fork server"
+        return results_json(session.grade_file(_Worker.zygote, assignment_id, path, public_only=public_only,
+                                               course=course))
+    except Exception:  # a grader bug (or MemoryError) must not stop the batch
         return failed_results(course.assignment(assignment_id), GRADER_FAILED,
                               grader_error=traceback.format_exc()[-3000:])
 
 
 def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Optional[int] = None,
                     public_only: bool = False, mode: str = "auto", progress: bool = True,
-                    config_path: Optional[str] = None) -> list[dict[str, Any]]:
-    """Grade every submission in `directory`; write `<name>.json` per submission and `grades.csv`."""
+                    config_path: Optional[str] = None, allow_unisolated: bool = False) -> list[dict[str, Any]]:
+    """Grade every submission in `directory`; write `<name>.json` per submission and `grades.csv`.
+
+    A worker that dies (a grader crash, the OS killing it) costs no result: its pool is replaced
+    and the submissions it had not finished are graded again; one that takes workers down
+    MAX_ATTEMPTS times gets 0 with a message. Raises GradingRefused before any student code runs
+    when the sandbox cannot isolate it (unless allow_unisolated).
+    """
     course = config_mod.load(config_path) if config_path else config_mod.default()
     assignment = course.assignment(assignment_id)
     found = find_submissions(directory, assignment_id, course.support_module)
-    gradable = [f for f in found if f.path is not None]
+    gradable = {f.name: f for f in found if f.path is not None}
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
 
@@ -65,21 +105,53 @@ def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Opt
             record(sub, failed_results(assignment, sub.problem))
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(gradable) or 1))
     bar = _progress(len(gradable), progress)
-    if gradable:
-        ctx = multiprocessing.get_context("fork")
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                    initargs=(mode,)) as pool:
-            futures = {pool.submit(_grade_one, assignment_id, str(sub.path), public_only, config_path): sub
-                       for sub in gradable}
-            for fut in cf.as_completed(futures):
-                sub = futures[fut]
-                try:
-                    res = fut.result()
-                except Exception as exc:
-                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
-                record(sub, res)
-                bar.update(1)
-    bar.close()
+    attempts: dict[str, int] = dict.fromkeys(gradable, 0)
+    todo = list(gradable)
+    ctx = multiprocessing.get_context("fork")
+    protect = [str(out.resolve()), str(directory.resolve())]
+    try:
+        while todo:
+            started = ctx.SimpleQueue()
+            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(mode, protect, allow_unisolated, started)) as pool:
+                futures = {pool.submit(_grade_one, name, assignment_id, str(gradable[name].path), public_only,
+                                       config_path): name for name in todo}
+                todo = []
+                broken = False
+                for fut in cf.as_completed(futures):
+                    name = futures[fut]
+                    try:
+                        res = fut.result()
+                    except cf.process.BrokenProcessPool:
+                        broken = True
+                        continue
+                    except Exception as exc:  # a result that cannot come back costs that result only
+                        res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                    if "refused" in res:
+                        raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
+                                             f"bubblewrap (README, Security) or pass --allow-unisolated")
+                    record(gradable[name], res)
+                    bar.update(1)
+                if broken:
+                    in_flight = set()
+                    while not started.empty():
+                        in_flight.add(started.get())
+                    done = {r["name"] for r in rows}
+                    for name in futures.values():
+                        if name in done:
+                            continue
+                        if name in in_flight:
+                            attempts[name] += 1
+                        if attempts[name] >= MAX_ATTEMPTS:
+                            record(gradable[name], failed_results(
+                                assignment, f"The grader's worker process died {attempts[name]} times while "
+                                f"grading this submission; ask your instructor to look at it.",
+                                grader_error="worker died"))
+                            bar.update(1)
+                        else:
+                            todo.append(name)
+    finally:
+        bar.close()
     rows.sort(key=lambda r: r["name"])
     write_csv(out / "grades.csv", assignment, rows)
     return rows

@@ -51,6 +51,8 @@ def results_json(result: Result) -> dict[str, Any]:
     for comp in result.components:
         notes += [f"{comp.name}: {n}" for n in comp.notes]
     output = format_result(result, verbose=False)
+    if result.isolation.startswith("NOT ISOLATED"):
+        output = f"WARNING: this submission was graded {result.isolation}\n\n" + output
     if notes:
         output += "\n\nWhile loading your code:\n" + "\n".join(notes)
     if result.output:
@@ -64,6 +66,7 @@ def results_json(result: Result) -> dict[str, Any]:
         "execution_time": round(result.seconds, 3),
         "tests": tests,
         "extra_data": {"assignment": result.assignment, "submission": Path(result.submission).name,
+                       "isolation": result.isolation,
                        "components": {c.name: {"score": c.score, "max_score": c.points} for c in result.components}},
     }
 

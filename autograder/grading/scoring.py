@@ -26,6 +26,7 @@ class Result:
     components: list[ComponentScore]
     output: str = ""  # what the student's code printed, per component
     seconds: float = 0.0  # wall time of the grading
+    isolation: str = ""  # how the student's code was confined (Isolation.describe())
 
     @property
     def score(self) -> float:

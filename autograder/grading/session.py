@@ -66,6 +66,7 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
                  suites=suites)
     result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items())
     result.seconds = time.monotonic() - start
+    result.isolation = zygote.isolation.describe() if zygote.isolation else ""
     return result
 
 

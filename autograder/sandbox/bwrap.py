@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,18 +132,39 @@ def resolve_mode(mode: str) -> str:
     return ("bwrap" if bwrap_available() else "process") if mode == "auto" else mode
 
 
-def launch(mode: str = "auto", warm_optimizers: bool = True) -> Launch:
+def protected_paths(extra: Sequence[Path | str] = ()) -> list[str]:
+    """What a child must never read: the kit (tests, solutions, course.yml) and `extra` (results,
+    other submissions). The fork server checks it at start with a probe child (Isolation)."""
+    kit = _PACKAGE.parent
+    paths = [kit, kit / "course.yml", kit / "solutions", _PACKAGE / "suites" / "hidden", *map(Path, extra)]
+    return [str(p.resolve()) for p in paths]
+
+
+def process_readable_paths() -> list[str]:
+    """What a child may read in process mode (Landlock): the interpreter, the runtime, system files."""
+    system = ["/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/proc", "/dev"]
+    etc = [f"/etc/{name}" for name in ETC_ALLOWED]
+    return [str(r) for r in _python_roots()] + [str(RUNTIME_DIR)] + system + etc
+
+
+def launch(mode: str = "auto", warm_optimizers: bool = True, protect: Sequence[Path | str] = ()) -> Launch:
     """Start the fork server without waiting for it: `forkserver.Zygote` waits for its hello.
 
     `warm_optimizers=False` makes it ready a second sooner, for a single grading or self-check
-    (see runtime/warm.py); a warm worker that grades many submissions wants them warm.
+    (see runtime/warm.py); a warm worker that grades many submissions wants them warm. `protect`
+    adds paths (results, submissions) to those the start-up probe checks a child cannot read.
     """
     mode = resolve_mode(mode)
     ours, theirs = socket.socketpair()
     fd = theirs.fileno()
-    args = () if warm_optimizers else ("--no-optimizers",)
+    args: list[str] = [] if warm_optimizers else ["--no-optimizers"]
+    for path in protected_paths(protect):
+        args += ["--protect", path]
+    if mode != "bwrap":
+        for path in process_readable_paths():
+            args += ["--readable", path]
     if mode == "bwrap":
-        cmd, cwd = bwrap_command(sys.executable, fd, args), "/"
+        cmd, cwd = bwrap_command(sys.executable, fd, tuple(args)), "/"
     else:
         cmd, cwd = [sys.executable, "-I", "-B", str(RUNTIME_DIR / "zygote.py"), str(fd), *args], "/tmp"
     try:

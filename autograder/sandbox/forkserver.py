@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn, Optional, TypedDict
 
 from autograder.config import Limits
@@ -63,6 +64,38 @@ class ExitReport(TypedDict, total=False):
     lost: bool  # no report: the fork server is gone
 
 
+@dataclass(frozen=True)
+class Isolation:
+    """What the fork server reported about how its children are confined (checked by a probe child)."""
+
+    mode: str  # "bwrap" or "process"
+    seccomp: bool  # the system-call filter is loaded in every child
+    landlock: bool  # process mode: the child confines its own file access
+    separate_user: bool  # children run as another user than the grader
+    exposed: tuple[str, ...]  # protected paths (kit, results) a confined child could still read
+
+    @property
+    def isolated(self) -> bool:
+        """Student code can change nothing but its own score: no view of the kit or results, no
+        access to the grader's processes. False means: do not grade with this sandbox."""
+        confined = self.mode == "bwrap" or self.landlock or self.separate_user
+        return self.seccomp and confined and not self.exposed
+
+    def describe(self) -> str:
+        if self.isolated:
+            how = "bubblewrap namespaces" if self.mode == "bwrap" else (
+                "an unprivileged user" + (" and Landlock" if self.landlock else "") + " (no bubblewrap)")
+            return f"isolated: {how}, seccomp filter, resource limits"
+        problems = []
+        if not self.seccomp:
+            problems.append("no seccomp filter (install libseccomp and pyseccomp)")
+        if not (self.mode == "bwrap" or self.landlock or self.separate_user):
+            problems.append("student code runs as the grader's own user with its file access")
+        if self.exposed:
+            problems.append("student code can read " + ", ".join(self.exposed[:4]))
+        return "NOT ISOLATED: " + "; ".join(problems)
+
+
 class ChildDied(Exception):
     """The child ended before answering: a limit tripped, it exited, or it crashed."""
 
@@ -80,6 +113,7 @@ class Zygote:
         self.proc: Optional[subprocess.Popen] = None
         self.control: Optional[socket.socket] = None
         self._launched = launched  # started early by the caller; start() waits for it
+        self.isolation: Optional[Isolation] = None  # known once started
 
     @property
     def alive(self) -> bool:
@@ -99,6 +133,10 @@ class Zygote:
         if "zygote" not in hello:
             self.stop()
             raise SandboxError("the sandbox answered with an unexpected message")
+        self.isolation = Isolation(
+            mode=self.mode, seccomp=bool(hello.get("seccomp")), landlock=bool(hello.get("landlock")),
+            separate_user=hello.get("child_uid") != os.getuid() or self.mode == "bwrap",
+            exposed=tuple(str(p) for p in hello.get("exposed", ())))
 
     def _recv_control(self, timeout: float) -> dict:
         assert self.control is not None

@@ -32,6 +32,10 @@ DENIED: dict[str, tuple[str, ...]] = {
         "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "syslog", "vhangup"),
 }
 
+#: Socket families a child may not create: the network (bubblewrap gives it none anyway; in process
+#: mode this is what keeps it offline) and raw packets. Unix sockets stay (the child's own RPC).
+DENIED_SOCKET_FAMILIES = {"AF_INET": 2, "AF_INET6": 10, "AF_PACKET": 17, "AF_NETLINK": 16}
+
 #: clone() flags that create namespaces: clone with any of them fails like unshare.
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
                          0x40000000, 0x00000080)
@@ -55,6 +59,8 @@ def build_filter() -> Any:
             pass  # not a system call on this architecture
     for flag in CLONE_NAMESPACE_FLAGS:
         f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    for family in DENIED_SOCKET_FAMILIES.values():
+        f.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.EQ, family))
     try:
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     except (ValueError, RuntimeError, OSError):

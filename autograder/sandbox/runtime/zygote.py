@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 
 import child
+import landlock
 import syscalls
 import warm
 import wire
@@ -66,8 +67,55 @@ def drop_privileges(workdir: str) -> None:
     os.setuid(NOBODY)
 
 
+class Confinement:
+    """What every child does to itself after fork, before it reads any job: limits, an unprivileged
+    user (when we are root), Landlock (process mode: bubblewrap already hides the host's files) and
+    the seccomp filter. Each step that fails raises: a child that cannot be confined runs nothing."""
+
+    def __init__(self, pid_namespace: bool, readable: list[str]) -> None:
+        self.pid_namespace, self.readable = pid_namespace, readable
+        self.syscall_filter = syscalls.build_filter()  # built once, loaded by every child
+        self.landlock = not pid_namespace and landlock.abi_version() > 0
+
+    def apply(self, limits: dict, workdir: str) -> None:
+        apply_limits(limits)
+        drop_privileges(workdir)
+        if self.landlock:
+            landlock.restrict(self.readable, [workdir, "/dev/null"])
+        if self.syscall_filter is not None:
+            self.syscall_filter.load()
+
+    def probe(self, protected: list[str]) -> list[str]:
+        """The protected paths a confined child can still read (should be none), found by a child."""
+        read_end, write_end = os.pipe()
+        workdir = tempfile.mkdtemp(prefix="probe-")
+        pid = os.fork()
+        if pid == 0:
+            exposed = []
+            try:
+                os.close(read_end)
+                self.apply({"cpu_seconds": 10, "memory_mb": 1024, "processes": 64, "file_size_mb": 1}, workdir)
+                for path in protected:
+                    try:
+                        os.listdir(path) if os.path.isdir(path) else open(path, "rb").close()
+                        exposed.append(path)
+                    except OSError:
+                        pass
+                os.write(write_end, "\n".join(exposed).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data = b""
+        while chunk := os.read(read_end, 65536):
+            data += chunk
+        os.close(read_end)
+        os.waitpid(pid, 0)
+        wipe(workdir, False)
+        return [line for line in data.decode().splitlines() if line]
+
+
 def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, workdir: str,
-              syscall_filter: object) -> None:
+              confinement: Confinement) -> None:
     """In the forked child: isolate, limit, redirect output, receive the job, then serve it."""
     try:
         control.close()
@@ -78,10 +126,7 @@ def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, wo
         os.chdir(workdir)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
-        apply_limits(limits)
-        drop_privileges(workdir)
-        if syscall_filter is not None:
-            syscall_filter.load()  # type: ignore[attr-defined]  # fails closed: no filter, no job
+        confinement.apply(limits, workdir)
         sock = socket.socket(fileno=rpc_fd)
         job = wire.recv(sock)
         child.serve(job, sock)
@@ -206,6 +251,11 @@ def exit_report(status: int, rusage: resource.struct_rusage) -> dict:
     return report
 
 
+def _values(flag: str) -> list[str]:
+    """Every value given after `flag` on the command line (--readable P --readable Q ...)."""
+    return [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == flag]
+
+
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     pid_namespace = "--pidns" in sys.argv
@@ -220,7 +270,8 @@ def main() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
     except OSError:
         pass
-    syscall_filter = syscalls.build_filter()  # built once, loaded by every child
+    confinement = Confinement(pid_namespace, _values("--readable"))
+    exposed = confinement.probe(_values("--protect"))
     try:
         # Forked children inherit torch's lazily imported machinery; a one-off grading skips the
         # optimizers' (a training test then pays it in its own child).
@@ -228,8 +279,9 @@ def main() -> None:
         warm.preload()  # and the notebooks' other imports
     except Exception:
         pass
-    wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__, "seccomp": syscall_filter is not None,
-                        "uid": os.getuid()})
+    wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__,
+                        "seccomp": confinement.syscall_filter is not None, "landlock": confinement.landlock,
+                        "child_uid": NOBODY if os.getuid() == 0 else os.getuid(), "exposed": exposed})
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 2)
@@ -242,7 +294,7 @@ def main() -> None:
         workdir = tempfile.mkdtemp(prefix="job-")
         pid = os.fork()
         if pid == 0:
-            run_child(spec["limits"], rpc_fd, out_fd, control, workdir, syscall_filter)
+            run_child(spec["limits"], rpc_fd, out_fd, control, workdir, confinement)
         os.close(rpc_fd)
         os.close(out_fd)
         wire.send(control, {"pid": pid})
