@@ -85,12 +85,14 @@ def course_run(tmp_path_factory):
     (root / "nbgrader_config.py").write_text(
         (REPO / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n")
     course = config.default()
-    source_dir, _ = release.directories(release.nbgrader_config(root))
+    # Built here, never read from the repository's release/ (generated, not committed).
+    source_dir, release_dir = release.directories(release.nbgrader_config(root))
+    assert release_dir.is_relative_to(root.resolve())
     release.stage(course, course.assignment(A), source_dir / A)  # what `course release` stages
 
     nbgrader(root, "generate_assignment", A, "--force")
     nbgrader(root, "release_assignment", A, "--force")
-    released = nbformat.read(root / "release" / A / f"{A}.ipynb", as_version=4)
+    released = nbformat.read(release_dir / A / f"{A}.ipynb", as_version=4)
     source = nbformat.read(source_dir / A / f"{A}.ipynb", as_version=4)
     notebooks = {
         "alice": _with_solutions(released, source),
@@ -100,7 +102,7 @@ def course_run(tmp_path_factory):
     }
     for name in ("alice", "bob"):  # through the exchange
         folder = root / "students" / name / A
-        shutil.copytree(root / "release" / A, folder)
+        shutil.copytree(release_dir / A, folder)
         nbformat.write(notebooks[name], str(folder / f"{A}.ipynb"))
         nbgrader(root, "submit", A, "--course=attention", f"--student={name}",
                  f"--Exchange.root={exchange}", cwd=folder.parent)
