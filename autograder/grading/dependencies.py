@@ -1,18 +1,29 @@
-"""What a sandboxed child is handed for one component besides the submission: given code and the
-reference versions of the component's dependencies.
+"""What a sandboxed child is handed for one component besides the submission: given code, and the
+dependencies the student's own code cannot stand in for.
 
-No double jeopardy: when component C is graded, every component C is built on is the reference
-one. The child gets, as source text, the given code of the course plus the reference code of C's
-dependencies (never C itself, never tests), and the student-facing support module with every
-name it exports (names that C does not need are placeholders that raise when used).
+The dependency rule (one home: `plan`). When component C is graded, each component C is built on
+(course.yml `needs`, transitively) is the student's own when the submission defines it and it
+passes its own tests (this assignment's tests for a component of this assignment, the earlier
+assignment's suite for an earlier component the submission redefines), and the course's reference
+otherwise. So a correct dependency is graded as written, and a broken or missing one costs points
+in one place only (no double penalty).
+
+The child gets, as source text, the given code of the course plus the reference code of what it
+must use (never C itself, never tests), and the student-facing support module with every name it
+exports (names that C does not need are placeholders that raise when used). A child that holds
+reference code of the current assignment (a replaced dependency) is marked: until the assignment's
+due date its student-visible feedback is withheld, because the student's code could print it.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
 import re
-from typing import TypedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Optional, TypedDict
 
 from autograder.config import Assignment, Course
 from autograder.grading.submission import Cell
@@ -82,23 +93,91 @@ def placeholder_source(names: list[str], component: str) -> str:
     return "\n".join(lines)
 
 
-def job(course: Course, assignment: Assignment, component: str, cells: list[Cell]) -> Job:
+@dataclass(frozen=True)
+class DependencyUse:
+    """Which version of a dependency a component was graded with, and why."""
+
+    name: str
+    student: bool  # the student's own (True) or the course's reference (False)
+    reason: str
+    same_assignment: bool  # a component of the assignment being graded (its reference is not public yet)
+
+    def describe(self) -> str:
+        whose = "your" if self.student else "the course's"
+        return f"{whose} {self.name} ({self.reason})"
+
+
+#: How a dependency's own tests went: (passed, total), or None if they did not run.
+Outcomes = Callable[[str], Optional[tuple[int, int]]]
+
+
+def plan(course: Course, assignment: Assignment, component: str, defined: Iterable[str],
+         outcomes: Outcomes) -> list[DependencyUse]:
+    """The dependency rule: for each component `component` is built on, the student's or the reference."""
+    defined = set(defined)
+    uses = []
+    for name in course.closure([component]):
+        owner = course.owner(name)
+        if owner is None:
+            continue  # given code: always the course's, and public
+        same = owner.id == assignment.id
+        if name not in defined:
+            reason = "not defined in your submission" if same else f"from {course.support_module}"
+            uses.append(DependencyUse(name, False, reason, same))
+            continue
+        result = outcomes(name)
+        if result is None:
+            uses.append(DependencyUse(name, False, "its tests did not run", same))
+        elif result[0] == result[1]:
+            uses.append(DependencyUse(name, True, f"passes its {result[1]} tests", same))
+        else:
+            uses.append(DependencyUse(name, False, f"yours fails {result[1] - result[0]} of its "
+                                                   f"{result[1]} tests", same))
+    return uses
+
+
+def holds_current_reference(uses: list[DependencyUse]) -> bool:
+    """Whether a child with these dependencies holds reference code of the current assignment."""
+    return any(u.same_assignment and not u.student for u in uses)
+
+
+def defined_names(cells: list[Cell]) -> set[str]:
+    """The names a submission's definitions bind (def, class, assignment), found without running it,
+    with the loader's own rules (what the sandbox would load)."""
+    from autograder.sandbox.runtime import loader
+    names: set[str] = set()
+    for _label, source in cells:
+        try:
+            tree = ast.parse(loader.strip_magics(source))
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            if loader.keeps(stmt) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(stmt.name)
+                else:
+                    names |= loader.assigned_names(stmt)
+    return names
+
+
+def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
+        uses: Optional[list[DependencyUse]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
-    attention_support import *` would) and again after it (dependencies, overriding the student's)."""
-    modules, inject = child_modules(course, assignment, component)
-    prelude = sorted(set(assignment.given) | set(inject))
-    return Job(cells=[list(c) for c in cells], seed=procedures.TEST_SEED, modules=modules,
-               prelude=prelude, inject=inject, deps_module=DEPS_MODULE)
-
-
-def child_modules(course: Course, assignment: Assignment, component: str) -> tuple[dict[str, str], list[str]]:
-    """({module name: source} to install in the child, names to inject into the student namespace)."""
-    deps = [n for n in course.closure([component]) if course.owner(n) is not None]
-    deps_source = reference_source(course, deps)
+    attention_support import *` would) and again after it (the dependencies the student's own
+    cannot stand in for, overriding them). `uses` (from `plan`) defaults to the reference for all."""
+    if uses is None:
+        uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
+                for n in course.closure([component]) if course.owner(n) is not None]
+    replaced = [u.name for u in uses if not u.student]
+    earlier = [u.name for u in uses if not u.same_assignment]
+    # The reference code the child needs: every replaced dependency with what it is built on, and
+    # every earlier component (the support module exports them, as a student's import expects).
+    needed = set(course.closure(replaced)) | set(replaced) | set(earlier) | set(course.closure(earlier))
+    deps = [n for n in course.closure([component]) if n in needed and course.owner(n) is not None]
     provided = set(deps) | set(assignment.given)
     missing = [n for n in support_exports(course, assignment) if n not in provided]
     support = f"from {DEPS_MODULE} import *\n" + placeholder_source(missing, component)
-    modules = {DEPS_MODULE: deps_source, course.support_module: support}
-    inject = [n for n in course.needs(component) if course.owner(n) is not None] + deps
-    return modules, sorted(set(inject))
+    modules = {DEPS_MODULE: reference_source(course, deps), course.support_module: support}
+    return Job(cells=[list(c) for c in cells], seed=procedures.TEST_SEED, modules=modules,
+               prelude=sorted(set(assignment.given) | set(deps)), inject=sorted(replaced), deps_module=DEPS_MODULE)

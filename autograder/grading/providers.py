@@ -6,6 +6,7 @@ import sys
 import time
 import types
 from typing import Any, Optional
+from collections.abc import Callable
 
 from autograder.config import Course
 from autograder.grading import dependencies
@@ -28,6 +29,10 @@ class Broken:
         raise SandboxLimit(self._reason)
 
 
+#: For a component, which dependencies are the student's and which the course's (dependencies.plan).
+Planner = Callable[[str], list[dependencies.DependencyUse]]
+
+
 class SandboxProvider:
     """One fresh sandboxed child per component (and again after a child dies)."""
 
@@ -45,6 +50,8 @@ class SandboxProvider:
         self.output: dict[str, str] = {}
         self.test_deadline = 0.0
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
+        self.planner: Optional[Planner] = None  # set by the session; None: reference dependencies
+        self.uses: dict[str, list[dependencies.DependencyUse]] = {}
 
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
@@ -69,7 +76,10 @@ class SandboxProvider:
     def _start(self, component: str) -> None:
         self._finish_child()
         self.current = component
-        job = dependencies.job(self.course, self.assignment, component, self.cells)
+        uses = self.planner(component) if self.planner else None
+        if uses is not None:
+            self.uses[component] = uses
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
         try:
             self.child = self.zygote.spawn(job, self.limits)
             ready = self.child.wait_ready(self.limits.load_seconds)
@@ -121,6 +131,8 @@ class InProcessProvider:
         self.current: Optional[str] = None
         self.ns: Any = None
         self.notes: dict[str, list[str]] = {}
+        self.planner: Optional[Planner] = None
+        self.uses: dict[str, list[dependencies.DependencyUse]] = {}
 
     def namespace(self, component: str) -> Any:
         if component != self.current:
@@ -134,7 +146,10 @@ class InProcessProvider:
             import child  # the sandbox's own loader (a top-level module inside the sandbox)
         finally:
             sys.path.pop(0)
-        job = dependencies.job(self.course, self.assignment, component, self.cells)
+        uses = self.planner(component) if self.planner else None
+        if uses is not None:
+            self.uses[component] = uses
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

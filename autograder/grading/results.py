@@ -19,6 +19,10 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True) -> s
     lines = [f"{result.assignment}: {result.score:g} / {result.max_score:g}"]
     for comp in result.components:
         lines.append(f"  {comp.name}: {comp.score:g} / {comp.points:g}")
+        if comp.dependencies:
+            lines.append("    graded with " + "; ".join(u.describe() for u in comp.dependencies))
+        if comp.withheld:
+            lines.append(f"    note: {comp.withheld}")
         if not tests:
             continue
         for note in comp.notes:
@@ -67,7 +71,11 @@ def results_json(result: Result) -> dict[str, Any]:
         "tests": tests,
         "extra_data": {"assignment": result.assignment, "submission": Path(result.submission).name,
                        "isolation": result.isolation,
-                       "components": {c.name: {"score": c.score, "max_score": c.points} for c in result.components}},
+                       "components": {c.name: {"score": c.score, "max_score": c.points,
+                                               "dependencies": [{"name": u.name, "student": u.student,
+                                                                 "reason": u.reason} for u in c.dependencies],
+                                               "withheld": bool(c.withheld)}
+                                      for c in result.components}},
     }
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from autograder.config import Assignment
+from autograder.grading.dependencies import DependencyUse
 from autograder.selfcheck.plugin import TestOutcome
 
 
@@ -15,6 +16,8 @@ class ComponentScore:
     score: float
     tests: list[TestOutcome]
     notes: list[str] = field(default_factory=list)  # what went wrong while loading the submission
+    dependencies: list[DependencyUse] = field(default_factory=list)  # whose version of each it used
+    withheld: str = ""  # why its detailed feedback is withheld (reference code in its child), if it is
 
 
 @dataclass
@@ -35,6 +38,9 @@ class Result:
     @property
     def max_score(self) -> float:
         return sum(c.points for c in self.components)
+
+    def assignment_components(self) -> set[str]:
+        return {c.name for c in self.components}
 
 
 def score(assignment: Assignment, outcomes: list[TestOutcome],

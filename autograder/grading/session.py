@@ -2,14 +2,16 @@
 provider that supplies the student's names, and score the outcomes per component."""
 from __future__ import annotations
 
+import datetime as dt
 import time
 from pathlib import Path
 from typing import Optional
 
 from autograder import config as config_mod
+from autograder.grading import dependencies
 from autograder.grading.providers import InProcessProvider, SandboxProvider
-from autograder.grading.scoring import Result, score
-from autograder.grading.submission import SubmissionError, read_cells
+from autograder.grading.scoring import ComponentScore, Result, score
+from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck.plugin import (GradingPlugin, StudentProvider, reference_namespace,
                                          register_hypothesis_profile, run_pytest)
@@ -25,27 +27,68 @@ def suite_files(assignment_id: str, public_only: bool, suites: Path = SUITES) ->
 
 def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = False,
         components: Optional[list[str]] = None, course: Optional[config_mod.Course] = None,
-        submission: str = "", suites: Path = SUITES) -> Result:
-    """Run the suites of one assignment with `provider` supplying the student's names."""
+        submission: str = "", suites: Path = SUITES, cells: Optional[list[Cell]] = None,
+        today: Optional[dt.date] = None) -> Result:
+    """Run the suites of one assignment with `provider` supplying the student's names.
+
+    Components run in course.yml order (dependencies first), so that when a component's child
+    starts, the tests of what it is built on have run and the dependency rule (dependencies.plan)
+    can use their outcomes. An earlier assignment's component that the submission redefines is
+    tested first with that assignment's suite (not scored: it only decides the rule).
+    """
     course = course or config_mod.default()
     assignment = course.assignment(assignment_id)
     register_hypothesis_profile(course.hypothesis.max_examples, course.hypothesis.derandomize)
-    wanted = components or [c.name for c in assignment.components]
-    names = [c.name for c in assignment.components] + course.closure([c.name for c in assignment.components])
+    own = [c.name for c in assignment.components]
+    defined = dependencies.defined_names(cells or [])
+    earlier = [n for n in course.closure(own) if n in defined and course.owner(n) not in (None, assignment)]
+    wanted = earlier + (components or own)
+    names = own + course.closure(own)
     reference = None if public_only else (
         lambda: reference_namespace(course, names + list(assignment.given)))
     plugin = GradingPlugin(provider, wanted, reference=reference)
+
+    def outcomes(name: str) -> Optional[tuple[int, int]]:
+        tests = [o for o in plugin.outcomes.values() if o.component == name]
+        return (sum(t.passed for t in tests), len(tests)) if tests else None
+
+    if isinstance(provider, (SandboxProvider, InProcessProvider)):
+        provider.planner = lambda component: dependencies.plan(course, assignment, component, defined, outcomes)
+    files = suite_files(assignment_id, public_only, suites)
+    for owner_id in dict.fromkeys(o.id for n in earlier if (o := course.owner(n)) is not None):
+        files = suite_files(owner_id, public_only, suites) + files
     try:
-        run_pytest(suite_files(assignment_id, public_only, suites), plugin, suites)
+        run_pytest(files, plugin, suites)
     finally:
         provider.close()
-    outcomes = [plugin.outcomes[n] for n in plugin.order]
-    notes = getattr(provider, "notes", {})
-    return Result(assignment_id, submission, score(assignment, outcomes, notes))
+    tested = [plugin.outcomes[n] for n in plugin.order]
+    components_scored = score(assignment, tested, getattr(provider, "notes", {}))
+    uses = getattr(provider, "uses", {})
+    due_passed = assignment.due is not None and (today or dt.date.today()) > assignment.due
+    for comp in components_scored:
+        comp.dependencies = uses.get(comp.name, [])
+        if dependencies.holds_current_reference(comp.dependencies) and not due_passed:
+            withhold(comp, assignment.due)
+    return Result(assignment_id, submission, components_scored)
+
+
+def withhold(comp: ComponentScore, due: Optional[dt.date]) -> None:
+    """Replace what the student's code could have put into this component's feedback (messages,
+    values, printed output, load notes) by why: its child held reference code of the assignment."""
+    replaced = ", ".join(u.name for u in comp.dependencies if u.same_assignment and not u.student)
+    when = f"after the due date ({due.isoformat()})" if due else "after the due date"
+    comp.withheld = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its "
+                     f"own tests; so that the course's code cannot be read out through feedback, the details "
+                     f"of these tests are shown only {when}. Fix {replaced} first: its own feedback is complete.")
+    for test in comp.tests:
+        if not test.passed:
+            test.output = "details withheld: " + comp.withheld
+    comp.notes = []
 
 
 def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_only: bool = False,
-               course: Optional[config_mod.Course] = None, suites: Path = SUITES) -> Result:
+               course: Optional[config_mod.Course] = None, suites: Path = SUITES,
+               today: Optional[dt.date] = None) -> Result:
     """Grade one submission file in the sandbox (its code runs only in children of `zygote`)."""
     course = course or config_mod.default()
     start = time.monotonic()
@@ -63,8 +106,10 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
         for c in course.assignment(assignment_id).components:
             provider.broken[c.name] = unreadable
     result = run(assignment_id, provider, public_only=public_only, course=course, submission=str(path),
-                 suites=suites)
-    result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items())
+                 suites=suites, cells=cells, today=today)
+    withheld = {c.name for c in result.components if c.withheld}
+    result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items()
+                              if name in result.assignment_components() and name not in withheld)
     result.seconds = time.monotonic() - start
     result.isolation = zygote.isolation.describe() if zygote.isolation else ""
     return result
@@ -75,8 +120,9 @@ def run_in_process(assignment_id: str, path: Path | str, public_only: bool = Fal
     import torch
     torch.set_num_threads(1)
     course = config_mod.default()
-    provider = InProcessProvider(course, assignment_id, read_cells(path))
-    return run(assignment_id, provider, public_only=public_only, course=course, submission=str(path))
+    cells = read_cells(path)
+    provider = InProcessProvider(course, assignment_id, cells)
+    return run(assignment_id, provider, public_only=public_only, course=course, submission=str(path), cells=cells)
 
 
 if __name__ == "__main__":

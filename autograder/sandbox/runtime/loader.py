@@ -59,7 +59,7 @@ def keeps(stmt: ast.stmt) -> bool:
     return False
 
 
-def _assigned(stmt: ast.stmt) -> set[str]:
+def assigned_names(stmt: ast.stmt) -> set[str]:
     """The names a statement binds."""
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
@@ -90,14 +90,14 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
         for stmt in tree.body:
             if not keeps(stmt):
                 skipped += 1
-                unset |= _assigned(stmt)
+                unset |= assigned_names(stmt)
                 continue
             code = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec")
             try:
                 exec(code, namespace)
             except BaseException as exc:
                 if isinstance(exc, NameError) and getattr(exc, "name", None) in unset:
-                    unset |= _assigned(stmt)  # follows from a skipped experiment: not worth a note
+                    unset |= assigned_names(stmt)  # follows from a skipped experiment: not worth a note
                 elif isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
                     kind = type(exc).__name__
                     errors.append({"where": f"{label}, line {stmt.lineno}", "error": f"{kind} raised at load time"})
