@@ -26,6 +26,9 @@ from autograder import config
 from autograder.authoring import release
 from autograder.grading.session import SUITES
 
+# One worker runs the whole module: its nbgrader course is built once (module fixture), not per worker.
+pytestmark = pytest.mark.xdist_group("nbgrader")
+
 A = "02_attention_scoring"
 REPO = config.REPO_ROOT
 
