@@ -9,7 +9,7 @@
 
 The instructor notebooks (assignments/<id>/<id>.py, jupytext) are the source: `course release`
 converts each to nbgraders's source folder below, with its support module and self-check bundle,
-and runs generate_assignment into release/ (committed: what students receive).
+and runs generate_assignment into release/ (generated output, not committed: what students receive).
 """
 import os
 

@@ -213,7 +213,7 @@ def readme(course: config_mod.Course, released: list[str]) -> str:
         `raise NotImplementedError()` by your code, and run the `check(...)` cells: they run the public
         tests on your code and print what fails. Submit the notebook file. The grader runs hidden tests
         too, in an isolated process, and scores every component separately.
-        """).format(name=course.name, rows=rows.replace("\n", "\n        ").strip())
+        """).format(name=course.name, rows=rows)
 
 
 def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[Path] = None,
