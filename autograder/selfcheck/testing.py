@@ -55,10 +55,13 @@ def _round(v: Any) -> Any:
     return v
 
 
-def as_plain(t: Any) -> torch.Tensor:
-    """A plain detached CPU tensor copy (strips subclasses in self-check mode too)."""
+def as_plain(t: Any, what: Optional[str] = None) -> torch.Tensor:
+    """A plain detached CPU tensor copy (strips subclasses in self-check mode too).
+
+    Anything else fails the test: "<what>: expected a tensor, got <type>" (`what` names the value).
+    """
     if not isinstance(t, torch.Tensor):
-        raise AssertionError(f"expected a tensor, got {type(t).__name__}")
+        raise AssertionError(f"{what + ': ' if what else ''}expected a tensor, got {type(t).__name__}")
     return torch.Tensor.clone(torch.Tensor.detach(t)).cpu().as_subclass(torch.Tensor)
 
 
@@ -114,6 +117,72 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
         lines.append(f"  expected {_round(e.tolist())}")
         lines.append(f"  got      {_round(a.tolist())}")
     fail(reason)
+
+
+def cloned(value: Any) -> Any:
+    """`value` with every tensor in it cloned, inside lists, tuples and dicts too; other objects as they are."""
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.clone(value)
+    if type(value) in (list, tuple):
+        return type(value)(cloned(v) for v in value)
+    if type(value) is dict:
+        return {k: cloned(v) for k, v in value.items()}
+    return value
+
+
+def _arg_text(value: Any) -> str:
+    """An argument as a failure message shows it: tensors by their shape, containers element-wise."""
+    if isinstance(value, torch.Tensor):
+        return str(tuple(value.shape))
+    if type(value) is list:
+        return "[" + ", ".join(_arg_text(v) for v in value) + "]"
+    if type(value) is tuple:
+        return "(" + ", ".join(_arg_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    return type(value).__name__
+
+
+def _type_text(types: type | tuple[type, ...]) -> str:
+    names = [("tensor" if t is torch.Tensor else t.__name__) for t in (types if isinstance(types, tuple) else (types,))]
+    return "a " + " or ".join(names)
+
+
+def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = None,
+         returns: Optional[type | tuple[type, ...]] = None, show_args: bool = True, **kwargs: Any) -> Any:
+    """Call the student's `fn(*args, **kwargs)` (a function, a module, a method) and return its result.
+
+    Tensors among the arguments are passed as copies (`cloned`), so the caller's inputs stay as
+    they are. An exception becomes a failure that says what was called and why:
+    "<what> with arguments (<shapes>) raised <Error>: <message>", then "  hint: <hint>" if given;
+    `show_args=False` leaves out the arguments when `what` already spells them out.
+    `returns`: the type (or types) the result must have; a tensor result then comes back as a
+    plain detached copy (`as_plain`).
+    """
+    try:
+        out = fn(*cloned(args), **cloned(kwargs))
+    except Exception as exc:  # the student's code may raise anything
+        shown = [_arg_text(a) for a in args] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
+        given = f" with arguments ({', '.join(shown)})" if show_args else ""
+        raise AssertionError(f"{what}{given} raised {type(exc).__name__}: {exc}"
+                             + (f"\n  hint: {hint}" if hint else "")) from None
+    if returns is not None:
+        check(isinstance(out, returns), f"{what} must return {_type_text(returns)}, got {type(out).__name__}")
+        if isinstance(out, torch.Tensor):
+            return as_plain(out)
+    return out
+
+
+def assert_layer_normalized(Y: Any, what: str, hint: Optional[str] = None) -> None:
+    """Fail unless every position of Y has mean 0 and variance 1 over its features (the last axis),
+    as a LayerNorm with its default weights gives."""
+    Y = as_plain(Y).double()
+    mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
+    check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
+          f"{what}: every position's output should be layer-normalized over its features "
+          f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
+          f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
+          f"[{float(var.min()):.3g}, {float(var.max()):.3g}]." + (f"\n  hint: {hint}" if hint else ""))
 
 
 def call_and_inputs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[Any]]:
