@@ -12,14 +12,9 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
-
-DTYPES = st.sampled_from([torch.float32, torch.float64])
-KERNEL_HINT = ("the weight of key x_j for query x is softmax_j(-(x - x_j)**2 / 2): a Gaussian kernel "
-               "with a negative exponent and the factor 1/2, normalized over the keys; "
-               "the prediction is the weighted sum of the values")
-NWK_HINT = ("weights are softmax(-((q_i - k_ij) * w)**2 / 2) over row i of the keys: w multiplies the distance "
-            "before squaring, and query i is compared with the keys in its own row i")
+from autograder.selfcheck.hints import KERNEL_HINT, NWK_HINT
 
 
 @dataclass
@@ -42,29 +37,14 @@ def cases(draw, min_m: int = 1) -> Case:
     n = draw(st.integers(1, 5))
     m = draw(st.integers(min_m, 5))
     m = m + 1 if m >= n else m  # n != m catches a softmax over the wrong axis
-    return Case(n, m, draw(DTYPES), draw(st.integers(0, 2 ** 16)))
-
-
-def _plain(out, what):
-    T.check(isinstance(out, torch.Tensor), f"{what}: expected a tensor, got {type(out).__name__}")
-    return T.as_plain(out)
-
-
-def _call(what, fn, *args, hint=None):
-    """Call the student's code; turn an exception into a failure that says what was called and why."""
-    try:
-        return fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-    except Exception as exc:  # the student's code may raise anything
-        shapes = ", ".join(str(tuple(a.shape)) for a in args if isinstance(a, torch.Tensor))
-        raise AssertionError(f"{what} with inputs of shapes {shapes} raised {type(exc).__name__}: {exc}"
-                             + (f"\n  hint: {hint}" if hint else "")) from None
+    return Case(n, m, draw(S.FLOAT_DTYPES), draw(S.SEEDS))
 
 
 def _nw(fn, queries, keys, values):
-    out = _call("nadaraya_watson(queries, keys, values)", fn, queries, keys, values, hint=KERNEL_HINT)
+    out = T.call("nadaraya_watson(queries, keys, values)", fn, queries, keys, values, hint=KERNEL_HINT)
     T.check(isinstance(out, (tuple, list)) and len(out) == 2,
             f"nadaraya_watson must return a pair (y_hat, attention_weights), got {type(out).__name__}")
-    return _plain(out[0], "y_hat"), _plain(out[1], "attention_weights")
+    return T.as_plain(out[0], "y_hat"), T.as_plain(out[1], "attention_weights")
 
 
 def _nw_data(case: Case, spread: float = 3.0):
@@ -97,8 +77,8 @@ def _model(student, dtype, w):
 
 
 def _nwk(model, queries, keys, values):
-    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
-    return y_hat, _plain(model.attention_weights, "model.attention_weights")
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    return y_hat, T.as_plain(model.attention_weights, "model.attention_weights")
 
 
 def _check_shapes(y_hat, weights, n, m, who):

@@ -10,40 +10,20 @@ import pytest
 import torch
 
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import KERNEL_HINT, NWK_HINT
 
 E2 = math.exp(-2.0)
 W_NEAR, W_FAR = 1 / (1 + E2), E2 / (1 + E2)  # softmax([0, -2]): key distances 0 and 2
 
-KERNEL_HINT = ("the weight of key x_j for query x is softmax_j(-(x - x_j)**2 / 2): a Gaussian kernel "
-               "with a negative exponent and the factor 1/2, normalized over the keys; "
-               "the prediction is the weighted sum of the values")
-NWK_HINT = ("weights are softmax(-((q_i - k_ij) * w)**2 / 2) over row i of the keys: w multiplies the distance "
-            "before squaring, and query i is compared with the keys in its own row i")
-
-
-def _plain(out, what):
-    T.check(isinstance(out, torch.Tensor), f"{what}: expected a tensor, got {type(out).__name__}")
-    return T.as_plain(out)
-
-
-def _call(what, fn, *args, hint=None):
-    """Call the student's code; turn an exception into a failure that says what was called and why."""
-    try:
-        return fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-    except Exception as exc:  # the student's code may raise anything
-        shapes = ", ".join(str(tuple(a.shape)) for a in args if isinstance(a, torch.Tensor))
-        raise AssertionError(f"{what} with inputs of shapes {shapes} raised {type(exc).__name__}: {exc}"
-                             + (f"\n  hint: {hint}" if hint else "")) from None
-
 
 def _nw(student, queries, keys, values):
-    out = _call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
-                hint=KERNEL_HINT)
+    out = T.call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
+                 hint=KERNEL_HINT)
     T.check(isinstance(out, (tuple, list)) and len(out) == 2,
             "nadaraya_watson must return a pair (y_hat, attention_weights), "
             f"got {type(out).__name__}")
-    return _plain(out[0], "y_hat (the first returned value)"), \
-        _plain(out[1], "attention_weights (the second returned value)")
+    return T.as_plain(out[0], "y_hat (the first returned value)"), \
+        T.as_plain(out[1], "attention_weights (the second returned value)")
 
 
 def _set_w(model, value):
@@ -109,9 +89,9 @@ def test_nwk_shapes_and_normalized(student):
     queries = torch.tensor([0.0, 1.0, 2.5])
     keys = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.5, 1.0, 1.5, 2.0], [3.0, 2.0, 1.0, 0.0]])
     values = torch.arange(12.0).reshape(3, 4)
-    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
     T.assert_shape(y_hat, (3,), "output for 3 queries (keys and values of shape (3, 4))")
-    weights = _plain(model.attention_weights, "model.attention_weights")
+    weights = T.as_plain(model.attention_weights, "model.attention_weights")
     T.assert_shape(weights, (3, 4), "model.attention_weights for 3 queries, 4 keys each")
     T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of model.attention_weights (normalized over the keys)",
                    hint="apply the softmax over the keys (dim=1), and store the weights after the softmax "
@@ -128,9 +108,9 @@ def test_nwk_worked_example(student):
     # w = 2: query 1 is at distance 1 from both keys of row 0 (equal weights); query 0 is at
     # scaled distances 0 and 2 from the keys of row 1.
     _set_w(model, 2.0)
-    y_hat = _plain(_call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
     expected_w = torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]])
-    T.assert_close(_plain(model.attention_weights, "model.attention_weights"), expected_w,
+    T.assert_close(T.as_plain(model.attention_weights, "model.attention_weights"), expected_w,
                    what="model.attention_weights with w = 2", inputs={"queries": queries, "keys": keys}, hint=NWK_HINT)
     T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what="output with w = 2",
                    inputs={"queries": queries, "keys": keys, "values": values}, hint=NWK_HINT)
