@@ -31,6 +31,10 @@ pytestmark = pytest.mark.xdist_group("nbgrader")
 
 A = "02_attention_scoring"
 REPO = config.REPO_ROOT
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+#: eve attacks the sandbox (tests/hostile/ptrace_init.py in a cell of her own); frank, graded after
+#: her by the same fork server, must not notice.
+STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank")
 
 
 def nbgrader(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -78,6 +82,12 @@ def _edited(nb):
     return nb
 
 
+def _attacker(nb):
+    """A complete notebook plus a cell of her own: the pid 1 / ptrace / namespace attack fixture."""
+    nb.cells.append(nbformat.v4.new_code_cell((HOSTILE / "ptrace_init.py").read_text()))
+    return nb
+
+
 @pytest.fixture(scope="module")
 def course_run(tmp_path_factory):
     """Run the whole nbgrader course once; the tests below check its products."""
@@ -102,6 +112,8 @@ def course_run(tmp_path_factory):
         "bob": nbformat.from_dict(json.loads(json.dumps(released))),
         "carol": _buggy(_with_solutions(released, source)),
         "dave": _edited(_with_solutions(released, source)),
+        "eve": _attacker(_with_solutions(released, source)),
+        "frank": _with_solutions(released, source),
     }
     for name in ("alice", "bob"):  # through the exchange
         folder = root / "students" / name / A
@@ -112,7 +124,7 @@ def course_run(tmp_path_factory):
     nbgrader(root, "collect", A)
     archive = root / "downloaded" / A / "archive"  # downloaded from an LMS
     archive.mkdir(parents=True)
-    for name in ("carol", "dave"):
+    for name in ("carol", "dave", "eve", "frank"):
         nbformat.write(notebooks[name], str(archive / f"{name}_{A}.ipynb"))
     nbgrader(root, "zip_collect", A)
 
@@ -135,7 +147,7 @@ def _gradebook(run) -> dict[str, dict]:
 
     out = {}
     with Gradebook(run["db"]) as gb:
-        for student in ("alice", "bob", "carol", "dave"):
+        for student in STUDENTS:
             nb = gb.find_submission_notebook(A, A, student)
             out[student] = {"total": gb.find_submission(A, student).score,
                             "grades": {g.name: (g.auto_score, g.score, g.max_score, g.needs_manual_grade)
@@ -145,8 +157,8 @@ def _gradebook(run) -> dict[str, dict]:
 
 def test_collect_and_zip_collect_put_every_student_in_submitted(course_run):
     submitted = course_run["root"] / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "bob", "carol", "dave"]
-    for student in ("alice", "bob", "carol", "dave"):
+    assert sorted(p.name for p in submitted.iterdir()) == list(STUDENTS)
+    for student in STUDENTS:
         assert (submitted / student / A / f"{A}.ipynb").is_file()
 
 
@@ -165,6 +177,8 @@ def test_gradebook_scores_equal_course_grade_per_component(course_run):
         assert entry["total"] == pytest.approx(kit["score"], abs=1e-9), student
     assert book["alice"]["total"] == 14 and book["bob"]["total"] == 0
     assert book["dave"]["total"] == 14  # edited, split, reordered and deleted cells: still graded
+    assert book["eve"]["total"] == 14  # every attack failed; her code is otherwise correct
+    assert book["frank"]["total"] == 14  # graded after the attacker by the same fork server
     auto = book["carol"]["grades"]["test_masked_softmax"][0]
     assert 0 < auto < 4  # partial credit lands as the cell's auto_score
     assert book["carol"]["total"] == 10 + auto

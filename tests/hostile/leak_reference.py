@@ -1,6 +1,6 @@
 """attack: read the course's reference code out through feedback. This submission's masked_softmax
 is broken, so the children of AdditiveAttention and DotProductAttention are handed the course's
-masked_softmax (no double penalty); their forward finds that source in memory, prints it, and raises
+masked_softmax (no double penalty); their forward finds that source in the job (a local of the child's loop), prints it, and raises
 an exception whose message is the source.
 expect: before the assignment's due date, no line of the course's masked_softmax or sequence_mask
 reaches anything the student sees (feedback, printed output, results file): those components'
@@ -21,7 +21,13 @@ from torch import nn
 def _leak():
     if not os.path.isdir("/sandbox/runtime"):
         return
-    sources = [o for o in gc.get_objects() if isinstance(o, str) and "def masked_softmax" in o and len(o) < 200000]
+    sources = []  # the job the child was handed: a local of the child's serve loop, a few frames up
+    frame = sys._getframe()
+    while frame is not None:
+        job = frame.f_locals.get("job")
+        if isinstance(job, dict):
+            sources += [src for src in job.get("modules", {}).values() if "def masked_softmax" in src]
+        frame = frame.f_back
     text = max(sources, key=len) if sources else ""
     print(text)
     raise ValueError(text[-1900:])

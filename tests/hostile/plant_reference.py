@@ -1,6 +1,6 @@
 """attack (with collect_planted.py): collusion through files. This submission's masked_softmax is
 broken, so AdditiveAttention's child is handed the course's masked_softmax; AdditiveAttention.forward
-finds that reference source in its own memory and writes it everywhere it can: /, /sandbox, /etc,
+finds that reference source in its own memory (the job, a local of the child's loop) and writes it everywhere it can: /, /sandbox, /etc,
 /dev, /dev/shm, /tmp and its working directory.
 expect: nothing outside /tmp and /dev/shm is writable (read-only file system) and those are wiped
 after the job; collect_planted.py, graded next by the same fork server, finds nothing and scores 0.
@@ -20,7 +20,13 @@ from torch import nn
 def _plant():
     if not os.path.isdir("/sandbox/runtime"):
         return
-    sources = [o for o in gc.get_objects() if isinstance(o, str) and "def masked_softmax" in o and len(o) < 200000]
+    sources = []  # the job the child was handed: a local of the child's serve loop, a few frames up
+    frame = sys._getframe()
+    while frame is not None:
+        job = frame.f_locals.get("job")
+        if isinstance(job, dict):
+            sources += [src for src in job.get("modules", {}).values() if "def masked_softmax" in src]
+        frame = frame.f_back
     text = max(sources, key=len) if sources else "# nothing found"
     for folder in ("/", "/sandbox", "/etc", "/dev", "/dev/shm", "/tmp", os.getcwd()):
         try:

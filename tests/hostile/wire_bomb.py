@@ -34,9 +34,10 @@ def _bomb():
     socks = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.family == socket.AF_UNIX]
     blob = bytes(8 << 20)
     one = {"__tensor__": 0, "dtype": "float32", "shape": [2 << 20]}
-    header = wire.json.dumps({"ok": {"__list__": [one] * 400}, "rid": rid}).encode()
+    # The wire format's own encoding of {"ok": [t, t, ...], "rid": rid}, every t naming blob 0.
+    header = wire.json.dumps({"__dict__": [["ok", {"__list__": [one] * 400}], ["rid", rid]]}).encode()
     message = wire.frame(header, [blob])
-    stray = wire.frame(wire.json.dumps({"ok": 1, "rid": -1}).encode(), [])
+    stray = wire.frame(wire.json.dumps({"__dict__": [["ok", 1], ["rid", -1]]}).encode(), [])
     for s in socks:
         try:
             s.sendall(message)
