@@ -6,6 +6,7 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -20,6 +21,38 @@ Cell = tuple[str, str]  # (label for messages, source)
 
 class SubmissionError(Exception):
     """The file cannot be read as a submission (not found, too large, not a notebook)."""
+
+
+#: Cell magics whose body is Python that the kernel runs (`%%time` runs the cell and times it).
+PYTHON_CELL_MAGICS = ("time", "timeit", "capture", "prun")
+_CELL_MAGIC = re.compile(r"^\s*%%(\w+)")
+_IPYTHON_SYNTAX = re.compile(r"^\s*[%!?]|[?]\s*$|=\s*[%!]", re.M)
+
+
+def python_source(cell: str) -> str:
+    """A notebook cell as the IPython kernel would run it, in plain Python (same line numbers).
+
+    IPython's own input transformer (the one the kernel uses) turns line magics, `!` shell escapes
+    (`files = !ls` included) and `obj?` help into calls, which the loader then skips as it skips any
+    statement that is not a definition; the body of a cell magic that runs Python (`%%time`) is kept,
+    the body of any other cell magic (`%%bash`) is not Python and is blanked out.
+    """
+    magic = _CELL_MAGIC.match(cell)
+    if magic:
+        first, _, body = cell.partition("\n")
+        if magic.group(1) not in PYTHON_CELL_MAGICS:
+            return "\n" * cell.count("\n")
+        cell = "\n" + body
+    if not _IPYTHON_SYNTAX.search(cell):
+        return cell  # plain Python: no need to load IPython
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # pragma: no cover - IPython comes with the kit (ipykernel)
+        return cell
+    try:
+        return TransformerManager().transform_cell(cell)
+    except Exception:  # a cell IPython cannot read either: the loader reports its SyntaxError
+        return cell
 
 
 def read_cells(path: Path | str) -> list[Cell]:
@@ -51,7 +84,7 @@ def cells_from_bytes(filename: str, data: bytes) -> list[Cell]:
                 continue
             source = cell.get("source", "")
             source = "".join(source) if isinstance(source, list) else str(source)
-            out.append((f"cell {i + 1}", source))
+            out.append((f"cell {i + 1}", python_source(source)))
         return out
     if filename.endswith(".py"):
         return [(filename, text)]
