@@ -39,7 +39,7 @@ def python_source(cell: str) -> str:
     """
     magic = _CELL_MAGIC.match(cell)
     if magic:
-        first, _, body = cell.partition("\n")
+        _, _, body = cell.partition("\n")
         if magic.group(1) not in PYTHON_CELL_MAGICS:
             return "\n" * cell.count("\n")
         cell = "\n" + body
