@@ -15,10 +15,10 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import MASK_HINT
 
-MASK_HINT = ("positions at index >= valid length must get weight exactly 0: replace their scores by a very "
-             "large negative number (not 0) before the softmax, which runs over the last axis")
 LENS_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all its queries (repeat_interleave); "
              "a 2-D valid_lens (B, Q) holds one length per query")
 ADD_HINT = ("scores = w_v(tanh(W_q q + W_k k)) with W_q on the queries and W_k on the keys, broadcast to "
@@ -58,14 +58,11 @@ class Case:
     def gen(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed)
 
-    def randn(self, *shape: int, g: torch.Generator) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, dtype=torch.float64).to(self.dtype)
-
     def data(self):
         """queries (B, Q, dq), keys (B, K, dk), values (B, K, dv)."""
         g = self.gen()
-        return self.randn(self.B, self.Q, self.dq, g=g), self.randn(self.B, self.K, self.dk, g=g), \
-            self.randn(self.B, self.K, self.dv, g=g)
+        return S.randn((self.B, self.Q, self.dq), g, self.dtype), S.randn((self.B, self.K, self.dk), g, self.dtype), \
+            S.randn((self.B, self.K, self.dv), g, self.dtype)
 
     def lens2d(self) -> torch.Tensor:
         """Valid lengths per query (B, Q), whatever the form of `lens`."""
@@ -85,19 +82,12 @@ def cases(draw, kinds=("none", "1d", "2d"), same_qk=False, min_B=1, min_K=1, dty
     B = draw(st.integers(min_B, 3))
     Q = draw(st.integers(1, 4))
     K = draw(st.integers(min_K, 5))
-    kind = draw(st.sampled_from(kinds))
-    if kind == "1d":
-        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B, max_size=B)), dtype=torch.long)
-    elif kind == "2d":
-        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B * Q, max_size=B * Q)),
-                            dtype=torch.long).reshape(B, Q)
-    else:
-        lens = None
+    lens = S.valid_lens(draw, draw(st.sampled_from(kinds)), B, K, queries=Q)
     dq = draw(st.integers(1, 5))
     dk = dq if same_qk else draw(st.integers(1, 5))
     dv = draw(st.integers(1, 5))
     dtype = draw(st.sampled_from(dtypes))
-    return Case(B, Q, K, dq, dk, dv, lens, dtype, draw(st.integers(0, 2 ** 16)))
+    return Case(B, Q, K, dq, dk, dv, lens, dtype, draw(S.SEEDS))
 
 
 def masked_cases(**kw):
@@ -108,29 +98,17 @@ def masked_cases(**kw):
 def dropout_cases(draw, same_qk=False):
     """Enough valid positions (at least 18) that dropout with p = 0.5 surely drops one of them."""
     B, Q, K = draw(st.integers(2, 3)), draw(st.integers(3, 4)), draw(st.integers(4, 5))
-    lens = torch.tensor(draw(st.lists(st.integers(K - 1, K), min_size=B * Q, max_size=B * Q))).reshape(B, Q)
+    lens = S.valid_lens(draw, "2d", B, K, queries=Q, low=K - 1)
     dq = draw(st.integers(1, 4))
     dk = dq if same_qk else draw(st.integers(1, 4))
-    return Case(B, Q, K, dq, dk, K + 1, lens, draw(st.sampled_from([torch.float32, torch.float64])),
-                draw(st.integers(0, 2 ** 16)))
+    return Case(B, Q, K, dq, dk, K + 1, lens, draw(S.FLOAT_DTYPES), draw(S.SEEDS))
 
 
 # ============================================================ calling the student's code
 
-def _clone(a):
-    return a.clone() if isinstance(a, torch.Tensor) else a
-
-
-def _call(what, fn, *args, hint=None):
-    """Call the student's code on copies of the arguments; an exception becomes a failure with context."""
-    try:
-        out = fn(*[_clone(a) for a in args])
-    except Exception as exc:  # the student's code may raise anything
-        shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
-        raise AssertionError(f"{what} with arguments ({shapes}) raised {type(exc).__name__}: {exc}"
-                             + (f"\n  hint: {hint}" if hint else "")) from None
-    T.check(isinstance(out, torch.Tensor), f"{what} must return a tensor, got {type(out).__name__}")
-    return T.as_plain(out)
+# The name the tests were written with. A derandomized hypothesis test draws its examples from a seed
+# hashed from its own source: renaming a call inside a test's body would change the examples it sees.
+_clone = T.cloned
 
 
 def _weights(model, shape, what="model.attention_weights"):
@@ -176,9 +154,9 @@ def _check_distribution(w, case, what, hint):
        value=st.sampled_from([0, -1.5, 7.0, -1e6]), dtype=st.sampled_from([torch.float32, torch.float64]))
 def test_sequence_mask_property(student, N, L, data, value, dtype):
     """entries at index >= valid_len[i] of row i become value; all others are kept (any N, L, value, dtype)"""
-    lens = torch.tensor(data.draw(st.lists(st.integers(0, L), min_size=N, max_size=N), label="valid_len"))
+    lens = S.valid_lens(data.draw, "1d", N, L, low=0, label="valid_len")
     X = (torch.arange(N * L, dtype=torch.float64).reshape(N, L) + 1).to(dtype)
-    out = _call("sequence_mask(X, valid_len, value)", student.sequence_mask, X, lens, value)
+    out = T.call("sequence_mask(X, valid_len, value)", student.sequence_mask, X, lens, value, returns=torch.Tensor)
     keep = torch.arange(L)[None, :] < lens[:, None]
     expected = torch.where(keep, X, torch.tensor(value, dtype=dtype))
     T.assert_close(out, expected, what="sequence_mask(X, valid_len, value)",
@@ -192,9 +170,9 @@ def test_sequence_mask_property(student, N, L, data, value, dtype):
 @given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
 def test_sequence_mask_matches_reference(student, ref, N, L, data):
     """matches the reference on random rows (default value 0)"""
-    lens = torch.tensor(data.draw(st.lists(st.integers(0, L), min_size=N, max_size=N), label="valid_len"))
+    lens = S.valid_lens(data.draw, "1d", N, L, low=0, label="valid_len")
     X = torch.randn(N, L, generator=torch.Generator().manual_seed(N * 7 + L))
-    out = _call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens)
+    out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
     T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
                    inputs={"X": X, "valid_len": lens},
                    hint="masked entries become the default value 0 when no value is given")
@@ -211,7 +189,7 @@ def _scores(case, grid=False):
 
 
 def _ms(fn, X, lens, hint=None):
-    return _call("masked_softmax(X, valid_lens)", fn, X, lens, hint=hint)
+    return T.call("masked_softmax(X, valid_lens)", fn, X, lens, hint=hint, returns=torch.Tensor)
 
 
 @pytest.mark.component("masked_softmax")
@@ -375,8 +353,8 @@ def _student_only(student, name, case, dropout=0.0):
 
 
 def _attend(model, name, q, k, v, lens):
-    return _call(f"{name}.forward(queries, keys, values, valid_lens)", model, q, k, v, lens,
-                 hint=ADD_HINT if name == "AdditiveAttention" else DOT_HINT)
+    return T.call(f"{name}.forward(queries, keys, values, valid_lens)", model, q, k, v, lens,
+                  hint=ADD_HINT if name == "AdditiveAttention" else DOT_HINT, returns=torch.Tensor)
 
 
 def _hint(name):

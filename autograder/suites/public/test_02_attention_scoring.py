@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import MASK_HINT
 
-MASK_HINT = ("positions at index >= valid length must get weight exactly 0: replace their scores by a very "
-             "large negative number (not 0) before the softmax, which runs over the last axis")
 LENS_1D_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all of that item's queries: "
                 "each length is repeated Q times in place (repeat_interleave), not the whole vector (repeat)")
 LENS_2D_HINT = "a 2-D valid_lens (B, Q) holds one length per query: flatten it in (batch, query) order"
@@ -24,18 +23,6 @@ DOT_HINT = ("scores = Q K^T / sqrt(d), where d is the feature size of queries an
             "output = masked_softmax(scores, valid_lens) @ values")
 
 
-def _call(what, fn, *args, hint=None):
-    """Call the student's code; turn an exception into a failure that says what was called and why."""
-    try:
-        out = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-    except Exception as exc:  # the student's code may raise anything
-        shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
-        raise AssertionError(f"{what} with arguments ({shapes}) raised {type(exc).__name__}: {exc}"
-                             + (f"\n  hint: {hint}" if hint else "")) from None
-    T.check(isinstance(out, torch.Tensor), f"{what} must return a tensor, got {type(out).__name__}")
-    return T.as_plain(out)
-
-
 # ---------------------------------------------------------------- sequence_mask
 
 @pytest.mark.component("sequence_mask")
@@ -43,7 +30,7 @@ def test_sequence_mask_example(student):
     """worked example: entries at index >= valid length become 0, the others are kept"""
     X = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     lens = torch.tensor([1, 2])
-    out = _call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens)
+    out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
     T.assert_close(out, torch.tensor([[1.0, 0.0, 0.0], [4.0, 5.0, 0.0]]), what="sequence_mask(X, valid_len)",
                    inputs={"X": X, "valid_len": lens},
                    hint="row i keeps its first valid_len[i] entries (index < valid_len[i]); the rest become the default value 0")
@@ -54,7 +41,8 @@ def test_sequence_mask_value(student):
     """the value argument is what masked entries become"""
     X = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     lens = torch.tensor([2, 3])
-    out = _call("sequence_mask(X, valid_len, value=-1)", student.sequence_mask, X, lens, -1)
+    out = T.call("sequence_mask(X, valid_len, value=-1)", student.sequence_mask, X, lens, -1,
+                 returns=torch.Tensor)
     T.assert_close(out, torch.tensor([[1.0, 2.0, -1.0], [4.0, 5.0, 6.0]]), what="sequence_mask(X, valid_len, value=-1)",
                    inputs={"X": X, "valid_len": lens}, hint="use the value argument for masked entries, not a fixed 0")
 
@@ -65,8 +53,8 @@ def test_sequence_mask_value(student):
 def test_masked_softmax_none(student):
     """valid_lens None: a plain softmax over the last axis"""
     X = torch.tensor([[[0.0, math.log(2.0), math.log(3.0)], [0.0, 0.0, 0.0]]])
-    out = _call("masked_softmax(X, None)", student.masked_softmax, X, None,
-                hint="with valid_lens None, return the softmax over the last axis (dim=-1)")
+    out = T.call("masked_softmax(X, None)", student.masked_softmax, X, None, returns=torch.Tensor,
+                 hint="with valid_lens None, return the softmax over the last axis (dim=-1)")
     expected = torch.tensor([[[1 / 6, 2 / 6, 3 / 6], [1 / 3, 1 / 3, 1 / 3]]])
     T.assert_close(out, expected, what="masked_softmax(X, None)", inputs={"X": X},
                    hint="with valid_lens None, return the softmax over the last axis (dim=-1)")
@@ -77,7 +65,8 @@ def test_masked_softmax_1d(student):
     """1-D valid_lens: one length per batch item, shared by all its queries; the rest get weight 0"""
     X = torch.zeros(2, 2, 4)
     lens = torch.tensor([2, 3])
-    out = _call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens, hint=LENS_1D_HINT)
+    out = T.call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens, hint=LENS_1D_HINT,
+                 returns=torch.Tensor)
     expected = torch.tensor([[[1 / 2, 1 / 2, 0, 0], [1 / 2, 1 / 2, 0, 0]],
                              [[1 / 3, 1 / 3, 1 / 3, 0], [1 / 3, 1 / 3, 1 / 3, 0]]])
     T.assert_close(out, expected, what="masked_softmax(zeros(2, 2, 4), tensor([2, 3]))",
@@ -89,7 +78,8 @@ def test_masked_softmax_2d(student):
     """2-D valid_lens: one length per query"""
     X = torch.zeros(2, 2, 4)
     lens = torch.tensor([[1, 3], [2, 4]])
-    out = _call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens, hint=LENS_2D_HINT)
+    out = T.call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens, hint=LENS_2D_HINT,
+                 returns=torch.Tensor)
     expected = torch.tensor([[[1, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]],
                              [[1 / 2, 1 / 2, 0, 0], [1 / 4, 1 / 4, 1 / 4, 1 / 4]]])
     T.assert_close(out, expected, what="masked_softmax(zeros(2, 2, 4), tensor([[1, 3], [2, 4]]))",
@@ -101,7 +91,7 @@ def test_masked_softmax_large_masked_scores(student):
     """masked positions get weight exactly 0 even when their scores are the largest"""
     X = torch.tensor([[[0.0, 1.0, 50.0, 60.0]]])
     lens = torch.tensor([2])
-    out = _call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens)
+    out = T.call("masked_softmax(X, valid_lens)", student.masked_softmax, X, lens, returns=torch.Tensor)
     e = math.e
     T.assert_close(out, torch.tensor([[[1 / (1 + e), e / (1 + e), 0.0, 0.0]]]), what="masked_softmax(X, tensor([2]))",
                    inputs={"X": X}, hint=MASK_HINT)
@@ -141,8 +131,8 @@ def test_additive_shapes(student):
     g = torch.Generator().manual_seed(0)
     queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, 6, generator=g)
     values, lens = torch.randn(2, 4, 7, generator=g), torch.tensor([2, 4])
-    out = _call("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, valid_lens)",
-                model, queries, keys, values, lens, hint=ADD_HINT)
+    out = T.call("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, valid_lens)",
+                 model, queries, keys, values, lens, hint=ADD_HINT, returns=torch.Tensor)
     T.assert_shape(out, (2, 3, 7), "output for queries (2, 3, 5), keys (2, 4, 6), values (2, 4, 7)")
     weights = T.as_plain(model.attention_weights)
     T.assert_shape(weights, (2, 3, 4), "model.attention_weights (batch, queries, keys)")
@@ -154,7 +144,8 @@ def test_additive_book_example(student):
     model = student.AdditiveAttention(2, 2, 8, 0.1)
     model.eval()
     queries, keys, values, lens, expected = _book_example()
-    out = _call("AdditiveAttention(2, 2, 8, 0.1) in eval mode", model, queries, keys, values, lens, hint=ADD_HINT)
+    out = T.call("AdditiveAttention(2, 2, 8, 0.1) in eval mode", model, queries, keys, values, lens, hint=ADD_HINT,
+                 returns=torch.Tensor)
     T.assert_close(out, expected, what="output for identical keys with valid lengths [2, 6]",
                    hint="identical keys get identical scores, so the valid values are averaged and the others "
                         "(index >= valid length) ignored; in eval mode dropout must be off. " + ADD_HINT)
@@ -170,8 +161,8 @@ def test_dot_shapes(student):
     g = torch.Generator().manual_seed(0)
     queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, 5, generator=g)
     values, lens = torch.randn(2, 4, 7, generator=g), torch.tensor([2, 4])
-    out = _call("DotProductAttention(0)(queries, keys, values, valid_lens)", model, queries, keys, values, lens,
-                hint=DOT_HINT)
+    out = T.call("DotProductAttention(0)(queries, keys, values, valid_lens)", model, queries, keys, values, lens,
+                 hint=DOT_HINT, returns=torch.Tensor)
     T.assert_shape(out, (2, 3, 7), "output for queries (2, 3, 5), keys (2, 4, 5), values (2, 4, 7)")
     T.assert_shape(T.as_plain(model.attention_weights), (2, 3, 4), "model.attention_weights (batch, queries, keys)")
 
@@ -186,7 +177,8 @@ def test_dot_scale_example(student):
     keys = torch.tensor([[[0.0, 0.0, 0.0, 0.0], [2 * math.log(3.0), 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 0.0]]])
     values = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]])
     # scores 0, 2 ln 3 / 2 = ln 3, 0 over three keys: weights 1/5, 3/5, 1/5
-    out = _call("DotProductAttention(0)(queries, keys, values)", model, queries, keys, values, None, hint=DOT_HINT)
+    out = T.call("DotProductAttention(0)(queries, keys, values)", model, queries, keys, values, None, hint=DOT_HINT,
+                 returns=torch.Tensor)
     weights = T.as_plain(model.attention_weights)
     T.assert_close(weights, torch.tensor([[[0.2, 0.6, 0.2]]]), what=f"model.attention_weights (d = {d})",
                    inputs={"queries": queries, "keys": keys}, hint=DOT_HINT)
@@ -199,11 +191,12 @@ def test_dot_book_example(student):
     model = student.DotProductAttention(0.5)
     model.eval()
     queries, keys, values, lens, expected = _book_example()
-    out = _call("DotProductAttention(0.5) in eval mode", model, queries, keys, values, lens, hint=DOT_HINT)
+    out = T.call("DotProductAttention(0.5) in eval mode", model, queries, keys, values, lens, hint=DOT_HINT,
+                 returns=torch.Tensor)
     T.assert_close(out, expected, what="output for identical keys with valid lengths [2, 6]",
                    hint="identical keys get identical scores, so the valid values are averaged and the others "
                         "(index >= valid length) ignored; in eval mode dropout must be off")
-    out = _call("DotProductAttention(0.5)(queries, keys, values) without valid_lens", model, queries, keys, values,
-                hint="valid_lens is optional: forward(queries, keys, values, valid_lens=None)")
+    out = T.call("DotProductAttention(0.5)(queries, keys, values) without valid_lens", model, queries, keys, values,
+                 hint="valid_lens is optional: forward(queries, keys, values, valid_lens=None)", returns=torch.Tensor)
     T.assert_close(out, values.mean(dim=1, keepdim=True), what="output without valid_lens (all 10 values averaged)",
                    hint="valid_lens=None means every key is valid")
