@@ -52,6 +52,8 @@ class SandboxProvider:
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.planner: Optional[Planner] = None  # set by the session; None: reference dependencies
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
+        self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
+        self.signatures = dependencies.contract_signatures(course)
 
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
@@ -68,7 +70,7 @@ class SandboxProvider:
             if component in self.broken:
                 return Broken(self.broken[component])
         assert self.conn is not None
-        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names)
+        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names, self.defined.get(component, []))
         ns.__remote_seed__(procedures.TEST_SEED)  # every test starts from the same seed (sent with its first call)
         self.test_deadline = time.monotonic() + self.limits.test_seconds
         return ns
@@ -96,9 +98,11 @@ class SandboxProvider:
             self.broken[component] = f"the grader's sandbox failed ({exc}); ask your instructor to regrade"
             self._finish_child()
             return
-        self.conn = Connection(self.child, self._deadline)
+        self.conn = Connection(self.child, self._deadline, self.signatures)
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
+        defined = report.get("defined", []) if isinstance(report, dict) else []
+        self.defined[component] = [str(n) for n in defined][:2000] if isinstance(defined, list) else []
         self.notes[component] = [f"{e.get('where')}: {e.get('error')}" for e in errors if isinstance(e, dict)]
 
     def _finish_child(self) -> None:

@@ -6,7 +6,10 @@ messages; replies are decoded into plain Python values and plain tensors, never 
 """
 from __future__ import annotations
 
+import difflib
+import re
 import time
+from collections.abc import Sequence
 from typing import Any, Optional
 from collections.abc import Callable
 
@@ -42,9 +45,12 @@ class SandboxLimit(FailFast):
 class Connection:
     """A child plus the per-test deadline the provider sets."""
 
-    def __init__(self, child: Child, deadline: Callable[[], float]) -> None:
+    def __init__(self, child: Child, deadline: Callable[[], float],
+                 signatures: Optional[dict[str, str]] = None) -> None:
         self.child = child
         self.deadline = deadline
+        self.signatures = signatures or {}  # contract name -> "Name(a, b, c)" (the course's signature)
+        self.handle_names: dict[int, str] = {}  # handle id -> the contract name it was looked up as
         # (type name, attribute) pairs known to be methods: calling them takes one round trip.
         self.methods: set[tuple[str, str]] = set()
         self.names: dict[str, wire.Handle] = {}  # top-level functions and classes already looked up
@@ -76,8 +82,30 @@ class Connection:
                 text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
             if kind == "AttributeError" and msg.get("op") == "getattr":
                 raise StudentAttributeError(text, kind)
+            if kind == "TypeError" and msg.get("op") == "call" and not msg.get("name"):
+                text += self._signature_note(msg.get("obj"))
             raise StudentError(text, kind)
         return reply.get("ok")
+
+    def _signature_note(self, obj: Any) -> str:
+        """For a call of a contract name that failed with TypeError: the course's signature and the student's."""
+        handle = object.__getattribute__(obj, "_handle") if isinstance(obj, RemoteObject) else obj
+        if not isinstance(handle, wire.Handle):
+            return ""
+        name = self.handle_names.get(handle.id)
+        if name is None or name not in self.signatures:
+            return ""
+        note = f"\n  the course's signature: {self.signatures[name]}"
+        try:
+            info = self.request({"op": "describe", "obj": handle})
+        except (StudentError, FailFast):
+            return note
+        params = info.get("params") if isinstance(info, dict) else None
+        if isinstance(params, list):
+            shown = [str(p[0]) for p in params if isinstance(p, list) and p and p[0] not in ("self", "kwargs", "args")]
+            note += f"\n  yours:                  {name}({', '.join(shown)})"
+        return note + ("\n  hint: the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures"
+                       if name in self.signatures else "")
 
     def _to_handle(self, obj: Any) -> wire.Handle:
         if isinstance(obj, RemoteObject):
@@ -166,12 +194,14 @@ class _BoundMethod:
 class RemoteNamespace:
     """The submission's top-level names."""
 
-    __slots__ = ("_conn", "_notes", "_names")
+    __slots__ = ("_conn", "_defined", "_names", "_notes")
 
-    def __init__(self, conn: Connection, notes: list[str], names: frozenset[str]) -> None:
+    def __init__(self, conn: Connection, notes: list[str], names: frozenset[str],
+                 defined: Sequence[str] = ()) -> None:
         object.__setattr__(self, "_conn", conn)
         object.__setattr__(self, "_notes", notes)
         object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_defined", tuple(defined))  # what the submission's loading defined
 
     def __getattr__(self, name: str) -> Any:
         if name not in self._names:
@@ -179,11 +209,14 @@ class RemoteNamespace:
             raise AttributeError(name)
         cached = self._conn.names.get(name)
         if cached is not None:
+            self._conn.handle_names[cached.id] = name
             return RemoteObject(self._conn, cached)
         try:
             value = self._conn.request({"op": "get", "name": name})
             if isinstance(value, RemoteObject) and value._handle.type_name in ("function", "type"):
                 self._conn.names[name] = value._handle  # a top-level function or class keeps its handle
+            if isinstance(value, RemoteObject):
+                self._conn.handle_names[value._handle.id] = name
             return value
         except StudentError as exc:
             if exc.kind != "NameError":
@@ -191,6 +224,9 @@ class RemoteNamespace:
             detail = ""
             if self._notes:
                 detail = "\n  while loading your code: " + "\n  ".join(n.strip().splitlines()[-1] for n in self._notes[:3])
+            close = suggest(name, self._defined)
+            if close:
+                detail = f"; did you mean `{close}`? (the grader looks for the contract's name `{name}`)" + detail
             raise MissingName(f"`{name}` is not defined in your submission{detail}") from None
 
     def __remote_seed__(self, value: int) -> None:
@@ -199,3 +235,24 @@ class RemoteNamespace:
 
     def __remote_call__(self, *a: Any, **k: Any) -> Any:  # marks the namespace as remote for helpers
         raise TypeError("call a name of the namespace, not the namespace")
+
+
+def _words(name: str) -> tuple[str, ...]:
+    """`ScaledDotProductAttention` -> (scaled, dot, product, attention); `mask_sequence` -> (mask, sequence)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return tuple(w for w in spaced.lower().split("_") if w)
+
+
+def suggest(name: str, defined: Sequence[str]) -> Optional[str]:
+    """The submission's name that most likely means the contract's `name` (None if nothing is close):
+    the same words in another case or order, a name that contains it, or a close spelling."""
+    candidates = [d for d in defined if not d.startswith("_") and d != name]
+    words = _words(name)
+    for d in candidates:
+        if sorted(_words(d)) == sorted(words):
+            return d  # SequenceMask, mask_sequence
+    for d in candidates:
+        if len(words) > 1 and _words(d)[-len(words):] == words:
+            return d  # ScaledDotProductAttention
+    close = difflib.get_close_matches(name.lower(), [d.lower() for d in candidates], n=1, cutoff=0.75)
+    return next((d for d in candidates if d.lower() == close[0]), None) if close else None

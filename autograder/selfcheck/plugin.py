@@ -108,7 +108,7 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
         message = str(longrepr[2])
     else:  # a FailFast's message (see pytest_runtest_makereport)
         message = str(longrepr).strip() if longrepr else "failed"
-    message = re.sub(r"^(AssertionError|Failed): ", "", message)
+    message = re.sub(r"^(AssertionError|Failed|autograder(\.\w+)+): ", "", message)
     text = message.split("Falsifying example:")[0].strip()  # hypothesis notes: re-added below, cleaned
     if fail_fast_kind(report) is not None:
         return text[:limit]  # a stub, a missing name or a limit: the input does not matter

@@ -120,6 +120,39 @@ def install_modules(modules: dict[str, str]) -> None:
         exec(compile(source, f"<course {name}>", "exec"), module.__dict__)
 
 
+class D2LNames(types.ModuleType):
+    """`d2l.torch` as the grader sees it: code in the book's style (`from d2l import torch as d2l`,
+    then `d2l.masked_softmax(...)`) gets this course's names: the student's own where the grader
+    uses them, the course's where it replaces them (the dependency rule), the given toolkit. The
+    d2l package itself is not installed where grading runs."""
+
+    def __init__(self, namespace: dict[str, Any], modules: list[str]) -> None:
+        super().__init__("d2l.torch")
+        self._namespace, self._modules = namespace, modules
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in self._namespace:
+            return self._namespace[name]
+        for module_name in self._modules:
+            module = sys.modules.get(module_name)
+            if module is not None and not name.startswith("_") and hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(f"d2l.{name} is not part of this course: where your code is graded, d2l.<name> "
+                             f"means this course's own names only; define {name} yourself or use the "
+                             f"notebook's imports instead of d2l")
+
+
+def install_d2l(namespace: dict[str, Any], modules: list[str]) -> None:
+    """Make `import d2l`, `from d2l import torch as d2l` and `import d2l.torch as d2l` work (see D2LNames)."""
+    package = types.ModuleType("d2l")
+    package.__path__ = []  # a package, so that `import d2l.torch` works
+    names = D2LNames(namespace, modules)
+    package.torch = names  # type: ignore[attr-defined]
+    sys.modules["d2l"], sys.modules["d2l.torch"] = package, names
+
+
 def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
     install_modules(job.get("modules", {}))
@@ -128,6 +161,7 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
     # Given code and dependencies are there from the start, as after `from attention_support import *`.
     namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})
+    install_d2l(namespace, list(job.get("modules", {})))
     report = loader.load([tuple(c) for c in job["cells"]], namespace)
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})

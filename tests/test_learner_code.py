@@ -1,0 +1,38 @@
+"""Real learners' code (issue #17, part 3): what the contract tolerates costs nothing, and what it
+does not gets one message that says what to write instead.
+
+The files in tests/learners/ are in the styles found in learners' public notebooks; each is graded in
+the real sandbox with the real suites.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.grading import session
+from autograder.sandbox.forkserver import Zygote
+
+LEARNERS = Path(__file__).resolve().parent / "learners"
+A = "02_attention_scoring"
+
+
+def texts(result: session.Result, component: str) -> list[str]:
+    comp = next(c for c in result.components if c.name == component)
+    return [t.output for t in comp.tests if not t.passed]
+
+
+def test_book_style_d2l_names_resolve_to_the_course_names(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, A, LEARNERS / "d2l_style.py")
+    assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
+
+
+def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, A, LEARNERS / "d2l_v1_names.py")
+    scores = {c.name: c.score for c in result.components}
+    assert scores["masked_softmax"] == 4  # its own mask_sequence is used as written
+    missing = texts(result, "sequence_mask")
+    assert missing and all("did you mean `mask_sequence`" in t for t in missing)
+    assert all("did you mean `ScaledDotProductAttention`" in t for t in texts(result, "DotProductAttention"))
+    signature = [t for t in texts(result, "AdditiveAttention") if "signature" in t]
+    assert signature, texts(result, "AdditiveAttention")[:1]
+    assert "the course's signature: AdditiveAttention(key_size, query_size, num_hiddens, dropout)" in signature[0]
+    assert "yours:" in signature[0] and "AdditiveAttention(num_hiddens, dropout)" in signature[0]
