@@ -33,7 +33,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
-    print(format_result(result, verbose=True))
+    print(format_result(result, verbose=True, counts_only=True))
     notes = [f"{c.name}: {n}" for c in result.components for n in c.notes]
     if notes:
         print("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes))

@@ -13,12 +13,18 @@ from autograder.grading.scoring import Result
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
 
 
-def format_result(result: Result, verbose: bool = True, tests: bool = True) -> str:
+def format_result(result: Result, verbose: bool = True, tests: bool = True, counts_only: bool = False) -> str:
     """A plain-text report: per component, per test (unless `tests` is off), with failure messages
-    (if `verbose`)."""
-    lines = [f"{result.assignment}: {result.score:g} / {result.max_score:g}"]
+    (if `verbose`). `counts_only` (a self-check with the public tests) shows tests passed out of
+    total instead of points, which would look like the grade and are not."""
+    def count(tested: list) -> str:
+        return f"{sum(t.passed for t in tested)} of {len(tested)} public tests passed"
+
+    everything = [t for c in result.components for t in c.tests]
+    lines = [f"{result.assignment}: " + (count(everything) if counts_only else
+                                          f"{result.score:g} / {result.max_score:g}")]
     for comp in result.components:
-        lines.append(f"  {comp.name}: {comp.score:g} / {comp.points:g}")
+        lines.append(f"  {comp.name}: " + (count(comp.tests) if counts_only else f"{comp.score:g} / {comp.points:g}"))
         if comp.dependencies:
             lines.append("    graded with " + "; ".join(u.describe() for u in comp.dependencies))
         if comp.withheld:
