@@ -9,14 +9,16 @@ EncoderDecoder built from the student's classes.
 Feeding a whole target sequence in eval mode is outside the contract: whole sequences are fed in
 training mode with dropout 0 (deterministic), eval mode is exercised one step at a time.
 """
+import functools
+
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 from torch import nn
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 
-SEEDS = st.integers(0, 2 ** 16)
 EXAMPLES = 6  # a decoder example costs several round trips; every mutant is caught by two tests or more
 MODULE_HINT = ("per step: query = hidden_state[-1] (the top layer) as (B, 1, h); context = attention(query, "
                "enc_outputs, enc_outputs, enc_valid_lens); GRU input cat((context, embedding), dim=-1) as "
@@ -31,11 +33,9 @@ def dec_case(draw, layers=st.integers(1, 2), steps=st.integers(1, 3), none_lens=
              B=draw(st.integers(1, 3), label="B"), T_enc=draw(st.integers(1, 4), label="T_enc"),
              T_dec=draw(steps, label="T_dec"))
     kinds = ["1d", "none"] if none_lens else ["1d"]
-    lens = None
-    if draw(st.sampled_from(kinds), label="valid_lens kind") == "1d":
-        lens = torch.tensor(draw(st.lists(st.integers(1, c["T_enc"]), min_size=c["B"], max_size=c["B"]),
-                                 label="enc_valid_lens"))
-    c.update(lens=lens, seed=draw(SEEDS, label="seed"))
+    lens = S.valid_lens(draw, draw(st.sampled_from(kinds), label="valid_lens kind"), c["B"], c["T_enc"],
+                        label="enc_valid_lens")
+    c.update(lens=lens, seed=draw(S.SEEDS, label="seed"))
     return c
 
 
@@ -69,12 +69,8 @@ def build(student, c, dropout=0.0, mode="train"):
     return dec
 
 
-def call(what, fn, *args, hint=MODULE_HINT, **kwargs):
-    """Call the student's code; an exception becomes a failure that says which call failed and why."""
-    try:
-        return fn(*args, **kwargs)
-    except Exception as exc:  # the student's code may raise anything
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: {hint}") from None
+#: Calls of the student's code (T.call): the descriptions name the arguments, the hint is the decoder's recipe.
+call = functools.partial(T.call, hint=MODULE_HINT, show_args=False)
 
 
 def step_weights(dec, c, step):
@@ -368,7 +364,7 @@ def reference_sgd_step(model, batch, lr):
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
 @settings(max_examples=3)
-@given(L=st.integers(1, 2), seed=SEEDS)
+@given(L=st.integers(1, 2), seed=S.SEEDS)
 def test_one_sgd_step_matches_reference(student, ref, L, seed):
     """one SGD step through EncoderDecoder changes every weight as the course's model does (gradients flow through every step)"""
     V, E, H, LR = 6, 3, 4, 0.5

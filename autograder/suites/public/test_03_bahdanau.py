@@ -27,14 +27,6 @@ def tokens(seed=1, steps=T_DEC):
     return torch.randint(0, V, (B, steps), generator=g)
 
 
-def call(what, fn, *args, hint=""):
-    """Call the student's code; an exception becomes a failure that says which call failed."""
-    try:
-        return fn(*args)
-    except Exception as exc:  # the student's code may raise anything
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}" + (f"\n  hint: {hint}" if hint else "")) from None
-
-
 def decoder(student):
     T.seed(student, 0)
     dec = student.Seq2SeqAttentionDecoder(V, E, H, L)
@@ -64,8 +56,8 @@ def test_submodules(student):
 def test_init_state(student):
     """init_state returns [encoder outputs batch first (B, T, h) (a permute, not a reshape), hidden state, valid lengths]"""
     outputs, hidden = encoder_outputs()
-    state = call(f"{DECODER}.init_state((outputs, state), valid_lens)", decoder(student).init_state,
-                 (outputs, hidden), LENS)
+    state = T.call(f"{DECODER}.init_state((outputs, state), valid_lens)", decoder(student).init_state,
+                   (outputs, hidden), LENS, show_args=False)
     T.check(len(state) == 3, f"init_state should return 3 items [outputs, hidden_state, enc_valid_lens], got {len(state)}")
     T.assert_close(state[0], outputs.permute(1, 0, 2), what="init_state(...)[0]: the encoder outputs, batch first",
                    hint="permute(1, 0, 2) swaps the time and batch axes; a reshape to (B, T, h) keeps the time-first "
@@ -81,8 +73,8 @@ def test_forward_shapes(student):
     outputs, hidden = encoder_outputs()
     state = dec.init_state((outputs, hidden), LENS)
     X = tokens()
-    logits, new_state = call(f"{DECODER}(X of shape {tuple(X.shape)}, state)", dec, X, state,
-                             hint="loop over the time steps of the embedded X (time first), one GRU step each")
+    logits, new_state = T.call(f"{DECODER}(X of shape {tuple(X.shape)}, state)", dec, X, state, show_args=False,
+                               hint="loop over the time steps of the embedded X (time first), one GRU step each")
     T.assert_shape(logits, (B, T_DEC, V), f"the logits of {DECODER} on X of shape {tuple(X.shape)}")
     T.check(len(new_state) == 3, "the returned state should have 3 items [enc_outputs, hidden_state, enc_valid_lens]")
     T.assert_close(new_state[0], outputs.permute(1, 0, 2), what="returned state[0]: the encoder outputs, batch first")
@@ -95,7 +87,7 @@ def test_attention_weights(student):
     """attention_weights holds one (B, 1, T_enc) tensor per decoding step, zero beyond each valid length, summing to 1"""
     dec = decoder(student)
     state = dec.init_state(encoder_outputs(), LENS)
-    call(f"{DECODER}(X, state)", dec, tokens(), state)
+    T.call(f"{DECODER}(X, state)", dec, tokens(), state, show_args=False)
     weights = dec.attention_weights
     T.check(len(weights) == T_DEC, f"after decoding {T_DEC} steps, attention_weights should hold {T_DEC} tensors "
                                    f"(one per decoding step), got {len(weights)}")
@@ -115,11 +107,11 @@ def test_step_by_step_equals_whole_sequence(student):
     dec = decoder(student)
     enc = encoder_outputs()
     X = tokens()
-    whole, whole_state = call(f"{DECODER}(X, state)", dec, X, dec.init_state(enc, LENS))
+    whole, whole_state = T.call(f"{DECODER}(X, state)", dec, X, dec.init_state(enc, LENS), show_args=False)
     state = dec.init_state(enc, LENS)
     steps = []
     for t in range(T_DEC):
-        out, state = call(f"{DECODER}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
+        out, state = T.call(f"{DECODER}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state, show_args=False)
         steps.append(T.as_plain(out))
     T.assert_close(torch.cat(steps, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
                    hint="the query of every step must be the top layer of the *current* hidden state "
