@@ -8,10 +8,13 @@ import multiprocessing
 import os
 import sys
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
 from autograder import config as config_mod
+from autograder.config import Assignment
 from autograder.grading.results import GRADER_FAILED, failed_results, results_json, write_csv
 from autograder.grading import session
 from autograder.grading.errors import GradingRefused
@@ -78,16 +81,23 @@ def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
                               grader_error=traceback.format_exc()[-3000:])
 
 
-def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Optional[int] = None,
-                    public_only: bool = False, mode: str = "auto", progress: bool = True,
-                    config_path: Optional[str] = None, allow_unisolated: bool = False) -> list[dict[str, Any]]:
-    """Grade every submission in `directory`; write `<name>.json` per submission and `grades.csv`.
+@dataclass
+class Batch:
+    """A class as an executor sees it: the submissions that have a file to grade, by name, and
+    `record(name, results)`, which writes `<name>.json`, keeps the grades.csv row and advances the
+    progress bar. An executor calls `record` exactly once per name in `gradable`."""
 
-    A worker that dies (a grader crash, the OS killing it) costs no result: its pool is replaced
-    and the submissions it had not finished are graded again; one that takes workers down
-    MAX_ATTEMPTS times gets 0 with a message. Raises GradingRefused before any student code runs
-    when the sandbox cannot isolate it (unless allow_unisolated).
-    """
+    course: config_mod.Course
+    assignment: Assignment
+    gradable: dict[str, Found]
+    record: Callable[[str, dict[str, Any]], None]
+
+
+def grade_class(assignment_id: str, directory: Path, out: Path, execute: Callable[[Batch], None], *,
+                progress: bool = True, config_path: Optional[str] = None) -> list[dict[str, Any]]:
+    """The bookkeeping every executor shares (this module's local pool, integrations.dask_cluster):
+    find the submissions in `directory`, give 0 with the reason to those with no file to grade, have
+    `execute` grade the others, and write `<name>.json` per submission and `grades.csv` into `out`."""
     course = config_mod.load(config_path) if config_path else config_mod.default()
     assignment = course.assignment(assignment_id)
     found = find_submissions(directory, assignment_id, course.support_module)
@@ -95,66 +105,100 @@ def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Opt
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
 
-    def record(sub: Found, res: dict[str, Any]) -> None:
+    def write(sub: Found, res: dict[str, Any]) -> None:
         res.setdefault("extra_data", {})["submission"] = sub.path.name if sub.path else ""
         (out / f"{sub.name}.json").write_text(json.dumps(res, indent=2) + "\n")
         rows.append({"name": sub.name, **res})
 
     for sub in found:
         if sub.path is None:  # nothing to grade in the student's folder: 0, with the reason
-            record(sub, failed_results(assignment, sub.problem))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(gradable) or 1))
+            write(sub, failed_results(assignment, sub.problem))
     bar = _progress(len(gradable), progress)
-    attempts: dict[str, int] = dict.fromkeys(gradable, 0)
-    todo = list(gradable)
-    ctx = multiprocessing.get_context("fork")
-    protect = [str(out.resolve()), str(directory.resolve())]
+
+    def record(name: str, res: dict[str, Any]) -> None:
+        write(gradable[name], res)
+        bar.update(1)
+
     try:
-        while todo:
-            started = ctx.SimpleQueue()
-            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                        initargs=(mode, protect, allow_unisolated, started)) as pool:
-                futures = {pool.submit(_grade_one, name, assignment_id, str(gradable[name].path), public_only,
-                                       config_path): name for name in todo}
-                todo = []
-                broken = False
-                for fut in cf.as_completed(futures):
-                    name = futures[fut]
-                    try:
-                        res = fut.result()
-                    except cf.process.BrokenProcessPool:
-                        broken = True
-                        continue
-                    except Exception as exc:  # a result that cannot come back costs that result only
-                        res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
-                    if "refused" in res:
-                        raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
-                                             f"bubblewrap (README, Security) or pass --allow-unisolated")
-                    record(gradable[name], res)
-                    bar.update(1)
-                if broken:
-                    in_flight = set()
-                    while not started.empty():
-                        in_flight.add(started.get())
-                    done = {r["name"] for r in rows}
-                    for name in futures.values():
-                        if name in done:
-                            continue
-                        if name in in_flight:
-                            attempts[name] += 1
-                        if attempts[name] >= MAX_ATTEMPTS:
-                            record(gradable[name], failed_results(
-                                assignment, f"The grader's worker process died {attempts[name]} times while "
-                                f"grading this submission; ask your instructor to look at it.",
-                                grader_error="worker died"))
-                            bar.update(1)
-                        else:
-                            todo.append(name)
+        execute(Batch(course, assignment, gradable, record))
     finally:
         bar.close()
     rows.sort(key=lambda r: r["name"])
     write_csv(out / "grades.csv", assignment, rows)
     return rows
+
+
+def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Optional[int] = None,
+                    public_only: bool = False, mode: str = "auto", progress: bool = True,
+                    config_path: Optional[str] = None, allow_unisolated: bool = False) -> list[dict[str, Any]]:
+    """Grade every submission in `directory` on this machine; write `<name>.json` per submission and
+    `grades.csv`.
+
+    A worker that dies (a grader crash, the OS killing it) costs no result: its pool is replaced
+    and the submissions it had not finished are graded again; one that takes workers down
+    MAX_ATTEMPTS times gets 0 with a message. Raises GradingRefused before any student code runs
+    when the sandbox cannot isolate it (unless allow_unisolated).
+    """
+    protect = [str(out.resolve()), str(directory.resolve())]
+
+    def execute(batch: Batch) -> None:
+        _run_pool(batch, jobs=jobs, public_only=public_only, mode=mode, protect=protect,
+                  config_path=config_path, allow_unisolated=allow_unisolated)
+
+    return grade_class(assignment_id, directory, out, execute, progress=progress, config_path=config_path)
+
+
+def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str, protect: list[str],
+              config_path: Optional[str], allow_unisolated: bool) -> None:
+    """The local executor: a process pool of warm grading workers on this machine."""
+    assignment, gradable = batch.assignment, batch.gradable
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(gradable) or 1))
+    attempts: dict[str, int] = dict.fromkeys(gradable, 0)
+    done: set[str] = set()
+    todo = list(gradable)
+    ctx = multiprocessing.get_context("fork")
+    while todo:
+        started = ctx.SimpleQueue()
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                    initargs=(mode, protect, allow_unisolated, started)) as pool:
+            futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
+                                   config_path): name for name in todo}
+            todo = []
+            broken = False
+            for fut in cf.as_completed(futures):
+                name = futures[fut]
+                try:
+                    res = fut.result()
+                except cf.process.BrokenProcessPool:
+                    broken = True
+                    continue
+                except Exception as exc:  # a result that cannot come back costs that result only
+                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                if "refused" in res:
+                    raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
+                                         f"bubblewrap (README, Security) or pass --allow-unisolated")
+                batch.record(name, res)
+                done.add(name)
+            if broken:
+                in_flight = set()
+                while not started.empty():
+                    in_flight.add(started.get())
+                for name in futures.values():
+                    if name in done:
+                        continue
+                    if name in in_flight:
+                        attempts[name] += 1
+                    if attempts[name] >= MAX_ATTEMPTS:
+                        batch.record(name, worker_died(assignment, attempts[name]))
+                        done.add(name)
+                    else:
+                        todo.append(name)
+
+
+def worker_died(assignment: Assignment, times: int) -> dict[str, Any]:
+    """The results of a submission that took the grader's worker down `times` times: 0, no retry."""
+    return failed_results(assignment, f"The grader's worker process died {times} times while grading this "
+                          f"submission; ask your instructor to look at it.", grader_error="worker died")
 
 
 class _Bar(Protocol):
