@@ -5,7 +5,7 @@ import datetime as dt
 import functools
 import importlib
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -41,6 +41,44 @@ class Limits(_Strict):
         """What the fork server applies to a child as resource limits (runtime/zygote.py)."""
         return {"cpu_seconds": self.component_cpu_seconds, "memory_mb": self.memory_mb,
                 "processes": self.processes, "file_size_mb": self.file_size_mb}
+
+
+class Scoring(_Strict):
+    """How a component's points are shared among its tests (one home: grading/scoring.py).
+
+    A test's weight is `kinds[kind]` times its `@pytest.mark.weight` (default 1), unless `tests`
+    sets it ("<component>::<test function>": weight). With `gate: proportional`, property and
+    structure tests count in proportion to the share of the component's reference comparisons it
+    passes, so code that ignores its inputs (which passes invariance checks trivially) earns
+    almost nothing, while one realistic bug keeps most of its credit.
+    """
+
+    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "property": 1.0, "structure": 1.0})
+    gate: Literal["proportional", "none"] = "proportional"
+    tests: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("kinds", "tests")
+    @classmethod
+    def _positive(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [k for k, w in value.items() if not w >= 0]
+        if bad:
+            raise ValueError(f"weights must be >= 0: {', '.join(bad)}")
+        return value
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - set(TEST_KINDS)
+        missing = set(TEST_KINDS) - set(value)
+        if unknown or missing:
+            raise ValueError(f"kinds must give a weight to exactly {', '.join(TEST_KINDS)}"
+                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "")
+                             + (f" (missing: {', '.join(sorted(missing))})" if missing else ""))
+        return value
+
+
+#: Kinds of test: compared with the course's values, self-consistency, shapes and attributes.
+TEST_KINDS = ("reference", "property", "structure")
 
 
 class HypothesisProfile(_Strict):
@@ -101,6 +139,7 @@ class Course(_Strict):
     given_module: str = "solutions.given"
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
+    scoring: Scoring = Scoring()
     assignments: tuple[Assignment, ...]
 
     @model_validator(mode="after")

@@ -4,10 +4,10 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from autograder.config import Assignment
-from autograder.grading.scoring import Result
+from autograder.config import Assignment, Scoring
+from autograder.grading.scoring import Result, shares
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -41,21 +41,24 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
     return "\n".join(lines)
 
 
-def results_json(result: Result) -> dict[str, Any]:
+def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, Any]:
     """The Gradescope autograder results format, one entry per test."""
     tests = []
     for comp in result.components:
-        total_weight = sum(t.weight for t in comp.tests) or 1.0
-        for t in comp.tests:
-            max_score = round(comp.points * t.weight / total_weight, 4)
+        for share in shares(comp.points, comp.tests, policy or result.scoring):
+            t = share.outcome
+            output = t.output
+            if t.passed and share.factor < 1:
+                output = (f"counts {share.factor:.0%} of its share: {comp.name} matches the course's values in "
+                          f"{share.factor:.0%} of the comparisons (by weight)")
             tests.append({
                 "name": f"{comp.name}: {t.name}",
-                "score": max_score if t.passed else 0.0,
-                "max_score": max_score,
+                "score": share.score,
+                "max_score": share.max_score,
                 "status": "passed" if t.passed else "failed",
-                "output": t.output,
+                "output": output,
                 "visibility": "visible" if t.public else "after_published",
-                "extra_data": {"component": comp.name, "public": t.public},
+                "extra_data": {"component": comp.name, "public": t.public, "kind": t.kind},
             })
     notes = []
     for comp in result.components:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from autograder.config import Assignment
+from autograder.config import Assignment, Scoring
 from autograder.grading.dependencies import DependencyUse
 from autograder.selfcheck.plugin import TestOutcome
 
@@ -30,6 +30,7 @@ class Result:
     output: str = ""  # what the student's code printed, per component
     seconds: float = 0.0  # wall time of the grading
     isolation: str = ""  # how the student's code was confined (Isolation.describe())
+    scoring: Scoring = field(default_factory=Scoring)  # the policy the scores were computed with
 
     @property
     def score(self) -> float:
@@ -43,14 +44,53 @@ class Result:
         return {c.name for c in self.components}
 
 
+@dataclass(frozen=True)
+class TestShare:
+    """One test's part of its component's points: what it can earn and what it earned."""
+
+    outcome: TestOutcome
+    max_score: float
+    score: float
+    factor: float  # the gate: 1 for reference tests, the share of reference comparisons passed otherwise
+
+
+def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
+    override = policy.tests.get(f"{outcome.component}::{outcome.function}")
+    return override if override is not None else policy.kinds.get(outcome.kind, 1.0) * outcome.weight
+
+
+def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[TestShare]:
+    """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
+    earned: a passed reference test its share, a passed property or structure test its share times
+    the share of reference weight passed (with `gate: proportional`)."""
+    weights = [test_weight(t, policy) for t in tests]
+    total = sum(weights)
+    if not tests or total <= 0:
+        return []
+    reference = [(t, w) for t, w in zip(tests, weights) if t.kind == "reference"]
+    ref_total = sum(w for _, w in reference)
+    gate = 1.0
+    if policy.gate == "proportional" and ref_total > 0:
+        gate = sum(w for t, w in reference if t.passed) / ref_total
+    units = round(points * 10_000)
+    raw = [units * w / total for w in weights]
+    maxima = [int(r) for r in raw]
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - maxima[i], reverse=True)[:units - sum(maxima)]:
+        maxima[i] += 1  # largest remainders: the shares add up to the points exactly
+    out = []
+    for t, m in zip(tests, maxima):
+        factor = 1.0 if t.kind == "reference" else gate
+        out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000 if t.passed else 0.0, factor))
+    return out
+
+
 def score(assignment: Assignment, outcomes: list[TestOutcome],
-          notes: Optional[dict[str, list[str]]] = None) -> list[ComponentScore]:
-    """Partial credit: a component's points times the weight share of its passed tests."""
+          notes: Optional[dict[str, list[str]]] = None, policy: Optional[Scoring] = None) -> list[ComponentScore]:
+    """Partial credit per component: the sum of its tests' earned shares (see `shares`)."""
+    policy = policy or Scoring()
     out = []
     for comp in assignment.components:
         tests = [o for o in outcomes if o.component == comp.name]
-        total = sum(t.weight for t in tests)
-        got = sum(t.weight for t in tests if t.passed)
-        value = round(comp.points * got / total, 4) if total else 0.0
+        value = round(sum(sh.score for sh in shares(comp.points, tests, policy)), 4)
         out.append(ComponentScore(comp.name, comp.points, value, tests, (notes or {}).get(comp.name, [])))
     return out

@@ -62,14 +62,14 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     finally:
         provider.close()
     tested = [plugin.outcomes[n] for n in plugin.order]
-    components_scored = score(assignment, tested, getattr(provider, "notes", {}))
+    components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     due_passed = assignment.due is not None and (today or dt.date.today()) > assignment.due
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
         if dependencies.holds_current_reference(comp.dependencies) and not due_passed:
             withhold(comp, assignment.due)
-    return Result(assignment_id, submission, components_scored)
+    return Result(assignment_id, submission, components_scored, scoring=course.scoring)
 
 
 def withhold(comp: ComponentScore, due: Optional[dt.date]) -> None:

@@ -56,6 +56,8 @@ class TestOutcome:
     component: str
     weight: float
     public: bool
+    kind: str = "reference"  # reference, property or structure (see config.Scoring)
+    function: str = ""  # the test function's name (course.yml scoring.tests overrides use it)
     passed: bool = False
     output: str = ""
     seconds: float = 0.0
@@ -85,6 +87,15 @@ def component_of(item: pytest.Item) -> Optional[str]:
 def weight_of(item: pytest.Item) -> float:
     mark = item.get_closest_marker("weight")
     return float(mark.args[0]) if mark and mark.args else 1.0
+
+
+def kind_of(item: pytest.Item) -> str:
+    """`@pytest.mark.kind("property")`, else "reference" for a test that uses the course's reference
+    (`ref`) and "property" for one that does not (hand-computed examples are marked "reference")."""
+    mark = item.get_closest_marker("kind")
+    if mark and mark.args:
+        return str(mark.args[0])
+    return "reference" if "ref" in getattr(item, "fixturenames", ()) else "property"
 
 
 def describe_test(item: pytest.Item) -> str:
@@ -148,6 +159,7 @@ class GradingPlugin:
         config.addinivalue_line("markers", "component(name): the contract component a test grades")
         config.addinivalue_line("markers", "weight(w): the test's weight within its component")
         config.addinivalue_line("markers", "keep(reason): kept although no zoo mutant fails it")
+        config.addinivalue_line("markers", "kind(k): reference, property or structure (scoring policy)")
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -159,7 +171,8 @@ class GradingPlugin:
         items[:] = [it for it, _ in graded]
         for it, component in graded:
             self.outcomes[it.nodeid] = TestOutcome(
-                it.nodeid, describe_test(it), component, weight_of(it), self.public_marker(it))
+                it.nodeid, describe_test(it), component, weight_of(it), self.public_marker(it),
+                kind=kind_of(it), function=getattr(it, "originalname", it.name))
             self.order.append(it.nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
