@@ -161,6 +161,11 @@ class Course(_Strict):
             for used in a.uses:
                 if seen.get(used, a.id) >= a.id:
                     raise ValueError(f"{a.id}: uses {used!r}, which is not a component of an earlier assignment")
+        for key in self.scoring.tests:
+            component, sep, test = key.partition("::")
+            if not sep or not test or component not in seen:
+                raise ValueError(f"scoring.tests: {key!r} must be '<component>::<test function>' with a "
+                                 f"component of this course")
         return self
 
     @property
