@@ -11,15 +11,9 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
-
-DTYPES = st.sampled_from([torch.float32, torch.float64])
-SEEDS = st.integers(0, 2 ** 16)
-
-
-def randn(seed, *shape, dtype=torch.float32):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+from autograder.selfcheck.hints import MHA_SIZES_HINT
 
 
 def values(seed, shape, dtype):
@@ -33,7 +27,7 @@ def values(seed, shape, dtype):
 def reshape_case(draw, dtypes=st.sampled_from([torch.float32, torch.float64, torch.int64])):
     B, L = draw(st.integers(1, 3), label="B"), draw(st.integers(1, 4), label="L")
     h, dh = draw(st.integers(1, 4), label="num_heads"), draw(st.integers(1, 3), label="d/h")
-    return B, L, h, dh, draw(dtypes, label="dtype"), draw(SEEDS, label="seed")
+    return B, L, h, dh, draw(dtypes, label="dtype"), draw(S.SEEDS, label="seed")
 
 
 def equal(actual, expected, what, inputs, hint):
@@ -157,22 +151,16 @@ def mha_case(draw, heads=st.integers(1, 3), lens_kinds=("none", "1d", "2d"), bia
         qs, ks, vs = draw(st.permutations([2, 3, 5]), label="query, key, value sizes")
     else:
         qs, ks, vs = (draw(st.integers(1, 5), label=f"{n}_size") for n in ("query", "key", "value"))
-    kind = draw(st.sampled_from(lens_kinds), label="valid_lens kind")
-    lens = None
-    if kind == "1d":
-        lens = torch.tensor(draw(st.lists(st.integers(1, K), min_size=B, max_size=B), label="valid_lens"))
-    elif kind == "2d":
-        rows = draw(st.lists(st.lists(st.integers(1, K), min_size=Q, max_size=Q), min_size=B, max_size=B),
-                    label="valid_lens")
-        lens = torch.tensor(rows)
+    lens = S.valid_lens(draw, draw(st.sampled_from(lens_kinds), label="valid_lens kind"), B, K, queries=Q,
+                        label="valid_lens")
     return dict(B=B, Q=Q, K=K, h=h, dh=dh, qs=qs, ks=ks, vs=vs, lens=lens, bias=draw(bias, label="bias"),
-                dtype=draw(DTYPES, label="dtype"), seed=draw(SEEDS, label="seed"))
+                dtype=draw(S.FLOAT_DTYPES, label="dtype"), seed=draw(S.SEEDS, label="seed"))
 
 
 def make_inputs(c):
-    q = randn(c["seed"], c["B"], c["Q"], c["qs"], dtype=c["dtype"])
-    k = randn(c["seed"] + 1, c["B"], c["K"], c["ks"], dtype=c["dtype"])
-    v = randn(c["seed"] + 2, c["B"], c["K"], c["vs"], dtype=c["dtype"])
+    q = S.randn((c["B"], c["Q"], c["qs"]), c["seed"], c["dtype"])
+    k = S.randn((c["B"], c["K"], c["ks"]), c["seed"] + 1, c["dtype"])
+    v = S.randn((c["B"], c["K"], c["vs"]), c["seed"] + 2, c["dtype"])
     return q, k, v
 
 
@@ -196,18 +184,13 @@ def lens_text(lens):
 
 
 def run(m, c, q, k, v, lens):
-    """The student's forward; an exception becomes a failure naming the call and the likely cause."""
-    try:
-        return m(q, k, v, lens)
-    except Exception as exc:  # the student's code may raise anything
-        hint = ("W_q maps query_size, W_k key_size and W_v value_size to num_hiddens: queries go through W_q, "
-                "keys through W_k, values through W_v")
-        if lens is not None and lens.dim() == 2:
-            hint = ("2-D valid_lens (B, Q) hold one length per query: repeat its rows along axis 0 only, "
-                    "torch.repeat_interleave(valid_lens, num_heads, dim=0) -> (B*h, Q); " + hint)
-        raise AssertionError(f"{describe(c)} on queries {tuple(q.shape)}, keys {tuple(k.shape)}, values "
-                             f"{tuple(v.shape)}, valid_lens {lens_text(lens)} raised {type(exc).__name__}: {exc}"
-                             f"\n  hint: {hint}") from None
+    """The student's forward (T.call); a failure names the call and the likely cause."""
+    hint = MHA_SIZES_HINT
+    if lens is not None and lens.dim() == 2:
+        hint = ("2-D valid_lens (B, Q) hold one length per query: repeat its rows along axis 0 only, "
+                "torch.repeat_interleave(valid_lens, num_heads, dim=0) -> (B*h, Q); " + hint)
+    return T.call(f"{describe(c)} on queries {tuple(q.shape)}, keys {tuple(k.shape)}, values {tuple(v.shape)}, "
+                  f"valid_lens {lens_text(lens)}", m, q, k, v, lens, hint=hint, show_args=False)
 
 
 def weights(m, c):

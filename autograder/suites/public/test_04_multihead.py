@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import MHA_SIZES_HINT
 
 HEAD_HINT = ("row b*h + i of the result must be head i of batch item b, and head i holds features "
              "i*d/h .. (i+1)*d/h - 1 of every position (reshape to (B, L, h, d/h), then move the head axis "
@@ -79,18 +80,6 @@ def test_output_two_batch_items(student):
                    hint="row b*h + i is head i of batch item b (the inverse of transpose_qkv)")
 
 
-SIZES_HINT = ("W_q maps query_size, W_k key_size and W_v value_size to num_hiddens: queries go through W_q, keys "
-              "through W_k, values through W_v")
-
-
-def call(what, fn, *args, hint=SIZES_HINT):
-    """Call the student's code; an exception becomes a failure that says which call failed and why."""
-    try:
-        return fn(*args)
-    except Exception as exc:  # the student's code may raise anything
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: {hint}") from None
-
-
 def _mha(student, key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2, dropout=0.0, bias=False):
     T.seed(student, 0)
     m = student.MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)
@@ -120,9 +109,10 @@ def test_mha_shape(student):
     q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
     what = ("MultiHeadAttention(key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2)"
             "(queries (2, 3, 4), keys (2, 5, 3), values (2, 5, 5), valid_lens)")
-    T.assert_shape(call(what, m, q, k, v, torch.tensor([2, 5])), (2, 3, 6), what)
-    T.assert_shape(call(what + " with valid_lens=None", m, q, k, v, None), (2, 3, 6),
-                   "the same call with valid_lens=None")
+    T.assert_shape(T.call(what, m, q, k, v, torch.tensor([2, 5]), hint=MHA_SIZES_HINT, show_args=False), (2, 3, 6),
+                   what)
+    T.assert_shape(T.call(what + " with valid_lens=None", m, q, k, v, None, hint=MHA_SIZES_HINT, show_args=False),
+                   (2, 3, 6), "the same call with valid_lens=None")
 
 
 @pytest.mark.component("MultiHeadAttention")
