@@ -5,18 +5,18 @@ positions, per the contract: pow and exp/log forms differ there), and checked th
 of the construction: unit sine/cosine pairs, relative positions as rotations, prefixes. Dropout is
 checked through properties that do not depend on the random stream.
 """
+import functools
 
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT as LAYOUT_HINT
 
 ATOL = 1e-4  # contract: positional encodings at large positions around 1e-4 absolute
-LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "
-               "hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")
 EVEN_D = st.integers(1, 16).map(lambda n: 2 * n)
-SEEDS = st.integers(0, 2 ** 16)
 
 
 def closed_form(max_len, d):
@@ -29,13 +29,8 @@ def closed_form(max_len, d):
     return P
 
 
-def call(what, fn, *args):
-    """Call the student's code; an exception becomes a failure that says which call failed."""
-    try:
-        return fn(*args)
-    except Exception as exc:  # the student's code may raise anything
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: forward(X) with X of shape "
-                             "(B, T, d) adds self.P[:, :T, :], the first T positions (T = X.shape[1])") from None
+#: Calls of the student's code (T.call): the descriptions name the arguments.
+call = functools.partial(T.call, hint=PE_FORWARD_HINT, show_args=False)
 
 
 def table(student, d, max_len, dropout=0.0):
@@ -108,10 +103,8 @@ def forward_case(draw):
     max_len = draw(st.integers(1, 30), label="max_len")
     steps = draw(st.integers(1, max_len), label="T")
     B = draw(st.integers(1, 3), label="B")
-    dtype = draw(st.sampled_from([torch.float32, torch.float64]), label="dtype")
-    seed = draw(SEEDS, label="seed")
-    g = torch.Generator().manual_seed(seed)
-    X = torch.randn(B, steps, d, generator=g, dtype=torch.float64).to(dtype)
+    dtype = draw(S.FLOAT_DTYPES, label="dtype")
+    X = S.randn((B, steps, d), draw(S.SEEDS, label="seed"), dtype)
     return d, max_len, X
 
 
@@ -160,7 +153,7 @@ def test_input_unchanged(student, case):
 
 @pytest.mark.component("PositionalEncoding")
 @settings(max_examples=10)
-@given(d=EVEN_D, p=st.sampled_from([0.3, 0.5]), seed=SEEDS)
+@given(d=EVEN_D, p=st.sampled_from([0.3, 0.5]), seed=S.SEEDS)
 def test_dropout_in_training_only(student, d, p, seed):
     """dropout acts on X + P in training mode (each entry zeroed or scaled by 1/(1-p)) and is off in eval mode"""
     pe = student.PositionalEncoding(d, p, 16)

@@ -9,18 +9,7 @@ import pytest
 import torch
 
 from autograder.selfcheck import testing as T
-
-LAYOUT_HINT = ("P[0, i, 2j] = sin(i / 10000**(2j/d)) and P[0, i, 2j+1] = cos(i / 10000**(2j/d)): even columns "
-               "(0, 2, 4, ...) hold sines, odd columns cosines, interleaved pair by pair; positions i start at 0")
-
-
-def call(what, fn, *args):
-    """Call the student's code; an exception becomes a failure that says which call failed."""
-    try:
-        return fn(*args)
-    except Exception as exc:  # the student's code may raise anything
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}\n  hint: forward(X) with X of shape "
-                             "(B, T, d) adds self.P[:, :T, :], the first T positions (T = X.shape[1])") from None
+from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -42,7 +31,7 @@ def test_worked_example(student):
                               [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
                               [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)]]])
     T.assert_close(P, expected, what="PositionalEncoding(num_hiddens=4, dropout=0, max_len=3).P",
-                   hint=LAYOUT_HINT, atol=1e-5, rtol=0, check_dtype=False)
+                   hint=PE_LAYOUT_HINT, atol=1e-5, rtol=0, check_dtype=False)
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -59,7 +48,8 @@ def test_input_unchanged(student):
     pe = student.PositionalEncoding(4, 0.0, 10)
     pe.eval()
     X = torch.ones(2, 3, 4)
-    _, (after,) = call("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)", T.call_and_inputs, pe, X)
+    _, (after,) = T.call("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)", T.call_and_inputs, pe, X,
+                         hint=PE_FORWARD_HINT, show_args=False)
     T.assert_close(after, torch.ones(2, 3, 4), what="the caller's input X after calling forward(X)",
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
 
@@ -71,7 +61,8 @@ def test_forward_adds_first_positions(student):
     pe.eval()
     X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
     expected = X + T.as_plain(pe.P)[:, :3]
-    out = call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X)
+    out = T.call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X,
+                 hint=PE_FORWARD_HINT, show_args=False)
     T.assert_close(out, expected, what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
                    "shape (2, 3, 4)", inputs={"X": X}, check_dtype=False,
                    hint="return dropout(X + self.P[:, :X.shape[1], :]): positions run along axis 1 of X, and "
