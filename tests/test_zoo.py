@@ -1,24 +1,55 @@
 """The kit's proof that its tests work: every mutant is caught in its own component only, every
-correct alternative gets full marks, and every hidden test catches at least one mutant."""
+correct alternative gets full marks, and every hidden test catches at least one mutant.
+
+Every entry is graded once per run, by whichever xdist worker runs its test; the verdict goes to a
+store shared by the run's workers (run_once.RunStore), where the checks over the whole zoo read it.
+A check over the whole zoo grades any entry that no test of this run graded (under -k, say) and
+waits for the ones another worker is grading, so it never judges an incomplete set.
+"""
 from __future__ import annotations
 
 import ast
+import dataclasses
+from pathlib import Path
 
 import pytest
 
 from autograder.catalogue import zoo
 from autograder.config import default
 from autograder.grading.session import SUITES, run_in_process
+from run_once import RunStore, run_folder
 
 ENTRIES = zoo.entries()
+BY_ID = {e.id: e for e in ENTRIES}
 MUTANTS = [e for e in ENTRIES if e.kind == "mutant"]
 CORRECT = [e for e in ENTRIES if e.kind == "correct"]
 
 
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory) -> dict[str, zoo.Verdict]:
-    tmp = tmp_path_factory.mktemp("zoo")
-    return {e.id: zoo.judge(e, tmp) for e in ENTRIES}
+class Verdicts:
+    """The run's verdicts: each entry graded (in-process) by the first worker that needs it."""
+
+    def __init__(self, store: RunStore, workdir: Path) -> None:
+        self.store, self.workdir = store, workdir
+
+    def _judge(self, entry_id: str) -> dict:
+        v = zoo.judge(BY_ID[entry_id], self.workdir)
+        return {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.name != "entry"}
+
+    def of(self, entry: zoo.Entry) -> zoo.Verdict:
+        return zoo.Verdict(entry, **self.store.get(entry.id, lambda: self._judge(entry.id)))
+
+    def of_all(self, entries: list[zoo.Entry]) -> dict[str, zoo.Verdict]:
+        # Backwards through the zoo: the per-entry tests run forwards, so the two seldom meet.
+        got = self.store.get_many([e.id for e in reversed(entries)], self._judge)
+        out = {i: zoo.Verdict(BY_ID[i], **fields) for i, fields in got.items()}
+        assert set(out) == {e.id for e in entries}, "verdicts missing for " + ", ".join(
+            sorted({e.id for e in entries} - set(out)))
+        return out
+
+
+@pytest.fixture(scope="session")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
+    return Verdicts(RunStore(run_folder(tmp_path_factory, "zoo-verdicts")), tmp_path_factory.mktemp("zoo"))
 
 
 def test_zoo_is_large_enough():
@@ -31,14 +62,14 @@ def test_zoo_is_large_enough():
 
 @pytest.mark.parametrize("entry", MUTANTS, ids=[e.id for e in MUTANTS])
 def test_mutant_loses_points_in_its_own_component_only(entry, verdicts):
-    v = verdicts[entry.id]
+    v = verdicts.of(entry)
     assert v.lost == [entry.component], f"{entry.bug}: lost points in {v.lost}"
     assert v.symptom_named, f"first failure does not name {entry.symptom!r}:\n{v.first_failure}"
 
 
 @pytest.mark.parametrize("entry", CORRECT, ids=[e.id for e in CORRECT])
 def test_correct_alternative_gets_full_marks(entry, verdicts):
-    v = verdicts[entry.id]
+    v = verdicts.of(entry)
     assert not v.lost, f"{entry.bug}: lost points in {v.lost}\n{v.first_failure}"
 
 
@@ -50,20 +81,18 @@ def test_mutant_costs_nothing_in_later_assignments(entry, later, tmp_path):
     # No double jeopardy across assignments: the later assignment's components are graded
     # on the reference versions of what they build on.
     result = run_in_process(later, zoo.compose_into(entry, later, tmp_path))
+    assert [c.name for c in result.components] == [c.name for c in default().assignment(later).components]
     assert result.score == result.max_score, [c.name for c in result.components if c.score < c.points]
 
 
-def hidden_tests() -> list[str]:
+def hidden_tests() -> list[tuple[str, str]]:
+    """(module, function) of every hidden test that does not carry @pytest.mark.keep(reason)."""
     names = []
     for path in sorted((SUITES / "hidden").glob("test_*.py")):
         tree = ast.parse(path.read_text())
-        justified = set()
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                marks = ast.unparse(node)
-                if "mark.keep(" in marks:
-                    justified.add(node.name)
-                else:
+                if not any("mark.keep" in ast.unparse(d) for d in node.decorator_list):
                     names.append((path.stem, node.name))
     return names
 
@@ -71,12 +100,14 @@ def hidden_tests() -> list[str]:
 def test_every_hidden_test_catches_a_mutant(verdicts):
     # A test name is its docstring's first line; map back through the runner's outcomes.
     killers: set[str] = set()
-    for v in verdicts.values():
-        if v.entry.kind == "mutant":
-            killers.update(v.killed_by)
+    for v in verdicts.of_all(MUTANTS).values():
+        killers.update(v.killed_by)
     from autograder.selfcheck.plugin import describe_test  # noqa: F401 - names come from docstrings
+    hidden = hidden_tests()
+    modules = {p.stem for p in (SUITES / "hidden").glob("test_*.py")}
+    assert modules and {stem for stem, _ in hidden} == modules, "hidden modules without a test function this check reads"
     idle = []
-    for stem, fn in hidden_tests():
+    for stem, fn in hidden:
         doc = _docstring_first_line(stem, fn)
         if doc not in killers:
             idle.append(f"{stem}::{fn} ({doc})")
