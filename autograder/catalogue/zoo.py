@@ -1,22 +1,30 @@
-"""The misconception catalogue ("the zoo"): realistic buggy and alternative correct implementations.
+"""The misconception catalogue ("the zoo"): realistic buggy, degenerate and alternative correct implementations.
 
-Each entry is a file `entries/<assignment>/{mutants,correct}/<name>.py` (beside this module) that redefines one
-component (or a few) and starts with a docstring header:
+Each entry is a file `entries/<assignment>/{mutants,correct,degenerate}/<name>.py` (beside this module) that
+redefines one component (or a few) and starts with a docstring header:
 
     component: masked_softmax
-    bug: masked positions are filled with 0 before the softmax, so they keep weight
-    symptom: masked
+    bug: keeps one position too many: it keeps index <= valid length instead of index < valid length
+    fix: keep the positions with index strictly less than the valid length and mask those with index >= valid length
+    family: mask-off-by-one
+    symptom: index >= valid length
 
-`symptom` (mutants only) is a phrase that the first failing test's feedback must contain, so that
-the feedback names the mistake in words a student understands. A submission for an entry is the
-reference implementation of the whole assignment followed by the entry's code.
+`bug` is the misconception: what the code does, read as "your code behaves like one that <bug>";
+`fix` (mutants) is one sentence telling the student what to change; `family` (optional, mutants) names
+the misconception when several entries are the same mistake seen differently (it defaults to the
+entry's own name); `symptom` (mutants only) is a phrase that the first failing test's feedback must
+contain, so that the feedback names the mistake in words a student understands. Correct entries carry
+a `note:` instead of a `bug:`. Degenerate entries are whole implementations that ignore their inputs
+(constant, uniform, random or skipped computations with the right shapes): they must earn at most
+`DEGENERATE_SHARE` of their component's points and cost no other component anything. A submission for
+an entry is the reference implementation of the whole assignment followed by the entry's code.
 """
 from __future__ import annotations
 
 import argparse
 import inspect
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 from collections.abc import Callable
@@ -25,17 +33,27 @@ from autograder import config as config_mod
 
 ZOO = Path(__file__).resolve().parent / "entries"
 README = Path(__file__).resolve().parents[2] / "README.md"
+#: The largest share of its component's points a degenerate entry may earn.
+DEGENERATE_SHARE = 0.10
+#: Entry folders and the kind of their entries.
+KINDS = (("mutants", "mutant"), ("correct", "correct"), ("degenerate", "degenerate"))
+HEADER_KEYS = frozenset({"component", "bug", "fix", "family", "symptom", "note"})
 
 
 @dataclass
 class Entry:
     assignment: str
-    kind: str  # "mutant" or "correct"
+    kind: str  # "mutant", "correct" or "degenerate"
     name: str
     path: Path
     component: str
-    bug: str
+    bug: str  # the misconception (a correct entry's note)
     symptom: str
+    fix: str = ""  # what to change, in one sentence (mutants)
+    family: str = ""  # the misconception's id, shared by equivalent entries; the entry's name by default
+
+    def __post_init__(self) -> None:
+        self.family = self.family or self.name
 
     @property
     def id(self) -> str:
@@ -47,7 +65,7 @@ def parse_header(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in doc.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip() in {"component", "bug", "symptom", "note"}:
+        if sep and key.strip() in HEADER_KEYS:
             out[key.strip()] = value.strip()
     return out
 
@@ -59,13 +77,14 @@ def ast_docstring(path: Path) -> Optional[str]:
 
 def entries(assignment: Optional[str] = None, root: Path = ZOO) -> list[Entry]:
     out = []
-    for folder, kind in (("mutants", "mutant"), ("correct", "correct")):
+    for folder, kind in KINDS:
         for path in sorted(root.glob(f"{assignment or '*'}/{folder}/*.py")):
             header = parse_header(path)
             if "component" not in header:
                 raise ValueError(f"{path}: the docstring header needs a 'component:' line")
             out.append(Entry(path.parent.parent.name, kind, path.stem, path, header["component"],
-                             header.get("bug", header.get("note", "")), header.get("symptom", "")))
+                             header.get("bug", header.get("note", "")), header.get("symptom", ""),
+                             header.get("fix", ""), header.get("family", "")))
     return out
 
 
@@ -94,16 +113,26 @@ class Verdict:
     first_failure: str  # name and message of the first failing test of the entry's component
     score: float
     max_score: float
+    component_score: float = 0.0  # what the entry's own component earned
+    component_points: float = 0.0  # ... out of its points
+    passing: list[str] = field(default_factory=list)  # names of the passing tests of the entry's component
 
     @property
     def ok(self) -> bool:
         if self.entry.kind == "correct":
             return not self.lost
+        if self.entry.kind == "degenerate":
+            return self.degenerate_share_ok and all(c == self.entry.component for c in self.lost)
         return self.lost == [self.entry.component] and self.symptom_named
 
     @property
+    def degenerate_share_ok(self) -> bool:
+        """The entry's own component earned at most DEGENERATE_SHARE of its points."""
+        return self.component_score <= DEGENERATE_SHARE * self.component_points + 1e-9
+
+    @property
     def symptom_named(self) -> bool:
-        return self.entry.kind == "correct" or self.entry.symptom.lower() in self.first_failure.lower()
+        return self.entry.kind != "mutant" or self.entry.symptom.lower() in self.first_failure.lower()
 
 
 def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any]] = None) -> Verdict:
@@ -115,7 +144,9 @@ def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any
     own = next((c for c in result.components if c.name == entry.component), None)
     failing = [t for t in own.tests if not t.passed] if own else []
     first = f"{failing[0].name}\n{failing[0].output}" if failing else ""
-    return Verdict(entry, lost, [t.name for t in failing], first, result.score, result.max_score)
+    passing = [t.name for t in own.tests if t.passed] if own else []
+    return Verdict(entry, lost, [t.name for t in failing], first, result.score, result.max_score,
+                   own.score if own else 0.0, own.points if own else 0.0, passing)
 
 
 def later_assignments(component: str) -> list[str]:
@@ -143,7 +174,7 @@ def table(verdicts: list[Verdict]) -> str:
         extra = f" (+{len(v.killed_by) - 1} more)" if len(v.killed_by) > 1 else ""
         rows.append(f"| `{v.entry.component}` | {v.entry.name} | {v.entry.bug} | {first}{extra} |")
     counts: dict[str, list[int]] = {}
-    for v in verdicts:
+    for v in (v for v in verdicts if v.entry.kind in ("mutant", "correct")):
         counts.setdefault(v.entry.component, [0, 0])[0 if v.entry.kind == "mutant" else 1] += 1
     summary = ["| component | mutants | correct alternatives |", "|---|---|---|"]
     summary += [f"| `{c}` | {m} | {k} |" for c, (m, k) in counts.items()]
@@ -182,6 +213,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         verdicts.append(v)
         if not (ns.table or ns.update_readme) or not v.ok:
             note = "" if v.symptom_named else f"  (symptom {entry.symptom!r} not in first failure)"
+            if entry.kind == "degenerate":
+                share = v.component_score / v.component_points if v.component_points else 0.0
+                note += (f"  {entry.component}: {v.component_score:g}/{v.component_points:g} ({share:.0%}, "
+                         f"at most {DEGENERATE_SHARE:.0%}); passes {len(v.passing)}: {'; '.join(v.passing) or '-'}")
             print(f"{'ok ' if v.ok else 'BAD'} {entry.id:60} {v.score:g}/{v.max_score:g} lost={v.lost}{note}")
             if ns.verbose or not v.ok:
                 print(format_result(run_in_process(entry.assignment, compose(entry, tmp)), verbose=True))
