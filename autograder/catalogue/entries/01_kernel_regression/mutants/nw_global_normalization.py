@@ -1,6 +1,7 @@
 """
 component: nadaraya_watson
-bug: normalizes the kernel values by their sum over the whole matrix, not per query
+bug: divides the kernel values by their sum over the whole (n, m) matrix instead of by each query's own sum
+fix: normalize each query's row on its own (a softmax over dim=1, the keys), so that every row of the weights sums to 1
 symptom: sums to 1
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: nadaraya_watson
-bug: the Gaussian kernel misses the factor 1/2 in the exponent
+bug: leaves out the factor 1/2 of the Gaussian kernel's exponent: its scores are -(x - x_j)**2
+fix: divide the squared distance by 2: the score is -(queries[i] - keys[j])**2 / 2
 symptom: gaussian kernel
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: nadaraya_watson
-bug: uses the raw kernel values exp(-d**2/2) as weights, without normalizing them
+bug: uses the raw kernel values exp(-(x - x_j)**2 / 2) as weights, without normalizing them
+fix: normalize the kernel values over the keys (a softmax over dim=1 of the scores) so that each query's weights sum to 1
 symptom: sums to 1
 """
 import torch

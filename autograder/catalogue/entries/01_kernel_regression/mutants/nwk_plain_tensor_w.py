@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: w is a plain tensor with requires_grad=True, not an nn.Parameter, so the module does not register it
+bug: makes w a plain tensor with requires_grad=True instead of an nn.Parameter, so the module does not register it (parameters() and state_dict() miss it)
+fix: wrap w in nn.Parameter (shape (1,)) so that the module registers it and an optimizer trains it
 symptom: nn.parameter
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: w is a 0-d parameter (torch.rand(())) instead of shape (1,)
+bug: creates w as a 0-d parameter (torch.rand(())) instead of one of shape (1,)
+fix: give w the contract's shape (1,): nn.Parameter(torch.rand((1,)))
 symptom: shape (1,)
 """
 import torch

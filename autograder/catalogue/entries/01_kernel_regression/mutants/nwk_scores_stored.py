@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: stores the scores (before the softmax) in self.attention_weights
+bug: stores the scores (before the softmax) in self.attention_weights instead of the normalized weights
+fix: store the softmax's output, the weights whose rows sum to 1, in self.attention_weights
 symptom: attention_weights
 """
 import torch

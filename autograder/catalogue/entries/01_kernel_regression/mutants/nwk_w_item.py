@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: reads w as a Python number (self.w.item()), so no gradient reaches w and training does nothing
+bug: reads w as a Python number (self.w.item()), so no gradient reaches w and training never changes it
+fix: use the tensor self.w itself in the computation (no .item(), float() or .data), so that autograd reaches it
 symptom: gradient
 """
 import torch

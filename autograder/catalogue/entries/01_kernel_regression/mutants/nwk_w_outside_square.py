@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: multiplies the squared distance by w instead of squaring (q - k) * w
+bug: multiplies the squared distance by w instead of squaring (q - k) * w (so the scores grow with w, not with w**2)
+fix: multiply the difference by w before squaring: the score is -((queries[i] - keys[i, j]) * w)**2 / 2
 symptom: before squaring
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: NWKernelRegression
-bug: broadcasts the queries along the key axis (queries.unsqueeze(0)), so query j meets the keys of column j
+bug: broadcasts the queries along the key axis (queries.unsqueeze(0)), so entry [i, j] compares keys[i, j] with query j instead of query i
+fix: compare each query with the keys of its own row: queries.unsqueeze(1) has shape (n, 1) and broadcasts over the m keys
 symptom: own row
 """
 import torch
