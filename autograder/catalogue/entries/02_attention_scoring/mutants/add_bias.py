@@ -1,6 +1,7 @@
 """
 component: AdditiveAttention
 bug: keeps nn.Linear's default bias in W_k and W_q
+fix: create W_k and W_q with bias=False, as the contract specifies
 symptom: bias
 """
 import math

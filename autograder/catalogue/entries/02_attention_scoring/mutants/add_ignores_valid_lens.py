@@ -1,6 +1,8 @@
 """
 component: AdditiveAttention
-bug: computes a plain softmax of the scores and never uses valid_lens
+bug: takes a plain softmax of the scores and never uses valid_lens, so padded keys get weight
+fix: compute the weights with masked_softmax(scores, valid_lens), so that positions past each valid length get weight 0
+family: valid-lens-ignored
 symptom: valid length
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: AdditiveAttention
-bug: names the scoring vector self.v (a learner's notebook) instead of the contract's w_v
+bug: names the scoring layer self.v instead of the contract's w_v (the grader copies weights by name)
+fix: name the layer self.w_v: nn.Linear(num_hiddens, 1, bias=False)
 symptom: w_v
 """
 import math

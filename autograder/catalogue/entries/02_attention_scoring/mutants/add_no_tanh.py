@@ -1,6 +1,7 @@
 """
 component: AdditiveAttention
-bug: forgets the tanh: scores = w_v(W_q q + W_k k)
+bug: leaves out the tanh: its scores are w_v(W_q q + W_k k)
+fix: apply torch.tanh to the sum of the projected queries and keys before w_v
 symptom: tanh
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: AdditiveAttention
-bug: squeezes the scores with squeeze() instead of squeeze(-1), which also drops a size-1 query or batch axis
+bug: squeezes the scores with squeeze() instead of squeeze(-1), which also drops a batch or query axis of size 1
+fix: remove only the last axis (w_v's output of size 1) with squeeze(-1)
 symptom: single query
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DotProductAttention
-bug: detaches the attention weights when storing them and multiplies the detached copy with the values
+bug: detaches the attention weights when storing them and multiplies the detached copy with the values, so no gradient reaches the queries or keys
+fix: keep the weights in the graph: store masked_softmax's output without .detach() and multiply that tensor (after dropout) with the values
+family: detached-attention-weights
 symptom: gradient
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DotProductAttention
-bug: masks inline instead of calling masked_softmax, tiling a 1-D valid_lens with repeat instead of repeat_interleave
+bug: masks inline and tiles a 1-D valid_lens with repeat (l0, l1, l0, l1, ...) instead of repeat_interleave (l0, l0, l1, l1, ...), so queries get other batch items' lengths
+fix: call masked_softmax(scores, valid_lens), or give each batch item's length to all its Q queries with torch.repeat_interleave(valid_lens, Q)
+family: lens-repeat-not-interleave
 symptom: one length per batch item
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DotProductAttention
 bug: multiplies the weights with the keys instead of the values
+fix: pool the values: multiply the (dropped-out) attention weights with values, not keys
 symptom: values
 """
 import math

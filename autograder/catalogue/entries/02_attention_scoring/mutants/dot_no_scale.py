@@ -1,6 +1,7 @@
 """
 component: DotProductAttention
-bug: forgets to divide the scores by sqrt(d)
+bug: never divides the scores by sqrt(d)
+fix: divide Q K^T by math.sqrt(d), with d = queries.shape[-1] (the feature size of queries and keys)
 symptom: sqrt(d)
 """
 import math

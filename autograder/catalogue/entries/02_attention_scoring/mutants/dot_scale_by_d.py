@@ -1,6 +1,7 @@
 """
 component: DotProductAttention
 bug: divides the scores by d instead of sqrt(d)
+fix: divide Q K^T by math.sqrt(d), the square root of the feature size, not by d itself
 symptom: sqrt(d)
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DotProductAttention
-bug: divides by the square root of the number of keys instead of the feature size
+bug: divides the scores by the square root of the number of keys (keys.shape[1]) instead of the feature size d
+fix: take d from the feature axis, d = queries.shape[-1], and divide Q K^T by math.sqrt(d)
 symptom: sqrt(d)
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: only handles 1-D valid_lens: a 2-D valid_lens is also repeat_interleave'd, giving B*Q*Q lengths
+bug: repeat_interleaves valid_lens also when it is 2-D (B, Q), giving B*Q*Q lengths for B*Q rows
+fix: repeat only a 1-D valid_lens; a 2-D valid_lens already holds one length per query: flatten it with reshape(-1)
 symptom: one length per query
 """
 import torch

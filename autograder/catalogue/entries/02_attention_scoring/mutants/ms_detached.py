@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: copies X with X.detach().clone() before masking in place, which cuts the gradient
+bug: copies X with X.detach().clone() before masking it, which cuts the gradient back to X
+fix: copy without detaching (X.clone(), or an out-of-place masked_fill or torch.where), so that gradients flow back to X
 symptom: gradient
 """
 import torch

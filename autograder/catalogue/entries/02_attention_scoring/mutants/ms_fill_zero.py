@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: masked scores are replaced by 0 (sequence_mask's default) before the softmax, so they keep weight (the course text's own bug)
+bug: replaces the masked scores by 0 (sequence_mask's default) before the softmax, so masked positions keep some weight (the course text's own bug)
+fix: fill masked positions with a very large negative number such as -1e6 (not 0) before the softmax, so that they get weight exactly 0
 symptom: very large negative
 """
 import torch

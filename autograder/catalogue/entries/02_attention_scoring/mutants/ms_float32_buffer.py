@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: fills a torch.zeros(shape) buffer row by row, so float64 inputs come back as float32
+bug: fills a torch.zeros(shape) buffer row by row, which is float32, so float64 inputs come back as float32
+fix: create the buffer in X's dtype and on X's device (torch.zeros_like(X)), or build the result without a buffer
 symptom: dtype
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: runs the softmax over all positions, then zeroes the masked ones and renormalizes (masked scores still matter numerically)
+bug: takes the softmax over all positions, then zeroes the masked ones and renormalizes, so huge masked scores still crush the valid weights
+fix: mask before the softmax: replace the masked scores by a very large negative number, then take the softmax over the last axis
 symptom: even huge ones
 """
 import torch

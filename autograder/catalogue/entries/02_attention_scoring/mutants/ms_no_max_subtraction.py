@@ -1,6 +1,7 @@
 """
 component: masked_softmax
-bug: a hand-written softmax exp(x) / sum exp(x) without subtracting the row maximum (overflows for large scores)
+bug: computes exp(x) / sum exp(x) by hand without subtracting the row maximum, so large scores overflow to inf
+fix: use torch.softmax over the last axis on the masked scores (or subtract each row's maximum before exp)
 symptom: numerically stable
 """
 import torch

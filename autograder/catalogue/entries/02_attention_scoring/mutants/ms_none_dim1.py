@@ -1,6 +1,8 @@
 """
 component: masked_softmax
-bug: with valid_lens None the softmax runs over dim=1 (the queries) instead of the last axis (a learner's notebook)
+bug: takes the softmax over dim=1 (the queries) instead of the last axis when valid_lens is None
+fix: with valid_lens None, take the softmax over the last axis (dim=-1), as in the masked case
+family: softmax-over-queries
 symptom: last axis
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: masked_softmax
-bug: keeps one position too many (index <= valid length) when building the mask
+bug: keeps one position too many: it keeps index <= valid length instead of index < valid length
+fix: keep the positions with index strictly less than the valid length and mask those with index >= valid length
+family: mask-off-by-one
 symptom: index >= valid length
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: sequence_mask
-bug: the mask is inverted: the valid entries are overwritten and the padding is kept
+bug: inverts the mask: it overwrites the valid entries and keeps the padding
+fix: overwrite only the entries at index >= valid_len[i] of row i and keep those at index < valid_len[i]
 symptom: index >= valid length
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: sequence_mask
-bug: keeps one entry too many (index <= valid_len instead of index < valid_len)
+bug: keeps one entry too many: it keeps index <= valid_len instead of index < valid_len
+fix: keep the entries with index strictly less than valid_len[i] and overwrite those with index >= valid_len[i]
+family: mask-off-by-one
 symptom: index >= valid length
 """
 import torch
