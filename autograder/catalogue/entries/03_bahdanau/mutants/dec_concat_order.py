@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: the GRU input is cat(embedding, context) instead of cat(context, embedding)
+bug: feeds the GRU cat(embedding, context) instead of cat(context, embedding)
+fix: concatenate the context first and the embedding second along the last axis, as the contract says
 symptom: cat(context, embedding)
 """
 import torch

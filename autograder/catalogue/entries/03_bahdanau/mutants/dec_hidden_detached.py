@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
 bug: detaches the hidden state after every step (the truncated-BPTT habit from RNN language models), so no gradient flows between steps
+fix: remove the .detach(): the decoder must backpropagate through every step of the sequence
 symptom: detach
 """
 import torch

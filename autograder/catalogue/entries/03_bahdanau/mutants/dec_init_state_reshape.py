@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: init_state reshapes the time-first outputs to (B, T, h) instead of permuting them
+bug: reshapes the time-first encoder outputs (T, B, h) to (B, T, h) in init_state instead of permuting them, which mixes batch items and steps
+fix: swap the first two axes with outputs.permute(1, 0, 2) (a reshape does not move the data)
 symptom: permute
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: forgets to permute the logits back: returns (T, B, vocab)
+bug: returns the logits time-first, (T, B, vocab_size), instead of (B, T, vocab_size)
+fix: permute the dense layer's output back to batch-first, (B, T, vocab_size), before returning it
 symptom: (b, t, vocab_size)
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: the GRU reads only the embedding (GRU over embed_size): the context is never used
+bug: feeds the GRU only the embedding (a GRU over embed_size inputs), so the attention context is never used
+fix: make the GRU's input size embed_size + num_hiddens and feed it cat(context, embedding) at every step
 symptom: embed_size + num_hiddens
 """
 import torch

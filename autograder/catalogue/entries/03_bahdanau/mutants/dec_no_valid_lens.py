@@ -1,6 +1,8 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: the attention is called without the valid lengths, so padded source positions get weight
+bug: calls the attention without the encoder's valid lengths, so padded source positions get weight
+fix: pass enc_valid_lens from the state as the attention's valid_lens
+family: valid-lens-ignored
 symptom: valid length
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: the query is hidden_state[0], the bottom layer (a port of the MXNet tab's hidden_state[0][-1])
+bug: uses hidden_state[0], the bottom GRU layer, as the query (a port of the MXNet tab's hidden_state[0][-1])
+fix: query with the top layer's state, hidden_state[-1], unsqueezed to (B, 1, num_hiddens)
 symptom: top layer
 """
 import torch

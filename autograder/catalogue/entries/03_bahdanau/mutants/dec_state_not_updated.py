@@ -1,6 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: forward returns the hidden state it was given, not the updated one
+bug: returns the hidden state it was given instead of the updated one, so decoding step by step restarts from the encoder's state
+fix: return the GRU's last hidden_state of this call in the new state
 symptom: step by step
 """
 import torch

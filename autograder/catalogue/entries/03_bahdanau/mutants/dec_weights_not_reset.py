@@ -1,6 +1,8 @@
 """
 component: Seq2SeqAttentionDecoder
-bug: the list of attention weights is created once in __init__ and never reset, so it grows across forward calls
+bug: creates the list of attention weights once in __init__ and never resets it, so it grows across forward calls
+fix: start a new empty list at the beginning of every forward call
+family: weights-list-not-reset
 symptom: last forward call
 """
 import torch
