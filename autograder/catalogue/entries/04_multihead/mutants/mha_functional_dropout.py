@@ -1,6 +1,7 @@
 """
 component: MultiHeadAttention
-bug: an extra F.dropout on the output, which stays active in eval mode (F.dropout's training flag defaults to True)
+bug: adds an F.dropout on the output, which stays active in eval mode (F.dropout's training flag defaults to True)
+fix: remove the extra dropout: the only dropout is the one inside self.attention, on the attention weights
 symptom: eval
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: MultiHeadAttention
-bug: never passes valid_lens on to the attention
+bug: never passes valid_lens on to the attention, so padded keys get weight
+fix: repeat valid_lens for the heads (torch.repeat_interleave(valid_lens, num_heads, dim=0)) and pass it to self.attention
+family: valid-lens-ignored
 symptom: valid length
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: MultiHeadAttention
-bug: copy-paste slip: keys are projected with W_q
+bug: projects the keys with W_q instead of W_k (a copy-paste slip)
+fix: project the keys with self.W_k
 symptom: w_k
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: MultiHeadAttention
 bug: returns the concatenated heads without the output projection W_o
+fix: apply self.W_o to the merged heads (transpose_output's result) before returning
 symptom: w_o
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: MultiHeadAttention
-bug: ignores the bias argument: projections never have a bias
+bug: ignores the bias argument: its projections never have a bias
+fix: pass bias=bias to each of the four nn.Linear layers W_q, W_k, W_v and W_o
 symptom: bias
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: MultiHeadAttention
-bug: repeats valid_lens with .repeat (tiling [l0, l1, l0, l1]) instead of repeat_interleave
+bug: repeats valid_lens with .repeat (tiling l0, l1, l0, l1) instead of repeat_interleave (l0, l0, l1, l1), so heads get other batch items' lengths
+fix: give each batch item's lengths to its h heads with torch.repeat_interleave(valid_lens, num_heads, dim=0)
+family: lens-repeat-not-interleave
 symptom: batch item
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: MultiHeadAttention
-bug: merges the heads with a plain reshape instead of transpose_output
+bug: merges the heads with a plain reshape instead of transpose_output, so positions and heads get mixed up
+fix: merge the heads with transpose_output(output, num_heads), which moves the head axis back behind the positions
+family: heads-not-permuted
 symptom: concatenated
 """
 import math

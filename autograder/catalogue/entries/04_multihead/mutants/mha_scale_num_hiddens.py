@@ -1,6 +1,7 @@
 """
 component: MultiHeadAttention
 bug: scales the scores by 1/sqrt(num_hiddens) instead of 1/sqrt(num_hiddens/num_heads)
+fix: scale each head's scores by the square root of its own feature size, num_hiddens / num_heads (DotProductAttention on the split heads does this)
 symptom: scale
 """
 import math

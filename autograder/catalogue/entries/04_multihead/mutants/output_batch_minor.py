@@ -1,6 +1,8 @@
 """
 component: transpose_output
-bug: reads the rows as (h, B, ...) (head-major), the inverse of the wrong transpose_qkv order
+bug: reads the rows as (h, B, ...) (head-major), the inverse of a transpose_qkv that puts the head axis first
+fix: read the rows batch-major: reshape to (B, h, L, d/h), since rows b*h .. b*h+h-1 are the heads of batch item b
+family: heads-batch-minor
 symptom: batch item
 """
 import torch

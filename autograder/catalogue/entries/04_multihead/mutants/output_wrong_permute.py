@@ -1,6 +1,8 @@
 """
 component: transpose_output
 bug: permutes (B, h, L, d/h) to (B, L, d/h, h), interleaving the heads' features instead of concatenating them
+fix: permute to (B, L, h, d/h), so that each head's d/h features stay together, head after head
+family: heads-interleaved
 symptom: head
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: transpose_qkv
 bug: puts the head axis first, (h, B, L, d/h), so rows are ordered head by head instead of batch item by batch item
+fix: permute to (B, h, L, d/h) before merging the first two axes, so that rows b*h .. b*h+h-1 are the heads of batch item b
+family: heads-batch-minor
 symptom: batch item
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: transpose_qkv
 bug: splits the features as (d/h, h) instead of (h, d/h), so head i gets every h-th feature
+fix: split the last axis as (num_heads, d/h), so that head i gets the contiguous features i*d/h .. (i+1)*d/h - 1
+family: heads-interleaved
 symptom: head
 """
 import torch
