@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: P is stored as (max_len, num_hiddens) without the leading batch axis
+bug: stores P as (max_len, num_hiddens), without the leading batch axis
+fix: give P the contract's shape (1, max_len, num_hiddens) and add P[:, :T, :]
 symptom: shape
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
 bug: slices P with X.shape[0] (the batch size) instead of X.shape[1] (the number of steps)
+fix: take as many positions as X has steps: P[:, :X.shape[1], :]
 symptom: positions
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: dropout is applied to X before P is added
+bug: applies dropout to X before P is added, so P itself is never dropped
+fix: add P first, then apply dropout to the sum X + P[:, :T]
 symptom: dropout
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: the exponent is j/d instead of 2j/d (arange(d/2) / d), so the frequencies are wrong
+bug: uses the exponent j/d instead of 2j/d (arange(d/2) / d), so the frequencies are wrong
+fix: use the even column indices as the exponent's numerator: torch.arange(0, num_hiddens, 2) / num_hiddens
 symptom: 2j/d
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: all sines in the first half of the columns, all cosines in the second half (not interleaved)
+bug: puts all sines in the first half of the columns and all cosines in the second half instead of interleaving them
+fix: write the sines into the even columns (0::2) and the cosines into the odd columns (1::2)
 symptom: interleaved
 """
 import math

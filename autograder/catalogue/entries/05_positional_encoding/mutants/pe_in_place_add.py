@@ -1,6 +1,8 @@
 """
 component: PositionalEncoding
-bug: adds P in place, changing the caller's tensor
+bug: adds P in place (X += P), changing the caller's tensor
+fix: add out of place, X = X + P[:, :T], so that the caller's X is left unchanged
+family: modifies-callers-tensor
 symptom: input
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: PositionalEncoding
-bug: forward never applies dropout
+bug: never applies dropout in forward
+fix: apply self.dropout to X + P[:, :T] before returning it
+family: dropout-never-applied
 symptom: dropout
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: positions start at 1 instead of 0
+bug: numbers the positions from 1 instead of 0
+fix: build the positions with torch.arange(max_len), starting at 0, so that row 0 of P is (0, 1, 0, 1, ...)
 symptom: position
 """
 import math

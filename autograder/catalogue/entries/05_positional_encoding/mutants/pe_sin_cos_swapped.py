@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: cosines in the even columns and sines in the odd ones
+bug: puts the cosines in the even columns and the sines in the odd ones
+fix: write the sines into the even columns (2j) and the cosines into the odd columns (2j+1)
 symptom: even columns
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionalEncoding
-bug: P is wrapped in nn.Parameter, so an optimizer trains it
+bug: wraps P in nn.Parameter, so an optimizer trains it
+fix: keep P fixed: a plain tensor or a buffer (self.register_buffer), not an nn.Parameter
 symptom: trainable
 """
 import math
