@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: dropout applied to the normalized output instead of to Y
+bug: applies dropout to the normalized output instead of to Y
+fix: apply dropout to Y alone, before the residual sum and the layer norm: ln(dropout(Y) + X)
+family: addnorm-dropout-placement
 symptom: dropout
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: dropout applied to the sum X + Y (it also drops the residual)
+bug: applies dropout to the sum X + Y, which also drops entries of the residual X
+fix: apply dropout to Y alone, before the residual sum and the layer norm: ln(dropout(Y) + X)
+family: addnorm-dropout-placement
 symptom: dropout
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: dropout applied to the residual X instead of the sublayer output Y
+bug: applies dropout to the residual X instead of the sublayer output Y
+fix: apply dropout to Y alone, before the residual sum and the layer norm: ln(dropout(Y) + X)
+family: addnorm-dropout-placement
 symptom: dropout
 """
 import torch

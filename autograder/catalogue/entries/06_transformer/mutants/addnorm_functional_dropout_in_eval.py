@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: F.dropout without training=self.training, so dropout stays on in eval mode
+bug: calls F.dropout without training=self.training, so dropout stays on in eval mode
+fix: use an nn.Dropout module (it follows train() and eval()), or pass training=self.training to F.dropout
+family: functional-dropout-in-eval
 symptom: eval
 """
 import torch

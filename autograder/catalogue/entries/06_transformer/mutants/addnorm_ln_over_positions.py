@@ -1,6 +1,7 @@
 """
 component: AddNorm
-bug: hand-written layer norm whose statistics are taken over positions and features together
+bug: normalizes with a hand-written layer norm whose statistics are taken over positions and features together
+fix: normalize each position over its features only (the last axis), e.g. with self.ln, the nn.LayerNorm(normalized_shape)
 symptom: position
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: the dropout layer is created but never applied
+bug: creates the dropout layer but never applies it
+fix: apply self.dropout to Y before adding X: ln(dropout(Y) + X)
+family: dropout-never-applied
 symptom: dropout
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: AddNorm
-bug: the residual X is not added: ln(dropout(Y))
+bug: leaves out the residual X: it returns ln(dropout(Y))
+fix: add the residual X before normalizing: ln(dropout(Y) + X)
 symptom: residual
 """
 import torch

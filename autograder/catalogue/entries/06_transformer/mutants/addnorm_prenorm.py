@@ -1,6 +1,8 @@
 """
 component: AddNorm
-bug: pre-norm instead of post-norm: X + dropout(ln(Y)), the output is not normalized
+bug: normalizes before the residual sum (pre-norm: X + dropout(ln(Y))), so its output is not normalized
+fix: normalize last (post-norm): add the residual first, then apply the layer norm to the sum, ln(dropout(Y) + X)
+family: prenorm-not-postnorm
 symptom: post-norm
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: AddNorm
-bug: a hand-made dropout mask without the 1/(1-p) scaling of the kept entries
+bug: drops entries with a hand-made mask without scaling the kept entries by 1/(1-p)
+fix: use nn.Dropout(dropout), which scales the kept entries by 1/(1-p) in training (or scale them yourself)
 symptom: 1/(1-p)
 """
 import torch

@@ -1,6 +1,8 @@
 """
 component: TransformerDecoder
-bug: the book's decoder: pos_encoding(embedding(X) * sqrt(d)) adds P[0] at every decoding step, whatever is cached
+bug: adds P[0 .. T-1] whatever is cached (the book's pos_encoding call), so when decoding step by step every token gets P[0]
+fix: offset the positions by the number t of cached tokens (the length of a block's cache): add P[:, t:t+T] to the scaled embeddings
+family: positions-ignore-cache
 symptom: p[0]
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: TransformerDecoder
-bug: init_state keeps no enc_valid_lens (None), so the decoder attends to source padding
+bug: keeps None instead of enc_valid_lens in the state that init_state returns, so the decoder attends to source padding
+fix: keep enc_valid_lens as the second entry of init_state's state, so that the cross-attention masks the source padding
+family: valid-lens-ignored
 symptom: enc_valid_lens
 """
 import math

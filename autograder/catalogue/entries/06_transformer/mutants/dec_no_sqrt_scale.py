@@ -1,6 +1,8 @@
 """
 component: TransformerDecoder
-bug: embeddings not multiplied by sqrt(num_hiddens)
+bug: does not multiply the embeddings by sqrt(num_hiddens) before adding the positional encoding
+fix: multiply the embeddings by math.sqrt(num_hiddens) before adding the positional encoding
+family: embeddings-not-scaled
 symptom: sqrt
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: TransformerDecoder
-bug: the position offset is a counter on the module, advanced on every call and never reset by init_state
+bug: keeps the position offset in a counter on the module, advanced on every call and never reset by init_state, so a new sequence starts at a stale position
+fix: read the offset t from the state (the length of a block's cache), which init_state resets for every new sequence
 symptom: position
 """
 import math

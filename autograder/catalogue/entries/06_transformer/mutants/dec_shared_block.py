@@ -1,6 +1,8 @@
 """
 component: TransformerDecoder
-bug: the same DecoderBlock appended num_layers times (with i = 0: one set of weights, one cache slot)
+bug: appends the same DecoderBlock num_layers times (built with i = 0), so all layers share one set of weights and one cache slot
+fix: create a new DecoderBlock(..., i) inside the loop, one per layer i
+family: shared-block
 symptom: own weights
 """
 import math

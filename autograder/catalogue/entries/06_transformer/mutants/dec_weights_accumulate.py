@@ -1,6 +1,8 @@
 """
 component: TransformerDecoder
-bug: attention weights are appended on every call, never reset (the lists grow while decoding)
+bug: appends the attention weights on every forward call and never resets the lists, so they grow while decoding
+fix: start new lists (one entry per block) at the beginning of every forward call
+family: weights-list-not-reset
 symptom: last call
 """
 import math

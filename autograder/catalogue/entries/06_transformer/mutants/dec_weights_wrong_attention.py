@@ -1,6 +1,7 @@
 """
 component: TransformerDecoder
-bug: both attention_weights lists are stored from attention1 (the cross-attention weights are never kept)
+bug: stores attention1's weights in both lists, so the cross-attention weights are never kept
+fix: fill the second list from blk.attention2.attention.attention_weights (the encoder-decoder attention)
 symptom: attention2
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: the book's decoder block: causal mask only when self.training, None in eval mode (eval-mode scoring looks ahead)
+bug: masks causally only when self.training (the book's block), so in eval mode a whole target sequence looks ahead
+fix: give attention1 causal valid lengths in every mode, not only in training: the query at position t+j sees t+j+1 positions
+family: causal-mask-missing
 symptom: causal
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: the new token attends over the old cache only; X is appended after the attention (a token never sees itself)
+bug: attends over the old cache only and appends X after the attention, so a new token never sees itself
+fix: append X to the cache first, then let attention1 attend over cat(cache, X) with the causal mask
 symptom: itself
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: the cache is overwritten with the new X instead of having X appended
+bug: overwrites the cache with the new X instead of appending X to it
+fix: store cat(cache, X) along the steps axis (the self-attention's keys and values) back into state[2][self.i]
 symptom: cache
 """
 import math

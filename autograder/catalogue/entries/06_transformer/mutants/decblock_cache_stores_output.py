@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: the cache stores the block's outputs instead of its inputs X
+bug: stores the block's outputs in the cache instead of its inputs X
+fix: cache the block's inputs: state[2][self.i] holds cat(cache, X), the self-attention's keys and values
 symptom: inputs x
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: the encoder-decoder attention ignores enc_valid_lens (attends to source padding)
+bug: calls the encoder-decoder attention without enc_valid_lens, so it attends to source padding
+fix: pass enc_valid_lens (state[1]) as attention2's valid_lens
+family: valid-lens-ignored
 symptom: enc_valid_lens
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: the encoder-decoder attention is queried with the block input X instead of Y = addnorm1(...)
+bug: queries the encoder-decoder attention with the block input X instead of Y = addnorm1(X, self-attention output)
+fix: query attention2 with Y, the output of the first AddNorm
 symptom: queried with x
 """
 import math

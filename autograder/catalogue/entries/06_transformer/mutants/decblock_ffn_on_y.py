@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: the FFN reads Y (after the self-attention) instead of Z (after the cross-attention)
+bug: feeds the FFN Y (after the self-attention) instead of Z (after the cross-attention)
+fix: apply the FFN to Z = addnorm2(Y, ...), the output of the sublayer just before it
+family: ffn-wrong-input
 symptom: ffn reads y
 """
 import math

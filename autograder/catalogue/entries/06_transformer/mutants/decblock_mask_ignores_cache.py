@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: the book's mask 1..T in every mode, not offset by the cache length (step-by-step tokens see only position 0)
+bug: uses the causal valid lengths 1 .. T in every mode, not offset by the cache length, so a token decoded step by step sees only position 0
+fix: offset the causal valid lengths by the t cached positions: t+1, ..., t+T for the T new tokens
+family: causal-mask-ignores-cache
 symptom: valid length
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: causal valid lengths t .. t+T-1 (one too short: the first query sees nothing, so everything)
+bug: uses the causal valid lengths t .. t+T-1, one too short, so a token never sees itself (and a first query sees nothing, so everything)
+fix: let the query at position p = t+j see positions 0..p: valid lengths t+1, ..., t+T
 symptom: causal
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: masks 1..T only when several tokens arrive, None for one token: wrong for chunks fed on a non-empty cache
+bug: masks with 1 .. T only when several tokens arrive and not at all for one token, so chunks fed on a non-empty cache see too little
+fix: offset the causal valid lengths by the t cached positions, t+1, ..., t+T, whatever the number T of new tokens
+family: causal-mask-ignores-cache
 symptom: chunks
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: DecoderBlock
-bug: no causal mask at all in the self-attention
+bug: never masks the self-attention, so every position sees the later ones
+fix: give attention1 causal valid lengths: the query at position t+j of cat(cache, X) sees t+j+1 positions
+family: causal-mask-missing
 symptom: causal
 """
 import math

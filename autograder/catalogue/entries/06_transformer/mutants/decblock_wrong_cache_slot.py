@@ -1,6 +1,7 @@
 """
 component: DecoderBlock
-bug: every block reads and writes cache slot 0 instead of state[2][self.i]
+bug: reads and writes cache slot 0 in every block instead of its own slot state[2][self.i]
+fix: read and write state[2][self.i], this block's own cache slot
 symptom: self.i
 """
 import math

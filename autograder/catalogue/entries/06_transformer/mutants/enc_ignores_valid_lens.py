@@ -1,6 +1,8 @@
 """
 component: TransformerEncoder
-bug: valid_lens not passed on to the blocks
+bug: does not pass valid_lens on to the blocks, so queries attend to padding
+fix: call every block with the encoder's valid_lens: blk(X, valid_lens)
+family: valid-lens-ignored
 symptom: valid length
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: TransformerEncoder
-bug: embeddings are not multiplied by sqrt(num_hiddens) before the positional encoding
+bug: does not multiply the embeddings by sqrt(num_hiddens) before the positional encoding
+fix: multiply the embeddings by math.sqrt(num_hiddens) before adding the positional encoding
+family: embeddings-not-scaled
 symptom: sqrt
 """
 import math

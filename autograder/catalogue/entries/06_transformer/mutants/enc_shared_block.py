@@ -1,6 +1,8 @@
 """
 component: TransformerEncoder
-bug: the same block object appended num_layers times (all blocks share one set of weights)
+bug: appends the same block object num_layers times, so all layers share one set of weights
+fix: create a new EncoderBlock inside the loop, one per layer
+family: shared-block
 symptom: own weights
 """
 import math

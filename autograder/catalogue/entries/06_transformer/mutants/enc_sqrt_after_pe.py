@@ -1,6 +1,7 @@
 """
 component: TransformerEncoder
-bug: sqrt(num_hiddens) applied after adding the positional encoding (scales the encodings too)
+bug: multiplies by sqrt(num_hiddens) after adding the positional encoding, which scales the encodings too
+fix: scale the embeddings first and add the positional encoding afterwards: pos_encoding(embedding(X) * math.sqrt(num_hiddens))
 symptom: after adding
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: TransformerEncoder
-bug: attention_weights is appended to on every call and never reset
+bug: appends to attention_weights on every forward call and never resets it
+fix: start a new list at the beginning of every forward call, with entry i from block i
+family: weights-list-not-reset
 symptom: reset
 """
 import math

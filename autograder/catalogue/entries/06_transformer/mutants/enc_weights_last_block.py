@@ -1,6 +1,7 @@
 """
 component: TransformerEncoder
-bug: every attention_weights entry is the last block's weights (stored after the loop)
+bug: fills every attention_weights entry with the last block's weights (stored after the loop)
+fix: store block i's blk.attention.attention.attention_weights as entry i inside the loop, right after the block runs
 symptom: attention_weights
 """
 import math

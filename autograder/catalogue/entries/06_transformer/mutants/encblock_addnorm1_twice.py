@@ -1,6 +1,7 @@
 """
 component: EncoderBlock
-bug: addnorm1 reused for the FFN sublayer (addnorm2 never used)
+bug: reuses addnorm1 for the FFN sublayer, so addnorm2 is never used
+fix: wrap the FFN sublayer with its own self.addnorm2
 symptom: addnorm1 used twice
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: EncoderBlock
-bug: the FFN reads the block input X instead of the attention sublayer output Y
+bug: feeds the FFN the block input X instead of the attention sublayer's output Y
+fix: apply the FFN to Y = addnorm1(X, attention(...)), the output of the sublayer just before it
+family: ffn-wrong-input
 symptom: input x
 """
 import math

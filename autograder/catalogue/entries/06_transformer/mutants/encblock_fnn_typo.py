@@ -1,6 +1,7 @@
 """
 component: EncoderBlock
-bug: __init__ sets self.fnn while forward calls self.ffn (the learner notebook's own bug)
+bug: sets self.fnn in __init__ while forward calls self.ffn (the learner notebook's own typo)
+fix: name the submodule self.ffn in __init__, as the contract and forward do
 symptom: ffn
 """
 import math

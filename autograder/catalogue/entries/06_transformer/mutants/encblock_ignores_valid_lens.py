@@ -1,6 +1,8 @@
 """
 component: EncoderBlock
-bug: valid_lens not passed to the self-attention (queries attend to padding)
+bug: does not pass valid_lens to the self-attention, so queries attend to padding
+fix: pass the block's valid_lens to the self-attention: self.attention(X, X, X, valid_lens)
+family: valid-lens-ignored
 symptom: padded
 """
 import math

@@ -1,6 +1,8 @@
 """
 component: EncoderBlock
-bug: pre-norm block: X + attention(ln(X)), then Y + ffn(ln(Y)); the output is not normalized
+bug: builds a pre-norm block, X + attention(ln(X)) then Y + ffn(ln(Y)), so its output is not normalized
+fix: use the post-norm AddNorm sublayers, which normalize after the residual sum: addnorm1(X, attention(X, X, X, valid_lens)), then addnorm2 around the FFN
+family: prenorm-not-postnorm
 symptom: post-norm
 """
 import math

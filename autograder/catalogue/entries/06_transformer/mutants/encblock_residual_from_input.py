@@ -1,6 +1,7 @@
 """
 component: EncoderBlock
-bug: the second residual adds the block input X instead of Y
+bug: adds the block input X instead of Y as the FFN sublayer's residual
+fix: use the FFN sublayer's own input Y as its residual: addnorm2(Y, ffn(Y))
 symptom: residual
 """
 import math

@@ -1,6 +1,7 @@
 """
 component: PositionWiseFFN
-bug: GELU instead of the ReLU the contract (and the book) use
+bug: uses GELU instead of the ReLU the contract (and the book) use
+fix: use nn.ReLU between dense1 and dense2
 symptom: relu
 """
 import torch

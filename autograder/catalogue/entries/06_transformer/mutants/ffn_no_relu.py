@@ -1,6 +1,7 @@
 """
 component: PositionWiseFFN
-bug: no activation between the two dense layers (the FFN collapses to one linear map)
+bug: puts no activation between the two dense layers, so the FFN collapses to one linear map
+fix: apply a ReLU between dense1 and dense2
 symptom: relu
 """
 import torch

@@ -1,6 +1,7 @@
 """
 component: PositionWiseFFN
-bug: a ReLU after dense2 as well, so the FFN's output can never be negative
+bug: applies a ReLU after dense2 as well, so its output is never negative
+fix: return dense2's output as it is: the only ReLU sits between dense1 and dense2
 symptom: relu
 """
 import torch
