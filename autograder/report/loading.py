@@ -1,0 +1,213 @@
+"""Results files into plain records: one `Submission` per results file of a class, and where the
+submitted file behind each one is.
+
+The format is the one `course grade` writes (autograder/grading/results.py): Gradescope's
+`score`, `max_score`, `output` and `tests[]` (each with `extra_data.component` and `.public`),
+and `extra_data` with `assignment`, `submission` (the graded file's name), `isolation`,
+`components[C]` (score, max_score, dependencies, withheld and, when the diagnosis recorded any,
+`misconceptions`: [{id, summary, fix}]) and `grader_error` for a submission the grader failed on.
+A submission that was not graded (no file to grade, a grader error) has no tests. A finalized
+results file (grading/final.py: overrides, late penalty) also records `student`, `raw_score` (what
+the autograder gave; `score` is then the final grade) and `graded_output` (the grader's output).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from autograder import config as config_mod
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str
+    summary: str
+    fix: str
+
+
+@dataclass
+class ComponentResult:
+    name: str
+    score: float
+    max_score: float
+    #: None when the results carry no diagnosis for this component; [] when it found nothing.
+    misconceptions: Optional[list[Misconception]] = None
+    withheld: bool = False
+
+
+@dataclass
+class TestResult:
+    key: str  # the results' test name, "component: test"
+    component: str
+    public: bool
+    score: float
+    max_score: float
+    passed: bool
+    output: str
+
+    @property
+    def title(self) -> str:
+        """The test's name without the component prefix."""
+        prefix = f"{self.component}: "
+        return self.key[len(prefix):] if self.key.startswith(prefix) else self.key
+
+
+@dataclass
+class Submission:
+    """One results file: one student's grade for one assignment."""
+
+    name: str  # the results file's stem: the student (or file) `course grade` named it after
+    assignment: str
+    score: float  # what the autograder gave (the raw score of a finalized file)
+    max_score: float
+    components: dict[str, ComponentResult]
+    tests: list[TestResult]
+    output: str
+    submission_file: str = ""  # extra_data.submission: the graded file's name
+    grader_error: str = ""
+    isolation: str = ""
+    path: Optional[Path] = None  # the submitted file, when a submissions folder was given and holds it
+    final_score: Optional[float] = None  # the grade after overrides and late penalty, when finalized
+    student: str = ""  # the student id a finalized file records
+    who: str = ""  # how the report names it: the student id when the class's ids are unique, else `name`
+
+    @property
+    def graded(self) -> bool:
+        """Whether the grader ran tests (not: no file to grade, or the grader failed)."""
+        return bool(self.tests)
+
+    @property
+    def fraction(self) -> float:
+        return self.score / self.max_score if self.max_score else 0.0
+
+    @property
+    def grade(self) -> float:
+        """The grade as recorded: the final score when finalized, else the autograder's."""
+        return self.score if self.final_score is None else self.final_score
+
+
+@dataclass
+class ClassResults:
+    """Every results file of one assignment."""
+
+    assignment: str
+    title: str
+    components: list[tuple[str, float]]  # (name, points) in course order
+    submissions: list[Submission]
+    results_dir: Path
+    submissions_dir: Optional[Path] = None
+    warnings: list[str] = field(default_factory=list)  # files that could not be read, and why
+
+    @property
+    def max_score(self) -> float:
+        return sum(points for _, points in self.components)
+
+
+def _float(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def parse(name: str, data: dict[str, Any], assignment_id: str) -> Submission:
+    """One results file's JSON as a Submission."""
+    found_extra = data.get("extra_data")
+    extra: dict[str, Any] = found_extra if isinstance(found_extra, dict) else {}
+    components: dict[str, ComponentResult] = {}
+    for cname, comp in (extra.get("components") or {}).items():
+        if not isinstance(comp, dict):
+            continue
+        found = comp.get("misconceptions")
+        misconceptions = None
+        if isinstance(found, list):
+            misconceptions = [Misconception(str(m.get("id", "")), str(m.get("summary", "")), str(m.get("fix", "")))
+                              for m in found if isinstance(m, dict) and m.get("id")]
+        components[str(cname)] = ComponentResult(str(cname), _float(comp.get("score")), _float(comp.get("max_score")),
+                                                 misconceptions, bool(comp.get("withheld")))
+    tests = []
+    for t in data.get("tests") or []:
+        if not isinstance(t, dict):
+            continue
+        found_t_extra = t.get("extra_data")
+        t_extra: dict[str, Any] = found_t_extra if isinstance(found_t_extra, dict) else {}
+        key = str(t.get("name", ""))
+        component = str(t_extra.get("component") or key.partition(": ")[0])
+        score, max_score = _float(t.get("score")), _float(t.get("max_score"))
+        status = t.get("status")
+        passed = status == "passed" if status in ("passed", "failed") else score >= max_score > 0
+        tests.append(TestResult(key, component, bool(t_extra.get("public", False)), score, max_score, passed,
+                                str(t.get("output") or "")))
+    finalized = "raw_score" in extra
+    return Submission(name=name, assignment=str(extra.get("assignment") or assignment_id),
+                      score=_float(extra["raw_score"] if finalized else data.get("score")),
+                      max_score=_float(data.get("max_score")), components=components, tests=tests,
+                      output=str(extra.get("graded_output") or data.get("output") or ""),
+                      submission_file=str(extra.get("submission") or ""),
+                      grader_error=str(extra.get("grader_error") or ""), isolation=str(extra.get("isolation") or ""),
+                      final_score=_float(data.get("score")) if finalized else None,
+                      student=str(extra.get("student") or ""), who=name)
+
+
+def load_class(assignment_id: str, results_dir: Path, *, course: Optional[config_mod.Course] = None,
+               submissions_dir: Optional[Path] = None) -> ClassResults:
+    """Read every `<name>.json` results file of `results_dir` (other JSON files are skipped with a
+    warning) and, with `submissions_dir`, find the file each one graded."""
+    course = course or config_mod.default()
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise FileNotFoundError(f"{results_dir}: no such folder")
+    known = next((a for a in course.assignments if a.id == assignment_id), None)
+    warnings: list[str] = []
+    submissions: list[Submission] = []
+    for path in sorted(results_dir.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            warnings.append(f"{path.name}: not readable as JSON ({exc.__class__.__name__})")
+            continue
+        if not isinstance(data, dict) or "score" not in data or not isinstance(data.get("tests", []), list):
+            warnings.append(f"{path.name}: not a results file (no score and tests)")
+            continue
+        sub = parse(path.stem, data, assignment_id)
+        if sub.assignment != assignment_id:
+            warnings.append(f"{path.name}: results of {sub.assignment}, not {assignment_id}; left out")
+            continue
+        submissions.append(sub)
+    if known is not None:
+        components = [(c.name, c.points) for c in known.components]
+        title = known.title
+    else:  # an assignment course.yml does not know: its components as the results name them
+        seen: dict[str, float] = {}
+        for sub in submissions:
+            for c in sub.components.values():
+                seen.setdefault(c.name, c.max_score)
+        components, title = list(seen.items()), assignment_id
+    ids = [s.student for s in submissions]
+    if all(ids) and len(set(ids)) == len(ids):
+        for s in submissions:
+            s.who = s.student
+    result = ClassResults(assignment_id, title, components, submissions, results_dir, submissions_dir, warnings)
+    if submissions_dir is not None:
+        locate_files(result, Path(submissions_dir), course.support_module)
+    return result
+
+
+def locate_files(results: ClassResults, directory: Path, support_module: str) -> None:
+    """Set each submission's `path`: the file `course grade` graded for it in `directory`, found by
+    the grader's own discovery (one file per top-level entry or student folder, same names), else by
+    the file name the results record."""
+    from autograder.grading.submission import find_submissions
+
+    if not directory.is_dir():
+        results.warnings.append(f"{directory}: no such submissions folder; similarity not computed")
+        return
+    found = {f.name: f.path for f in find_submissions(directory, results.assignment, support_module)}
+    for sub in results.submissions:
+        path = found.get(sub.name)
+        if path is None and sub.submission_file:
+            candidates = [directory / sub.submission_file, directory / sub.name / sub.submission_file]
+            path = next((c for c in candidates if c.is_file()), None)
+        sub.path = path

@@ -1,0 +1,319 @@
+"""Code similarity between the submissions of a class, with copydetect (winnowing fingerprints,
+the MOSS method), once the released stub code is excluded.
+
+What is compared: per submission, the code of the graded components as the grader uses it: the
+last top-level definition of each component (a later cell's definition replaces an earlier one),
+plus the submission's own top-level functions and classes those definitions use, directly or
+not. Experiments, plots and prints are left out, as the grader leaves them out.
+
+What is excluded: the code cells of the notebook students received (signatures, docstrings,
+`raise NotImplementedError()`, the given experiments), as copydetect boilerplate: any fingerprint
+found in it is dropped from every submission. That notebook is built as `course release` builds
+it, without the gradebook: the instructor notebook (`release.student_notebook`) through nbgrader's
+own ClearSolutions preprocessor, the one step of nbgrader's generate_assignment that changes code
+cells (tests/test_report.py checks the code cells equal those of a real `release.release` build).
+It is cached per notebook, nbgrader configuration and nbgrader version.
+
+How pairs are scored. copydetect fingerprints each submission (tokens filtered: names become V,
+strings S, so renaming variables changes nothing; comments and whitespace are ignored). Every pair
+is screened by the share of fingerprints the two have in common (one matrix product over the
+fingerprints); copydetect's own comparison (`compare_files`: the copied slices and the share of
+each file's tokens they cover) then scores every pair when there are at most `max_pairs` of them,
+else the `max_pairs` pairs the screen ranks highest. A pair's score is the mean of the two shares.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from autograder import config as config_mod
+from autograder.report.loading import ClassResults
+
+#: copydetect's defaults: a match must span this many filtered characters to count ...
+NOISE_THRESHOLD = 25
+#: ... and is certain to be found from this many (the winnowing window is the difference + 1).
+GUARANTEE_THRESHOLD = 30
+#: Pairs copydetect scores exactly; beyond, the screen picks which (n = 100 gives 4950 pairs).
+MAX_PAIRS = 5000
+#: Pairs shown side by side on the page.
+TOP_PAIRS = 10
+CACHE_VERSION = "1"
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+# --- what is compared -----------------------------------------------------------------------------
+
+def _definitions(cells: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """name -> source of the last top-level function or class of that name (cells in order)."""
+    from autograder.grading.submission import python_source
+
+    found: dict[str, str] = {}
+    for _, source in cells:
+        text = python_source(source)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue  # the grader skips such a cell too
+        for node in tree.body:
+            if isinstance(node, DEFINITIONS):
+                segment = ast.get_source_segment(text, node) or ""
+                decorators = "".join(f"@{ast.get_source_segment(text, d) or ''}\n" for d in node.decorator_list)
+                found.pop(node.name, None)  # keep definition order: a redefinition moves to the end
+                found[node.name] = decorators + segment
+    return found
+
+
+def graded_code(cells: Sequence[tuple[str, str]], components: Sequence[str]) -> str:
+    """The code of the graded components in a submission's cells: each component's last top-level
+    definition, then the submission's own functions and classes they use (transitively)."""
+    defs = _definitions(cells)
+    chosen = [c for c in components if c in defs]
+    todo = list(chosen)
+    while todo:
+        name = todo.pop()
+        try:
+            tree = ast.parse(defs[name])
+        except SyntaxError:  # pragma: no cover - a segment of a parsed cell parses
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in defs and node.id not in chosen:
+                chosen.append(node.id)
+                todo.append(node.id)
+    return "\n\n\n".join(defs[name] for name in chosen)
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-course-kit" / "released-code"
+
+
+def _sources(assignment_id: str) -> tuple[Path, Path]:
+    """(the instructor notebook, nbgrader_config.py): release.notebook_path and release.NBGRADER_CONFIG,
+    without importing authoring.release (which imports torch) when the cache answers."""
+    root = config_mod.REPO_ROOT
+    return root / "assignments" / assignment_id / f"{assignment_id}.py", root / "nbgrader_config.py"
+
+
+def released_code(course: config_mod.Course, assignment_id: str, *, use_cache: bool = True) -> tuple[str, str]:
+    """(the code cells of the notebook students received, joined; where it came from)."""
+    assignment = course.assignment(assignment_id)
+    notebook, nbgrader_config = _sources(assignment_id)
+    if not notebook.exists():  # no instructor notebook: the reference module with every body stubbed
+        import importlib
+        import inspect
+
+        from autograder.authoring.samples import stub_source
+        module = importlib.import_module(assignment.solution)
+        return stub_source(inspect.getsource(module)), f"the stubbed reference module {assignment.solution}"
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        nbgrader_version = version("nbgrader")
+    except PackageNotFoundError:  # pragma: no cover - nbgrader is a dependency
+        nbgrader_version = "?"
+    key = hashlib.sha256()
+    for part in (CACHE_VERSION, nbgrader_version, notebook.read_text(),
+                 nbgrader_config.read_text() if nbgrader_config.exists() else ""):
+        key.update(part.encode() + b"\0")
+    cached = _cache_dir() / f"{assignment_id}-{key.hexdigest()[:20]}.py"
+    how = f"the released notebook of {assignment_id} (nbgrader ClearSolutions on {notebook.name})"
+    if use_cache and cached.is_file():
+        return cached.read_text(), how
+    from nbgrader.preprocessors import ClearSolutions
+
+    from autograder.authoring import release
+    nb = release.student_notebook(course, assignment)
+    nb, _ = ClearSolutions(config=release.nbgrader_config()).preprocess(nb, {})
+    code = "\n\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    if use_cache:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(code)
+            tmp.replace(cached)
+        except OSError:
+            pass  # an unwritable cache costs time, not results
+    return code, how
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    score: float  # mean of the two shares
+    share_a: float  # share of a's (non-boilerplate) tokens found in b
+    share_b: float
+    overlap_tokens: int
+    highlighted_a: str = ""  # a's compared code as HTML (escaped by copydetect), similar regions marked
+    highlighted_b: str = ""
+
+
+@dataclass
+class Similarity:
+    computed: bool
+    reason: str = ""  # why not, when not computed
+    boilerplate: str = ""  # where the excluded code came from
+    compared: list[str] = field(default_factory=list)  # submissions with code of their own to compare
+    no_code: list[str] = field(default_factory=list)  # submissions whose graded code is all boilerplate (or none)
+    no_file: list[str] = field(default_factory=list)  # results without a submitted file to read
+    pairs: list[Pair] = field(default_factory=list)  # the pairs copydetect scored, most similar first
+    total_pairs: int = 0  # pairs among `compared`
+    screened: bool = False  # whether the screen chose the pairs to score (more than max_pairs)
+    median: float = 0.0  # median score of the scored pairs (those sharing nothing included)
+
+    @property
+    def top(self) -> list[Pair]:
+        return [p for p in self.pairs if p.highlighted_a or p.highlighted_b]
+
+
+# copydetect hashes k-grams with Python's str hash, which is salted per process: the same code gets
+# other fingerprints in another process, so scores would change from run to run. Fingerprints are
+# therefore made in child interpreters started with PYTHONHASHSEED=0 (in parallel, `jobs` of them);
+# comparing them only intersects the integers they hold.
+HASH_SEED = "0"
+
+
+def _fingerprint_worker() -> None:
+    """In a child interpreter: argv[1] holds (boilerplate, [code]); write [CodeFingerprint] to argv[2]."""
+    import pickle
+    import sys
+
+    import numpy as np
+    from copydetect import CodeFingerprint
+
+    with open(sys.argv[1], "rb") as f:
+        boilerplate, codes = pickle.load(f)
+    hashes = CodeFingerprint("boilerplate.py", NOISE_THRESHOLD, 1, fp=io.StringIO(boilerplate)).hashes
+    excluded = np.unique(np.array(sorted(hashes), dtype=np.int64)) if hashes else None
+    window = GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1
+    done = [CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
+            for i, code in enumerate(codes)]
+    with open(sys.argv[2], "wb") as f:
+        pickle.dump(done, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def fingerprints(codes: dict[str, str], boilerplate: str, jobs: int = 1) -> dict[str, Any]:
+    """copydetect's CodeFingerprint of each code, boilerplate excluded (identical codes once), made
+    with a fixed string-hash seed in `jobs` child interpreters."""
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
+    unique = list(dict.fromkeys(codes.values()))
+    jobs = max(1, min(jobs, len(unique) // 32 or 1))
+    chunks = [unique[i::jobs] for i in range(jobs)]
+    env = {**os.environ, "PYTHONHASHSEED": HASH_SEED, "OMP_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory(prefix="course-report-") as tmp:
+        procs = []
+        for i, chunk in enumerate(chunks):
+            src, dst = Path(tmp) / f"in{i}.pickle", Path(tmp) / f"out{i}.pickle"
+            src.write_bytes(pickle.dumps((boilerplate, chunk)))
+            procs.append((subprocess.Popen(
+                [sys.executable, "-c", "from autograder.report.similarity import _fingerprint_worker as w; w()",
+                 str(src), str(dst)], env=env, stderr=subprocess.PIPE), dst))
+        by_code: dict[str, Any] = {}
+        for (proc, dst), chunk in zip(procs, chunks):
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"fingerprinting failed: {err.decode(errors='replace')[-2000:]}")
+            with dst.open("rb") as f:  # written just now by our own child, from our own data
+                by_code.update(zip(chunk, pickle.load(f)))
+    return {name: by_code[code] for name, code in codes.items()}
+
+
+def _screen(names: list[str], fps: dict[str, Any]) -> Any:
+    """Shares of fingerprints in common, every pair: shared / mean of the two counts (n x n)."""
+    import numpy as np
+
+    arrays = [np.fromiter(fps[n].hashes, dtype=np.int64, count=len(fps[n].hashes)) for n in names]
+    vocabulary = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
+    n = len(names)
+    shared = np.zeros((n, n), dtype=np.float32)
+    block = 4096
+    columns = [np.searchsorted(vocabulary, a) for a in arrays]
+    for start in range(0, len(vocabulary), block):
+        stop = min(start + block, len(vocabulary))
+        incidence = np.zeros((n, stop - start), dtype=np.float32)
+        for i, cols in enumerate(columns):
+            inside = cols[(cols >= start) & (cols < stop)]
+            incidence[i, inside - start] = 1.0
+        shared += incidence @ incidence.T
+    sizes = np.array([len(a) for a in arrays], dtype=np.float32)
+    return shared / np.maximum(1.0, (sizes[:, None] + sizes[None, :]) / 2)
+
+
+def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
+            jobs: int = 1) -> tuple[list[Pair], list[str], int, bool, float]:
+    """Score the pairs of `codes` (name -> code) with copydetect.
+
+    Returns (the pairs scored that share code, most similar first, the `top` first with
+    highlighted code; the names with code of their own to compare; the number of pairs among
+    those; whether the screen chose the pairs; the median score of all pairs scored)."""
+    import statistics
+
+    import numpy as np
+    from copydetect import compare_files
+    from copydetect.utils import highlight_overlap
+
+    fps = fingerprints(codes, boilerplate, jobs)
+    names = sorted(n for n in codes if len(fps[n].hashes) > 0)
+    n = len(names)
+    total = n * (n - 1) // 2
+    i_idx, j_idx = np.triu_indices(n, 1)
+    screened = total > max_pairs
+    if screened:
+        screen = _screen(names, fps)[i_idx, j_idx]
+        keep = np.argsort(-screen, kind="stable")[:max_pairs]
+        i_idx, j_idx = i_idx[keep], j_idx[keep]
+    pairs = []
+    scores = []
+    for i, j in zip(i_idx.tolist(), j_idx.tolist()):
+        overlap, (s1, s2), _ = compare_files(fps[names[i]], fps[names[j]])
+        scores.append((float(s1) + float(s2)) / 2)
+        if overlap > 0:
+            pairs.append(Pair(names[i], names[j], round((float(s1) + float(s2)) / 2, 4), round(float(s1), 4),
+                              round(float(s2), 4), int(overlap)))
+    pairs.sort(key=lambda p: (-p.score, -p.overlap_tokens, p.a, p.b))
+    for p in pairs[:top]:
+        _, _, (slices_a, slices_b) = compare_files(fps[p.a], fps[p.b])
+        p.highlighted_a = highlight_overlap(fps[p.a].raw_code, slices_a, "<mark>", "</mark>", escape_html=True)[0]
+        p.highlighted_b = highlight_overlap(fps[p.b].raw_code, slices_b, "<mark>", "</mark>", escape_html=True)[0]
+    return pairs, names, total, screened, statistics.median(scores) if scores else 0.0
+
+
+def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
+                     boilerplate: Optional[str] = None, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
+                     jobs: int = 1) -> Similarity:
+    """The similarity section of one class: needs the submitted files (`cls.submissions_dir`)."""
+    from autograder.grading.submission import SubmissionError, read_cells
+
+    if cls.submissions_dir is None:
+        return Similarity(False, "no submissions folder given (course report ... --submissions DIR)")
+    course = course or config_mod.default()
+    components = [name for name, _ in cls.components]
+    codes: dict[str, str] = {}
+    no_file, no_code = [], []
+    for sub in cls.submissions:
+        if sub.path is None:
+            no_file.append(sub.who)
+            continue
+        try:
+            codes[sub.who] = graded_code(read_cells(sub.path), components)
+        except SubmissionError:
+            no_file.append(sub.who)
+    if boilerplate is None:
+        boilerplate, how = released_code(course, cls.assignment)
+    else:
+        how = "the boilerplate file given"
+    if not codes:
+        return Similarity(False, "none of the submitted files was found", how, no_file=no_file)
+    pairs, compared, total, screened, median = compare(codes, boilerplate, max_pairs=max_pairs, top=top, jobs=jobs)
+    no_code = sorted(set(codes) - set(compared))
+    return Similarity(True, "", how, compared, no_code, sorted(no_file), pairs, total, screened, median)

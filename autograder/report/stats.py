@@ -1,0 +1,324 @@
+"""The numbers of the class report: score distributions, per-test pass rates and discrimination,
+misconceptions, submissions that crashed or hit limits, load notes, students at risk.
+
+Definitions (the page repeats them):
+
+* full marks: a score within 0.001 of the maximum; zero: a score of 0 (a submission that was not
+  graded, no file or a grader error, counts as 0 in the distribution and is counted apart);
+* a test's pass rate: the share of the graded submissions that ran it and passed it;
+* a test's discrimination: the point-biserial correlation, over those submissions, between
+  passing it (1/0) and the rest-of-assignment score (the submission's score minus this test's
+  points). Near 1: students who pass it do well elsewhere; near 0 or negative: passing it says
+  little about the rest (a test that is unclear, too easy, or checks something the others do
+  not); undefined when everyone passes or everyone fails;
+* a test's cost: the points the class lost on it, summed over submissions.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Optional
+
+from autograder.report.loading import ClassResults, Submission
+
+FULL_TOLERANCE = 1e-3
+#: Default threshold of the students-at-risk list: mean share of the points below this.
+RISK_BELOW = 0.5
+
+
+@dataclass
+class Distribution:
+    """Scores of one assignment or one component over the class."""
+
+    name: str
+    max_score: float
+    values: list[float]
+    ungraded: int = 0  # submissions without tests (no file, grader error), counted in `values` as 0
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values) if self.values else 0.0
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values) if self.values else 0.0
+
+    @property
+    def full(self) -> int:
+        return sum(1 for v in self.values if self.max_score > 0 and v >= self.max_score - FULL_TOLERANCE)
+
+    @property
+    def zeros(self) -> int:
+        return sum(1 for v in self.values if v <= 0.0)
+
+
+def score_distribution(cls: ClassResults) -> Distribution:
+    return Distribution(cls.assignment, cls.max_score, [s.score for s in cls.submissions],
+                        sum(1 for s in cls.submissions if not s.graded))
+
+
+def component_distributions(cls: ClassResults) -> list[Distribution]:
+    out = []
+    for name, points in cls.components:
+        values = [s.components[name].score if name in s.components else 0.0 for s in cls.submissions]
+        out.append(Distribution(name, points, values, sum(1 for s in cls.submissions if not s.graded)))
+    return out
+
+
+@dataclass
+class TestStat:
+    key: str  # "component: test", as in the results
+    component: str
+    title: str
+    public: bool
+    max_score: float  # the test's points
+    n: int  # graded submissions that ran it
+    passed: int
+    points_lost: float
+    discrimination: Optional[float]  # point-biserial, None when undefined
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    @property
+    def failed(self) -> int:
+        return self.n - self.passed
+
+
+def point_biserial(passed: list[bool], rest: list[float]) -> Optional[float]:
+    """Pearson's correlation between 0/1 outcomes and a score (the point-biserial correlation);
+    None when either side does not vary."""
+    n = len(passed)
+    if n < 2:
+        return None
+    x = [1.0 if p else 0.0 for p in passed]
+    mx, my = sum(x) / n, sum(rest) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, rest))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in rest)
+    if sxx <= 0 or syy <= 1e-18:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def test_stats(cls: ClassResults) -> list[TestStat]:
+    """Every test any graded submission ran, the costliest first (points lost, then pass rate)."""
+    rows: dict[str, list[tuple[Submission, bool, float]]] = {}
+    meta: dict[str, tuple[str, str, bool, float]] = {}
+    for sub in cls.submissions:
+        for t in sub.tests:
+            rows.setdefault(t.key, []).append((sub, t.passed, t.score))
+            if t.key not in meta or t.max_score > meta[t.key][3]:
+                meta[t.key] = (t.component, t.title, t.public, t.max_score)
+    order = {name: i for i, (name, _) in enumerate(cls.components)}
+    out = []
+    for key, outcomes in rows.items():
+        component, title, public, max_score = meta[key]
+        passed = [p for _, p, _ in outcomes]
+        rest = [sub.score - score for sub, _, score in outcomes]
+        lost = sum(max(0.0, max_score - score) for _, _, score in outcomes)
+        out.append(TestStat(key, component, title, public, max_score, len(outcomes), sum(passed), round(lost, 4),
+                            point_biserial(passed, rest)))
+    out.sort(key=lambda t: (-t.points_lost, t.pass_rate, order.get(t.component, len(order)), t.key))
+    return out
+
+
+@dataclass
+class MisconceptionStat:
+    component: str
+    id: str
+    summary: str
+    fix: str
+    students: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.students)
+
+
+def misconceptions(cls: ClassResults) -> tuple[bool, list[MisconceptionStat]]:
+    """(whether any results file carries a diagnosis, the misconceptions found, most frequent first)."""
+    recorded = False
+    found: dict[tuple[str, str], MisconceptionStat] = {}
+    for sub in cls.submissions:
+        for comp in sub.components.values():
+            if comp.misconceptions is None:
+                continue
+            recorded = True
+            for m in comp.misconceptions:
+                stat = found.setdefault((comp.name, m.id), MisconceptionStat(comp.name, m.id, m.summary, m.fix))
+                if sub.who not in stat.students:
+                    stat.students.append(sub.who)
+    order = {name: i for i, (name, _) in enumerate(cls.components)}
+    return recorded, sorted(found.values(), key=lambda m: (-m.count, order.get(m.component, len(order)), m.id))
+
+
+@dataclass
+class Issue:
+    """One kind of problem (a crash, a limit, a load note) and the submissions that had it."""
+
+    kind: str
+    message: str
+    students: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.students)
+
+    def add(self, student: str, component: str = "") -> None:
+        if student not in self.students:
+            self.students.append(student)
+        if component and component not in self.components:
+            self.components.append(component)
+
+
+_STOPPED = re.compile(r"your code was stopped: ([^\n]+)")
+_LOAD_FAILED = re.compile(r"loading your code failed: ([^\n]+)")
+_MEMORY = re.compile(r"your code ran out of memory \(limit: [^)\n]*\)")
+_SUBMISSION_TIME = re.compile(r"the whole submission ran past its time limit[^\n]*")
+_SANDBOX = re.compile(r"the grader's sandbox failed[^\n]*")
+_MISSING = re.compile(r"`([^`\n]+)` is not defined in your submission")
+_NOT_IMPLEMENTED = "not implemented yet"
+_NUMBERS = re.compile(r"\b(line|cell) \d+")
+
+
+def _normalize(message: str) -> str:
+    """A message with its line and cell numbers out, so that the same mistake groups together."""
+    return _NUMBERS.sub(lambda m: f"{m.group(1)} N", message).strip()
+
+
+def _sorted(issues: Iterable[Issue]) -> list[Issue]:
+    return sorted(issues, key=lambda i: (-i.count, i.kind, i.message))
+
+
+def problems(cls: ClassResults) -> list[Issue]:
+    """Submissions that crashed, timed out or hit limits, the grader's own failures and submissions
+    with nothing to grade, grouped by message, most frequent first."""
+    found: dict[tuple[str, str], Issue] = {}
+
+    def add(kind: str, message: str, student: str, component: str = "") -> None:
+        found.setdefault((kind, message), Issue(kind, message)).add(student, component)
+
+    for sub in cls.submissions:
+        first_line = sub.output.strip().splitlines()[0] if sub.output.strip() else ""
+        if sub.grader_error:
+            last = sub.grader_error.strip().splitlines()[-1] if sub.grader_error.strip() else ""
+            add("grader error", f"{first_line} ({last[:200]})" if last else first_line, sub.who)
+            continue
+        if not sub.graded:
+            add("not graded", first_line or "no tests ran", sub.who)
+            continue
+        for t in sub.tests:
+            text = t.output
+            for pattern, kind in ((_STOPPED, "stopped"), (_LOAD_FAILED, "loading failed")):
+                m = pattern.search(text)
+                if m:
+                    add(kind, _normalize(m.group(0)), sub.who, t.component)
+            for pattern, kind in ((_MEMORY, "out of memory"), (_SUBMISSION_TIME, "submission time limit"),
+                                  (_SANDBOX, "sandbox failure")):
+                m = pattern.search(text)
+                if m:
+                    add(kind, _normalize(m.group(0)), sub.who, t.component)
+    return _sorted(found.values())
+
+
+def _load_note_blocks(output: str, components: list[str]) -> list[tuple[str, str]]:
+    """(component, last line) of each note of the results' "While loading your code:" section."""
+    marker = "While loading your code:\n"
+    if marker not in output:
+        return []
+    section = output.split(marker, 1)[1].split("\n\n", 1)[0]
+    blocks: list[tuple[str, list[str]]] = []
+    for line in section.splitlines():
+        comp = next((c for c in components if line.startswith(f"{c}: ")), None)
+        if comp is not None:
+            blocks.append((comp, [line[len(comp) + 2:]]))
+        elif blocks:
+            blocks[-1][1].append(line)
+    out = []
+    for comp, lines in blocks:
+        lines = [ln for ln in lines if ln.strip()]
+        if len(lines) == 1:  # "where: error" on one line: drop the where
+            where, sep, error = lines[0].partition(": ")
+            out.append((comp, error if sep else where))
+        elif lines:
+            out.append((comp, lines[-1].strip()))
+    return out
+
+
+def load_notes(cls: ClassResults) -> list[Issue]:
+    """What went wrong while loading the submissions' code, grouped by message: statements the
+    loader skipped because they raised (or cells that do not parse), names the grader looked for
+    and did not find, and components left unimplemented."""
+    names = [name for name, _ in cls.components]
+    found: dict[tuple[str, str], Issue] = {}
+
+    def add(kind: str, message: str, student: str, component: str) -> None:
+        found.setdefault((kind, message), Issue(kind, message)).add(student, component)
+
+    for sub in cls.submissions:
+        for comp, message in _load_note_blocks(sub.output, names):
+            kind = "cell not parsed" if message.startswith("SyntaxError") else "statement skipped (it raised)"
+            add(kind, _normalize(message), sub.who, comp)
+        for t in sub.tests:
+            m = _MISSING.search(t.output)
+            if m:
+                add("missing name", f"`{m.group(1)}` is not defined in your submission", sub.who, t.component)
+            elif t.output.startswith(_NOT_IMPLEMENTED):
+                add("not implemented", f"{t.component} raises NotImplementedError", sub.who, t.component)
+    return _sorted(found.values())
+
+
+@dataclass
+class StudentRow:
+    """One student across the assignments of the report (grades as recorded: final when finalized)."""
+
+    name: str
+    scores: dict[str, Optional[tuple[float, float]]]  # assignment -> (grade, max) or None: no results
+    at_risk: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def mean_fraction(self) -> float:
+        """Mean share of the points over the assignments (no results counts as 0)."""
+        shares = []
+        for value in self.scores.values():
+            score, max_score = value if value is not None else (0.0, 0.0)
+            shares.append(score / max_score if max_score else 0.0)
+        return statistics.fmean(shares) if shares else 0.0
+
+
+def students(classes: list[ClassResults], risk_below: float = RISK_BELOW) -> list[StudentRow]:
+    """Every student of any of the classes; at risk: a mean share of the points below `risk_below`
+    over the report's assignments (an assignment without results counts as 0). Lowest mean first."""
+    names = sorted({s.who for c in classes for s in c.submissions})
+    by_class = [{s.who: s for s in c.submissions} for c in classes]
+    rows = []
+    for name in names:
+        scores: dict[str, Optional[tuple[float, float]]] = {}
+        reasons = []
+        for cls, subs in zip(classes, by_class):
+            sub = subs.get(name)
+            scores[cls.assignment] = (sub.grade, sub.max_score or cls.max_score) if sub else None
+            if sub is None:
+                reasons.append(f"no results for {cls.assignment}")
+            elif not sub.graded:
+                reasons.append(f"not graded on {cls.assignment}")
+            elif sub.grade <= 0:
+                reasons.append(f"0 on {cls.assignment}")
+        row = StudentRow(name, scores)
+        row.at_risk = row.mean_fraction < risk_below
+        row.reasons = [f"mean {100 * row.mean_fraction:.0f}% over {len(classes)} assignment"
+                       f"{'s' if len(classes) != 1 else ''}"] + reasons
+        rows.append(row)
+    rows.sort(key=lambda r: (r.mean_fraction, r.name))
+    return rows
