@@ -14,6 +14,7 @@ Notes for maintainers:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Any, Optional
@@ -24,21 +25,17 @@ import torch
 from hypothesis import given, settings, strategies as st
 from torch.nn import functional as F
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import POST_NORM_HINT
+from autograder.selfcheck.strategies import randn
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 11
-DTYPES = st.sampled_from([torch.float32, torch.float64])
-SEEDS = st.integers(0, 2 ** 16)
 # Whole models are compared a little more loosely than single layers (several LayerNorms deep).
 MODEL_TOL = {torch.float32: (1e-4, 1e-4), torch.float64: (1e-7, 1e-7)}
 
 
 # ------------------------------------------------------------------------------------- helpers
-def randn(shape, seed: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
-    g = torch.Generator().manual_seed(int(seed))
-    return (torch.randn(tuple(shape), generator=g, dtype=torch.float64) * scale).to(dtype)
-
-
 def randint(high: int, shape, seed: int, low: int = 0) -> torch.Tensor:
     g = torch.Generator().manual_seed(int(seed))
     return torch.randint(low, high, tuple(shape), generator=g)
@@ -115,15 +112,7 @@ def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtyp
         raise
 
 
-def check_normalized(Y: Any, what: str) -> None:
-    Y = T.as_plain(Y).double()
-    mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
-    T.check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
-            f"{what}: every position's output should be layer-normalized over its features "
-            f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
-            f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
-            f"[{float(var.min()):.3g}, {float(var.max()):.3g}].\n"
-            f"  hint: the Transformer is post-norm: ln(X + sublayer(X)) is the block's output")
+check_normalized = functools.partial(T.assert_layer_normalized, hint=POST_NORM_HINT)
 
 
 def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers: int, what: str) -> None:
@@ -144,9 +133,7 @@ def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers
 @st.composite
 def lens_for(draw, batch: int, length: int) -> Optional[torch.Tensor]:
     """valid lengths (batch,) in 1..length, or None"""
-    if draw(st.booleans()):
-        return None
-    return torch.tensor(draw(st.lists(st.integers(1, length), min_size=batch, max_size=batch)))
+    return S.valid_lens(draw, "none" if draw(st.booleans()) else "1d", batch, length)
 
 
 @st.composite
@@ -165,7 +152,7 @@ def chunking(draw, length: int) -> list[int]:
 @pytest.mark.weight(2)
 @settings(max_examples=10)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
-       n_out=st.integers(1, 6), dtype=DTYPES, seed=SEEDS)
+       n_out=st.integers(1, 6), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
 def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype, seed):
     """matches the course's dense2(relu(dense1(X))) with the same weights"""
     args = (n_in, n_hid, n_out)
@@ -186,7 +173,7 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 @pytest.mark.component("PositionWiseFFN")
 @pytest.mark.keep("the contract's position-wise property; no realistic FFN mutant mixes positions")
 @settings(max_examples=5)
-@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=SEEDS)
+@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=S.SEEDS)
 def test_ffn_position_wise(student, B, steps, data, seed):
     """each (batch item, position) is transformed on its own: changing one changes only its output"""
     # Guards against mixing positions/batch items (e.g. normalizing or reshaping across them); no
@@ -208,7 +195,7 @@ def test_ffn_position_wise(student, B, steps, data, seed):
 @pytest.mark.component("AddNorm")
 @settings(max_examples=10)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8),
-       p=st.sampled_from([0.0, 0.5]), dtype=DTYPES, seed=SEEDS)
+       p=st.sampled_from([0.0, 0.5]), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
 def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, seed):
     """in eval mode (dropout off) the output equals ln(X + Y) with the same LayerNorm weights"""
     addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
@@ -228,7 +215,7 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
 
 @pytest.mark.component("AddNorm")
 @settings(max_examples=6)
-@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=SEEDS)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=S.SEEDS)
 def test_addnorm_statistics(student, B, steps, d, seed):
     """every position of the output is normalized on its own: mean 0, variance 1 over its features"""
     addnorm = student.AddNorm([d], 0.0)
@@ -240,7 +227,7 @@ def test_addnorm_statistics(student, B, steps, d, seed):
 
 @pytest.mark.component("AddNorm")
 @settings(max_examples=6)
-@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=SEEDS)
+@given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=S.SEEDS)
 def test_addnorm_position_wise(student, B, steps, data, seed):
     """each position is normalized on its own: changing one position changes only its output"""
     addnorm = student.AddNorm([D], 0.0)
@@ -259,7 +246,7 @@ def test_addnorm_position_wise(student, B, steps, data, seed):
 
 @pytest.mark.component("AddNorm")
 @settings(max_examples=5)
-@given(steps=st.integers(2, 5), seed=SEEDS)
+@given(steps=st.integers(2, 5), seed=S.SEEDS)
 def test_addnorm_dropout_not_on_x(student, steps, seed):
     """in training mode dropout acts on Y only: with Y = 0 the output is exactly ln(X)"""
     addnorm = student.AddNorm([D], 0.5)
@@ -278,7 +265,7 @@ def test_addnorm_dropout_not_on_x(student, steps, seed):
 
 @pytest.mark.component("AddNorm")
 @settings(max_examples=5)
-@given(seed=SEEDS, p=st.sampled_from([0.25, 0.5]))
+@given(seed=S.SEEDS, p=st.sampled_from([0.25, 0.5]))
 def test_addnorm_dropout_on_y(student, seed, p):
     """in training mode the output is ln(X + dropout(Y)): some entries of Y dropped, the rest scaled by 1/(1-p)"""
     d, rows = 6, 24
@@ -310,7 +297,7 @@ def test_addnorm_dropout_on_y(student, seed, p):
 @st.composite
 def enc_case(draw, max_b: int = 3, max_t: int = 5):
     B, steps = draw(st.integers(1, max_b), "B"), draw(st.integers(1, max_t), "steps")
-    return B, steps, draw(lens_for(B, steps), "valid_lens"), draw(DTYPES, "dtype"), draw(SEEDS, "seed")
+    return B, steps, draw(lens_for(B, steps), "valid_lens"), draw(S.FLOAT_DTYPES, "dtype"), draw(S.SEEDS, "seed")
 
 
 @pytest.mark.component("EncoderBlock")
@@ -348,7 +335,7 @@ def test_encoder_block_padding(student, case):
 
 @pytest.mark.component("EncoderBlock")
 @settings(max_examples=4)
-@given(B=st.integers(2, 3), steps=st.integers(1, 4), seed=SEEDS)
+@given(B=st.integers(2, 3), steps=st.integers(1, 4), seed=S.SEEDS)
 def test_encoder_block_batch_independence(student, B, steps, seed):
     """each sequence of the batch is encoded on its own"""
     # Guards against batch mixing (e.g. one sequence's valid length used for all); the zoo's
@@ -479,8 +466,8 @@ def test_encoder_weights_from_last_call(student):
 def dec_case(draw, min_t: int = 1, max_t: int = 5):
     B, steps = draw(st.integers(1, 3), "B"), draw(st.integers(min_t, max_t), "steps")
     T_enc = draw(st.integers(1, 4), "T_enc")
-    return (B, steps, T_enc, draw(lens_for(B, T_enc), "enc_valid_lens"), draw(DTYPES, "dtype"),
-            draw(SEEDS, "seed"))
+    return (B, steps, T_enc, draw(lens_for(B, T_enc), "enc_valid_lens"), draw(S.FLOAT_DTYPES, "dtype"),
+            draw(S.SEEDS, "seed"))
 
 
 def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> list:
@@ -673,7 +660,7 @@ def model_case(draw, min_t: int = 1, max_t: int = 5):
     B, steps = draw(st.integers(1, 3), "B"), draw(st.integers(min_t, max_t), "steps")
     T_enc = draw(st.integers(1, 4), "T_enc")
     return (B, steps, T_enc, draw(lens_for(B, T_enc), "enc_valid_lens"), draw(st.integers(1, 2), "num_layers"),
-            draw(DTYPES, "dtype"), draw(SEEDS, "seed"))
+            draw(S.FLOAT_DTYPES, "dtype"), draw(S.SEEDS, "seed"))
 
 
 def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dropout: float = 0.0) -> Any:

@@ -9,14 +9,11 @@ from __future__ import annotations
 import torch
 import pytest
 
+from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.hints import POST_NORM_HINT
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 10
-
-
-def _randn(shape: tuple[int, ...], seed: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=g)
 
 
 def _block_args(dropout: float = 0.0) -> tuple:
@@ -29,18 +26,6 @@ def _model_args(num_layers: int, dropout: float = 0.0) -> tuple:
     # vocab_size, key_size, query_size, value_size, num_hiddens, norm_shape, ffn_num_input,
     # ffn_num_hiddens, num_heads, num_layers, dropout
     return (VOCAB, D, D, D, D, [D], D, FFN_H, HEADS, num_layers, dropout)
-
-
-def _check_normalized(Y: torch.Tensor, what: str) -> None:
-    Y = T.as_plain(Y).double()
-    mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
-    T.check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
-            f"{what}: every position's output should be layer-normalized over its features "
-            f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
-            f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
-            f"[{float(var.min()):.3g}, {float(var.max()):.3g}].\n"
-            f"  hint: the Transformer is post-norm: ln(X + sublayer(X)) is the block's output, "
-            f"the normalization comes last, after the residual sum")
 
 
 # ---------------------------------------------------------------------------- PositionWiseFFN
@@ -97,9 +82,9 @@ def test_addnorm_statistics(student):
     """each position of the output has mean 0 and variance 1 over its features (post-norm)"""
     addnorm = student.AddNorm([D], 0.0)
     addnorm.eval()
-    X, Y = _randn((2, 3, D), 0) * 3 + 1, _randn((2, 3, D), 1)
+    X, Y = S.randn((2, 3, D), 0) * 3 + 1, S.randn((2, 3, D), 1)
     T.assert_shape(addnorm(X, Y), (2, 3, D), "AddNorm on (2, 3, 8) inputs")
-    _check_normalized(addnorm(X, Y), "AddNorm([8], 0) in eval mode")
+    T.assert_layer_normalized(addnorm(X, Y), "AddNorm([8], 0) in eval mode", hint=POST_NORM_HINT)
 
 
 # ---------------------------------------------------------------------------- EncoderBlock
@@ -108,10 +93,10 @@ def test_encoder_block_shape_and_norm(student):
     """keeps the shape (batch, steps, num_hiddens) and ends with a layer normalization"""
     blk = student.EncoderBlock(*_block_args())
     blk.eval()
-    X = _randn((2, 5, D), 2)
+    X = S.randn((2, 5, D), 2)
     Y = blk(X, torch.tensor([3, 5]))
     T.assert_shape(Y, (2, 5, D), "EncoderBlock output for X of shape (2, 5, 8)")
-    _check_normalized(Y, "EncoderBlock output (fresh block, eval mode)")
+    T.assert_layer_normalized(Y, "EncoderBlock output (fresh block, eval mode)", hint=POST_NORM_HINT)
 
 
 def _check_own_blocks(model, num_layers: int, what: str) -> None:
@@ -155,7 +140,7 @@ def test_decoder_block_shape_and_cache(student):
     """returns (batch, steps, num_hiddens) and appends its input to the block's cache"""
     blk = student.DecoderBlock(*_block_args(), 0)
     blk.eval()
-    X, enc = _randn((2, 3, D), 3), _randn((2, 4, D), 4)
+    X, enc = S.randn((2, 3, D), 3), S.randn((2, 4, D), 4)
     Y, state = blk(X, _fresh_state(enc, torch.tensor([4, 2])))
     T.assert_shape(Y, (2, 3, D), "DecoderBlock output for X of shape (2, 3, 8)")
     T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
@@ -167,9 +152,9 @@ def test_decoder_block_causal_in_eval(student):
     """self-attention is causal in eval mode too: changing a later step leaves earlier outputs alone"""
     blk = student.DecoderBlock(*_block_args(0.2), 0)
     blk.eval()
-    X, enc = _randn((2, 4, D), 5), _randn((2, 3, D), 6)
+    X, enc = S.randn((2, 4, D), 5), S.randn((2, 3, D), 6)
     X2 = X.clone()
-    X2[:, 2:] += 5 * _randn((2, 2, D), 7)
+    X2[:, 2:] += 5 * S.randn((2, 2, D), 7)
     lens = torch.tensor([3, 2])
     Y, _ = blk(X, _fresh_state(enc, lens))
     Y2, _ = blk(X2, _fresh_state(enc, lens))
@@ -185,7 +170,7 @@ def test_decoder_shapes(student):
     dec = student.TransformerDecoder(*_model_args(2))
     dec.eval()
     _check_own_blocks(dec, 2, "TransformerDecoder")
-    enc, lens = _randn((2, 5, D), 8), torch.tensor([5, 3])
+    enc, lens = S.randn((2, 5, D), 8), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3], [4, 5, 6]])
     logits, state = dec(X, dec.init_state(enc, lens))
     T.assert_shape(logits, (2, 3, VOCAB), "TransformerDecoder logits for token ids of shape (2, 3)")
@@ -206,7 +191,7 @@ def test_decoder_step_by_step(student):
     """decoding one token at a time gives the same logits as the whole sequence (true positions)"""
     dec = student.TransformerDecoder(*_model_args(2))
     dec.eval()
-    enc, lens = _randn((2, 5, D), 9), torch.tensor([5, 3])
+    enc, lens = S.randn((2, 5, D), 9), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3, 4], [4, 5, 6, 7]])
     whole, _ = dec(X, dec.init_state(enc, lens))
     state, steps = dec.init_state(enc, lens), []
