@@ -29,7 +29,8 @@ def masked_softmax(X: torch.Tensor, valid_lens: Optional[torch.Tensor]) -> torch
         valid_lens = valid_lens.reshape(-1)  # (B*Q,)
     # The most negative finite number, not 0: exp(fill - row max) underflows to exactly 0.
     fill = torch.finfo(X.dtype).min
-    X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=fill)  # (B*Q, K), a copy
+    # A copy: sequence_mask may work in place (the contract allows it), and the caller's X must not change.
+    X = sequence_mask(X.reshape(-1, shape[-1]).clone(), valid_lens, value=fill)  # (B*Q, K)
     return torch.softmax(X.reshape(shape), dim=-1)
 
 

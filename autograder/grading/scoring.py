@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from autograder.config import Assignment, Scoring
+from autograder.catalogue.diagnosis import Diagnosis
 from autograder.grading.dependencies import DependencyUse
 from autograder.selfcheck.plugin import TestOutcome
 
@@ -18,6 +19,7 @@ class ComponentScore:
     notes: list[str] = field(default_factory=list)  # what went wrong while loading the submission
     dependencies: list[DependencyUse] = field(default_factory=list)  # whose version of each it used
     withheld: str = ""  # why its detailed feedback is withheld (reference code in its child), if it is
+    misconceptions: list[Diagnosis] = field(default_factory=list)  # what the catalogue recognises
 
 
 @dataclass

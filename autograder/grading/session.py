@@ -3,18 +3,23 @@ provider that supplies the student's names, and score the outcomes per component
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import time
+import types
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
+
+import torch
 
 from autograder import config as config_mod
+from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude, explain,
+                                            signature_candidates)
 from autograder.grading import dependencies
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
-from autograder.selfcheck.plugin import (GradingPlugin, StudentProvider, reference_namespace,
-                                         register_hypothesis_profile, run_pytest)
+from autograder.selfcheck.plugin import GradingPlugin, StudentProvider, register_hypothesis_profile, run_pytest
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 
@@ -44,9 +49,9 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     earlier = [n for n in course.closure(own) if n in defined and course.owner(n) not in (None, assignment)]
     wanted = earlier + (components or own)
     names = own + course.closure(own)
-    reference = None if public_only else (
-        lambda: reference_namespace(course, names + list(assignment.given)))
-    plugin = GradingPlugin(provider, wanted, reference=reference)
+    diagnosis = Diagnoser(course, names + list(assignment.given))
+    plugin = GradingPlugin(provider, wanted, reference=None if public_only else diagnosis.reference,
+                           diagnoser=None if public_only else diagnosis)
 
     def outcomes(name: str) -> Optional[tuple[int, int]]:
         tests = [o for o in plugin.outcomes.values() if o.component == name]
@@ -67,9 +72,58 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     due_passed = assignment.due is not None and (today or dt.date.today()) > assignment.due
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
+        name_misconceptions(comp)
         if dependencies.holds_current_reference(comp.dependencies) and not due_passed:
             withhold(comp, assignment.due)
     return Result(assignment_id, submission, components_scored, scoring=course.scoring)
+
+
+class Diagnoser:
+    """The `ref` fixture of the grading process, recording every reference call of a test, and the
+    diagnosis of a failed comparison against the values those calls produced (catalogue/diagnosis)."""
+
+    def __init__(self, course: config_mod.Course, names: list[str]) -> None:
+        self.course, self.names = course, list(dict.fromkeys(names))
+        self.components = {c.name for a in course.assignments for c in a.components}
+        self.recorder = Recorder()
+
+    def reference(self) -> types.SimpleNamespace:
+        """A fresh recording reference for one test: components recorded, given code as it is."""
+        self.recorder = Recorder()
+        names = {}
+        for name in self.names:
+            obj = self.course.reference_object(name)
+            if name in self.components:
+                obj = self.recorder.module_class(name, obj) if inspect.isclass(obj) else self.recorder.function(name, obj)
+            names[name] = obj
+        return types.SimpleNamespace(**names)
+
+    def __call__(self, component: str, actual: Any, expected: Any, inputs: dict[str, Any], rtol: float,
+                 atol: float) -> frozenset[str]:
+        call = self.recorder.lookup(expected)
+        if call is None and inputs and not inspect.isclass(self.course.reference_object(component)):
+            call = Recorder.from_inputs(component, inputs)  # a hand-computed expectation of a function
+        if call is None or call.component != component or not isinstance(actual, torch.Tensor):
+            return frozenset()
+        return frozenset(candidates(call, actual, rtol, atol))
+
+
+def name_misconceptions(comp: ComponentScore) -> None:
+    """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude): the
+    failures it explains say so, with its fix; no other hint is ever shown."""
+    failed = [t for t in comp.tests if not t.passed]
+    for test in failed:
+        test.candidates = tuple(sorted(set(test.candidates)
+                                       | signature_candidates(comp.name, test.function, test.output)))
+    family = conclude([set(t.candidates) for t in failed])
+    found = explain(comp.name, family) if family else None
+    if found is None:
+        return
+    comp.misconceptions.append(found)
+    for test in failed:
+        if family in test.candidates:
+            test.misconception = family
+            test.output = f"{test.output}{DIAGNOSIS_MARK}{found.message(comp.name)[len('diagnosis: '):]}"
 
 
 def withhold(comp: ComponentScore, due: Optional[dt.date]) -> None:

@@ -157,7 +157,9 @@ def launch(mode: str = "auto", warm_optimizers: bool = True, protect: Sequence[P
     mode = resolve_mode(mode)
     ours, theirs = socket.socketpair()
     fd = theirs.fileno()
-    args: list[str] = [] if warm_optimizers else ["--no-optimizers"]
+    # In process mode a child may be unable to read the interpreter's files (another user, Landlock):
+    # whatever a test may import lazily must be imported in the fork server, optimizers included.
+    args: list[str] = [] if warm_optimizers or mode != "bwrap" else ["--no-optimizers"]
     for path in protected_paths(protect):
         args += ["--protect", path]
     if mode != "bwrap":

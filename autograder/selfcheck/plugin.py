@@ -11,7 +11,6 @@ import io
 import os
 import re
 import sys
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol
@@ -61,6 +60,8 @@ class TestOutcome:
     passed: bool = False
     output: str = ""
     seconds: float = 0.0
+    misconception: str = ""  # the catalogue family diagnosed for the component (stable id), if any
+    candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
 
 
 HYPOTHESIS_PROFILE = "course"
@@ -140,6 +141,7 @@ def fail_fast_kind(report: pytest.TestReport) -> Optional[str]:
 
 
 FAIL_FAST_PROPERTY = "fail_fast"
+MISCONCEPTION_PROPERTY = "misconception"
 _FIXTURE_ARGS = ("student=", "ref=")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
@@ -151,6 +153,8 @@ class GradingPlugin:
     provider: StudentProvider
     components: Optional[list[str]]  # None: every component the suites mention, in file order
     reference: Optional[Callable[[], Any]] = None
+    #: (component, actual, expected, inputs, rtol, atol) -> families that reproduce the failure
+    diagnoser: Optional[Callable[..., frozenset[str]]] = None
     public_marker: Callable[[pytest.Item], bool] = lambda item: "public" in str(item.path)
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
@@ -185,10 +189,17 @@ class GradingPlugin:
         if report.failed:
             outcome.passed = False
             outcome.output = failure_text(report)
+            found = dict(report.user_properties).get(MISCONCEPTION_PROPERTY)
+            outcome.candidates = tuple(sorted(str(f) for f in found)) if isinstance(found, tuple) else ()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
-        """A FailFast is reported by its message alone (no traceback, which would show test code)."""
+        """A FailFast is reported by its message alone (no traceback, which would show test code);
+        a diagnosed failure carries its misconception's id."""
+        if call.excinfo is not None and not isinstance(call.excinfo.value, FailFast):
+            found = getattr(call.excinfo.value, "candidates", None)
+            if found:
+                item.user_properties.append((MISCONCEPTION_PROPERTY, tuple(found)))
         if call.excinfo is None or not isinstance(call.excinfo.value, FailFast) or call.when == "collect":
             return None
         return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
@@ -199,6 +210,11 @@ class GradingPlugin:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Same inputs on every run: the grader's own random streams start from a fixed seed."""
         procedures.seed_everything(GRADER_SEED)
+        from autograder.selfcheck import testing
+        component = component_of(item)
+        diagnoser = self.diagnoser
+        testing.DIAGNOSE = None if diagnoser is None or component is None else (
+            lambda *args: diagnoser(component, *args))
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         component = component_of(item)
@@ -247,11 +263,6 @@ class LocalProvider:
 
     def close(self) -> None:
         pass
-
-
-def reference_namespace(course: Any, names: list[str]) -> types.SimpleNamespace:
-    """The reference implementations and given code, by contract name."""
-    return types.SimpleNamespace(**{n: course.reference_object(n) for n in names})
 
 
 _SUITE_STAMPS: dict[str, tuple[int, int]] = {}  # suite file -> (mtime_ns, size) when last imported

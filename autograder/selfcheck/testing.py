@@ -78,19 +78,41 @@ def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
           f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
 
 
+#: Set by the grader's plugin while a test runs (None in a notebook's self-check):
+#: (actual, expected, inputs, rtol, atol) -> the known misconceptions that reproduce `actual`.
+DIAGNOSE: Optional[Callable[[Any, Any, dict[str, Any], float, float], frozenset[str]]] = None
+
+
+class Mismatch(AssertionError):
+    """A failed comparison, with the known misconceptions (catalogue families) that reproduce it."""
+
+    def __init__(self, message: str, candidates: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
 def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
                  inputs: Optional[dict[str, Any]] = None, hint: Optional[str] = None,
                  rtol: Optional[float] = None, atol: Optional[float] = None,
                  check_dtype: bool = True) -> None:
-    """Compare an output with the expected one; on failure explain what, on which input, how far off."""
+    """Compare an output with the expected one; on failure explain what, on which input, how far off,
+    and, where the grader finds the one known misconception that reproduces the output, name it.
+
+    `hint` documents for the suite's readers what the test checks; it is not shown to students: a
+    fixed hint names mistakes a student did not make (the diagnosis names the one they did).
+    """
     lines = [f"{what}:"]
     if inputs:
         lines += [f"  input {k} = {describe_value(v)}" for k, v in inputs.items()]
+    raw_actual, raw_expected = actual, expected
 
     def fail(reason: str) -> None:
-        if hint:
-            lines.append(f"  hint: {hint}")
-        raise AssertionError("\n".join([lines[0], f"  {reason}"] + lines[1:]))
+        found: frozenset[str] = frozenset()
+        if DIAGNOSE is not None and isinstance(raw_actual, torch.Tensor):
+            tol = tolerance(raw_expected.dtype) if isinstance(raw_expected, torch.Tensor) else (0.0, 0.0)
+            found = DIAGNOSE(as_plain(raw_actual), raw_expected, dict(inputs or {}),
+                             rtol if rtol is not None else tol[0], atol if atol is not None else tol[1])
+        raise Mismatch("\n".join([lines[0], f"  {reason}"] + lines[1:]), found)
 
     if not isinstance(actual, torch.Tensor):
         fail(f"expected a tensor, got {type(actual).__name__}")
@@ -154,8 +176,9 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
 
     Tensors among the arguments are passed as copies (`cloned`), so the caller's inputs stay as
     they are. An exception becomes a failure that says what was called and why:
-    "<what> with arguments (<shapes>) raised <Error>: <message>", then "  hint: <hint>" if given;
-    `show_args=False` leaves out the arguments when `what` already spells them out.
+    "<what> with arguments (<shapes>) raised <Error>: <message>" (`hint` is for the suite's readers:
+    a crash never gets a misconception hint); `show_args=False` leaves out the arguments when `what`
+    already spells them out.
     `returns`: the type (or types) the result must have; a tensor result then comes back as a
     plain detached copy (`as_plain`).
     """
@@ -164,8 +187,7 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
     except Exception as exc:  # the student's code may raise anything
         shown = [_arg_text(a) for a in args] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
         given = f" with arguments ({', '.join(shown)})" if show_args else ""
-        raise AssertionError(f"{what}{given} raised {type(exc).__name__}: {exc}"
-                             + (f"\n  hint: {hint}" if hint else "")) from None
+        raise AssertionError(f"{what}{given} raised {type(exc).__name__}: {exc}") from None
     if returns is not None:
         check(isinstance(out, returns), f"{what} must return {_type_text(returns)}, got {type(out).__name__}")
         if isinstance(out, torch.Tensor):
@@ -182,13 +204,14 @@ def assert_layer_normalized(Y: Any, what: str, hint: Optional[str] = None) -> No
           f"{what}: every position's output should be layer-normalized over its features "
           f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
           f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
-          f"[{float(var.min()):.3g}, {float(var.max()):.3g}]." + (f"\n  hint: {hint}" if hint else ""))
+          f"[{float(var.min()):.3g}, {float(var.max()):.3g}].")
 
 
 def call_and_inputs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[Any]]:
     """Call fn and return (result, args as they are after the call), to check inputs are unchanged."""
     if _is_remote(fn):
-        result, args_after = fn.__remote_call__(args, kwargs, return_args=True)
+        remote: Any = fn  # a proxy of the grader's (grading/remote.py)
+        result, args_after = remote.__remote_call__(args, kwargs, return_args=True)
         return result, list(args_after)
     args_copy = [torch.Tensor.clone(a) if isinstance(a, torch.Tensor) else a for a in args]
     result = fn(*args_copy, **kwargs)
@@ -201,7 +224,8 @@ def vjp(fn: Callable[..., Any], args: Sequence[Any], grad_output: torch.Tensor,
     """Gradients of <fn(*args)[output_index], grad_output> with respect to args[i] for i in wrt."""
     kwargs = kwargs or {}
     if _is_remote(fn):
-        return fn.__remote_vjp__(list(args), kwargs, grad_output, list(wrt), output_index)
+        remote: Any = fn  # a proxy of the grader's (grading/remote.py)
+        return remote.__remote_vjp__(list(args), kwargs, grad_output, list(wrt), output_index)
     grads = procedures.vjp(fn, args, kwargs, grad_output, wrt, output_index)
     return [None if g is None else as_plain(g) for g in grads]
 

@@ -1,0 +1,270 @@
+"""Diagnosis by behaviour: which known misconception, if any, reproduces a student's wrong output.
+
+The grading process records how the course's reference produced every value a test compares with
+(`Recorder`: the function or module, its constructor arguments, its weights, train/eval mode, the
+random state and the inputs). When a comparison fails, `diagnose` runs the catalogue's variants of
+that component (the reference with one known mistake each) on exactly that call and compares each
+variant's output with the student's. If the variants that reproduce it all belong to one family,
+the feedback names that misconception and its fix; otherwise it names none. Everything here runs in
+the trusted grading process on the catalogue's own code, never on a submission.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+from autograder.catalogue import zoo
+from autograder.config import Course
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A misconception that reproduces the student's output (one family; `entries` are its members)."""
+
+    family: str
+    entries: tuple[str, ...]
+    misconception: str
+    fix: str
+
+    def message(self, component: str) -> str:
+        return (f"diagnosis: your {component} behaves exactly like one where {self.misconception}\n"
+                f"  fix: {self.fix}")
+
+
+@dataclass
+class Call:
+    """How the reference produced a value: enough to replay the call with another implementation."""
+
+    component: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    path: tuple[Any, ...]  # where the value sits in the result: (), (0,), ("attention_weights",), ...
+    ctor: Optional[tuple[tuple[Any, ...], dict[str, Any]]] = None  # a module's constructor arguments
+    state: Optional[dict[str, torch.Tensor]] = None  # a module's parameters and buffers before the call
+    training: bool = False
+    rng: Optional[torch.Tensor] = None  # torch's random state before the call
+    keep: list[Any] = field(default_factory=list)  # the recorded values, kept alive (ids stay unique)
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.clone(torch.Tensor.detach(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _walk(value: Any, path: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[tuple[Any, ...], torch.Tensor]]:
+    """Every tensor in a call's result, with its path (tuples and lists, two levels deep)."""
+    if isinstance(value, torch.Tensor):
+        return [(path, value)]
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return [p for i, v in enumerate(value) for p in _walk(v, path + (i,), depth + 1)]
+    return []
+
+
+def _follow(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = getattr(value, step) if isinstance(step, str) else value[step]
+    return value
+
+
+class Recorder:
+    """Wraps the course's reference so that every tensor it returns can be traced back to its call."""
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[Any, ...], Call] = {}
+
+    @staticmethod
+    def _key(tensor: torch.Tensor) -> tuple[Any, ...]:
+        """The same key for a recorded tensor and the views a test makes of it (`.detach()`)."""
+        return (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
+
+    def lookup(self, value: Any) -> Optional[Call]:
+        return self.calls.get(self._key(value)) if isinstance(value, torch.Tensor) else None
+
+    @staticmethod
+    def from_inputs(component: str, inputs: dict[str, Any]) -> Call:
+        """A call of a function component rebuilt from the inputs a test shows (in argument order),
+        for comparisons whose expected value was worked out by hand."""
+        return Call(component, _clone(tuple(inputs.values())), {}, ())
+
+    def _register(self, result: Any, make: Callable[[tuple[Any, ...]], Call]) -> None:
+        for path, tensor in _walk(result):
+            call = make(path)
+            call.keep.append(tensor)  # alive, so no other tensor reuses its memory during the test
+            self.calls[self._key(tensor)] = call
+
+    def function(self, component: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            saved = (_clone(args), _clone(kwargs), torch.get_rng_state())
+            result = fn(*args, **kwargs)
+            self._register(result, lambda path: Call(component, saved[0], saved[1], path, rng=saved[2]))
+            return result
+        return recorded
+
+    def module_class(self, component: str, cls: type) -> Callable[..., Any]:
+        """A factory that builds the real reference module and records each of its forward calls."""
+        recorder = self
+
+        def build(*ctor_args: Any, **ctor_kwargs: Any) -> Any:
+            module = cls(*ctor_args, **ctor_kwargs)
+            ctor = (_clone(ctor_args), _clone(ctor_kwargs))
+            pending: dict[str, Any] = {}
+
+            def before(mod: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+                pending.update(args=_clone(args), kwargs=_clone(kwargs), rng=torch.get_rng_state(),
+                               training=mod.training, state=_clone(dict(mod.state_dict())))
+
+            def after(mod: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
+                def make(path: tuple[Any, ...]) -> Call:
+                    return Call(component, pending["args"], pending["kwargs"], path, ctor, pending["state"],
+                                pending["training"], pending["rng"])
+                recorder._register(output, make)
+                weights = getattr(mod, "attention_weights", None)
+                if weights is not None:
+                    recorder._register(weights, lambda path: make(("attention_weights", *path)))
+
+            module.register_forward_pre_hook(before, with_kwargs=True)
+            module.register_forward_hook(after, with_kwargs=True)
+            return module
+
+        build.__name__ = build.__qualname__ = cls.__name__
+        build.__doc__ = cls.__doc__
+        return build
+
+
+@dataclass(frozen=True)
+class Variant:
+    entry: zoo.Entry
+    namespace: dict[str, Any]
+
+
+@functools.cache
+def variants(component: str) -> tuple[Variant, ...]:
+    """The catalogue's mutants of `component`, each loaded over the course's reference code."""
+    from autograder import config as config_mod
+    course = config_mod.default()
+    out = []
+    for entry in zoo.entries():
+        if entry.kind != "mutant" or entry.component != component:
+            continue
+        namespace = reference_globals(course, entry.assignment)
+        try:
+            exec(compile(entry.path.read_text(), str(entry.path), "exec"), namespace)
+        except Exception:  # a catalogue entry that does not load is a kit bug, caught by the zoo's tests
+            continue
+        if component in namespace:
+            out.append(Variant(entry, namespace))
+    return tuple(out)
+
+
+def reference_globals(course: Course, assignment_id: str) -> dict[str, Any]:
+    """A fresh namespace with the reference of an assignment and of everything it builds on."""
+    assignment = course.assignment(assignment_id)
+    namespace: dict[str, Any] = {"__name__": f"__variant_{assignment_id}__"}
+    names = [c.name for c in assignment.components]
+    for name in course.closure(names) + names + list(assignment.given):
+        namespace[name] = course.reference_object(name)
+    module = importlib.import_module(assignment.solution)
+    namespace.update({k: v for k, v in vars(module).items() if not k.startswith("__") and k not in namespace})
+    return namespace
+
+
+def replay(variant: Variant, call: Call) -> Optional[torch.Tensor]:
+    """The variant's value for the recorded call, or None where the variant cannot make that call."""
+    target = variant.namespace[call.component]
+    try:
+        if call.rng is not None:
+            torch.set_rng_state(call.rng)
+        if call.ctor is None:
+            result = target(*_clone(call.args), **_clone(call.kwargs))
+            return _follow(result, call.path)
+        module = target(*_clone(call.ctor[0]), **_clone(call.ctor[1]))
+        if call.state is not None:
+            module.load_state_dict(_clone(call.state), strict=False)
+        module.train(call.training)
+        if call.rng is not None:
+            torch.set_rng_state(call.rng)
+        output = module(*_clone(call.args), **_clone(call.kwargs))
+        return _follow(module if call.path[:1] == ("attention_weights",) else output, call.path)
+    except Exception:
+        return None
+
+
+def _same(a: Any, b: torch.Tensor, rtol: float, atol: float) -> bool:
+    if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+        return False
+    a, b = a.detach().to(torch.float64), b.detach().to(torch.float64)
+    return bool(torch.equal(a.isnan(), b.isnan()) and torch.allclose(a.nan_to_num(), b.nan_to_num(), rtol=rtol, atol=atol))
+
+
+def family_of(entry: zoo.Entry) -> str:
+    return getattr(entry, "family", "") or entry.name
+
+
+def candidates(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> set[str]:
+    """The families of misconceptions whose variants reproduce `actual` on `call`."""
+    return {family_of(v.entry) for v in variants(call.component)
+            if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
+
+
+def explain(component: str, family: str) -> Optional[Diagnosis]:
+    """The catalogue's words for a family of misconceptions of a component."""
+    members = sorted((e for e in zoo.entries() if e.kind == "mutant" and e.component == component
+                      and family_of(e) == family), key=lambda e: e.name)
+    if not members:
+        return None
+    return Diagnosis(family, tuple(e.id for e in members), members[0].bug, getattr(members[0], "fix", ""))
+
+
+def conclude(evidence: list[set[str]]) -> Optional[str]:
+    """The one family consistent with every failed comparison that some variant explains, if one is.
+
+    Each failed comparison gives the families that reproduce it (a small input often fits several);
+    together they usually leave one. A comparison no variant reproduces is not evidence against a
+    family (the student may have a second mistake the catalogue does not know)."""
+    informative = [e for e in evidence if e]
+    if not informative:
+        return None
+    common = set.intersection(*informative)
+    return common.pop() if len(common) == 1 else None
+
+
+# --- symptom signatures: the same evidence from the failure text, for every kind of test --------
+
+#: Generated by `python -m autograder.catalogue.zoo --signatures`: for each test, the hash of the
+#: exact failure text each catalogue mutant produces and the mutant's family. Derandomized tests
+#: give a mistake the same smallest input and the same text, so a student's identical text is
+#: evidence for that family in tests no replay covers (properties, dropout, gradients, structure).
+SIGNATURES = Path(__file__).resolve().parent / "signatures.json"
+DIAGNOSIS_MARK = "\n  diagnosis: "
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].encode()).hexdigest()[:20]
+
+
+@functools.cache
+def signatures(path: Path = SIGNATURES) -> dict[str, dict[str, list[str]]]:
+    """{"<component>::<test function>": {text hash: [families]}} (empty where not generated)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data.get("tests", {}) if isinstance(data, dict) else {}
+
+
+def signature_candidates(component: str, function: str, text: str) -> set[str]:
+    return set(signatures().get(f"{component}::{function}", {}).get(text_hash(text), []))

@@ -1,0 +1,147 @@
+"""Measure the diagnosis on the catalogue, and generate its symptom signatures.
+
+    python -m autograder.catalogue.evaluate                     # all assignments: the measurement
+    python -m autograder.catalogue.evaluate 02_attention_scoring --signatures   # regenerate signatures.json
+    python -m autograder.catalogue.evaluate --update-readme     # the README's diagnosis table
+
+Each catalogue entry is graded in-process (trusted code). For mutants: does the feedback name the
+mutant's own misconception (its family), does it name any other (a wrong diagnosis), and how many
+failing tests carry no diagnosis at all; for correct alternatives: no diagnosis may ever appear.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from autograder import config as config_mod
+from autograder.catalogue import diagnosis, zoo
+
+if TYPE_CHECKING:
+    from autograder.grading.scoring import Result
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+START, END = "<!-- diagnosis-table:start -->", "<!-- diagnosis-table:end -->"
+
+
+@dataclass
+class Tally:
+    mutants: int = 0
+    own: int = 0  # mutants whose feedback names their own family
+    wrong: int = 0  # families named that the mutant does not have
+    failing: int = 0  # failing tests of the mutants' own components
+    unhinted: int = 0  # ... that carry no diagnosis
+    correct: int = 0
+    correct_diagnosed: int = 0  # correct alternatives with any diagnosis (must be 0)
+    misses: list[str] = field(default_factory=list)
+
+    def row(self, name: str) -> str:
+        share = self.own / self.mutants if self.mutants else 1.0
+        hintless = self.unhinted / self.failing if self.failing else 0.0
+        return (f"| {name} | {self.mutants} | {self.own} ({share:.0%}) | {self.wrong} | "
+                f"{self.unhinted} of {self.failing} ({hintless:.0%}) | {self.correct_diagnosed} of {self.correct} |")
+
+
+def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, Result]]:
+    from autograder.grading.session import run_in_process
+    return [(e, run_in_process(e.assignment, zoo.compose(e, workdir))) for e in entries]
+
+
+def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
+    tally = Tally()
+    for entry, result in graded:
+        components = result.components
+        named = {d.family for c in components for d in c.misconceptions}
+        if entry.kind == "correct":
+            tally.correct += 1
+            tally.correct_diagnosed += bool(named)
+            continue
+        if entry.kind != "mutant":
+            continue
+        own = diagnosis.family_of(entry)
+        comp = next(c for c in components if c.name == entry.component)
+        failing = [t for t in comp.tests if not t.passed]
+        tally.mutants += 1
+        tally.own += own in named
+        tally.wrong += len(named - {own})
+        tally.failing += len(failing)
+        tally.unhinted += sum(not t.misconception for t in failing)
+        if own not in named:
+            tally.misses.append(entry.id)
+    return tally
+
+
+def signature_table(graded: list[tuple[zoo.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
+    """{"<component>::<test function>": {hash of the failure text: [families]}} from mutants' failures."""
+    table: dict[str, dict[str, set[str]]] = {}
+    for entry, result in graded:
+        if entry.kind != "mutant":
+            continue
+        for comp in result.components:
+            if comp.name != entry.component:
+                continue
+            for test in comp.tests:
+                if not test.passed and test.output:
+                    key = f"{comp.name}::{test.function}"
+                    table.setdefault(key, {}).setdefault(diagnosis.text_hash(test.output), set()).add(
+                        diagnosis.family_of(entry))
+    return {k: {h: sorted(f) for h, f in sorted(v.items())} for k, v in sorted(table.items())}
+
+
+def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[str]) -> None:
+    """Replace the signatures of `assignments`' components in signatures.json, keep the others."""
+    course = config_mod.default()
+    mine = {c.name for a in assignments for c in course.assignment(a).components}
+    current = dict(diagnosis.signatures())
+    kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
+    kept.update(update)
+    diagnosis.SIGNATURES.write_text(json.dumps({"version": 1, "tests": dict(sorted(kept.items()))}, indent=1) + "\n")
+    diagnosis.signatures.cache_clear()
+
+
+def update_readme(rows: list[str]) -> None:
+    header = ["| assignment | mutants | feedback names its own misconception | wrong diagnoses | "
+              "failing tests with no diagnosis | correct alternatives diagnosed |", "|---|---|---|---|---|---|"]
+    text = README.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{README} has no {START} ... {END} section")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(head + START + "\n" + "\n".join(header + rows) + "\n" + END + tail)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("assignments", nargs="*")
+    parser.add_argument("--signatures", action="store_true", help="regenerate signatures.json for these assignments")
+    parser.add_argument("--update-readme", action="store_true", help="write the measurement into README.md")
+    ns = parser.parse_args(argv)
+    course = config_mod.default()
+    ids = ns.assignments or [a.id for a in course.assignments]
+    workdir = Path(tempfile.mkdtemp())
+    rows, total = [], Tally()
+    for assignment_id in ids:
+        graded = grade([e for e in zoo.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
+        if ns.signatures:
+            write_signatures(signature_table(graded), [assignment_id])
+            graded = grade([e for e, _ in graded], workdir)  # measured with the new signatures
+        tally = measure(graded)
+        rows.append(tally.row(f"`{assignment_id}`"))
+        print(rows[-1], flush=True)
+        for miss in tally.misses:
+            print(f"    not named: {miss}")
+        for name in ("mutants", "own", "wrong", "failing", "unhinted", "correct", "correct_diagnosed"):
+            setattr(total, name, getattr(total, name) + getattr(tally, name))
+    rows.append(total.row("all"))
+    print(rows[-1])
+    if ns.update_readme:
+        update_readme(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
