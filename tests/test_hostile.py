@@ -6,6 +6,11 @@ real sandbox (bubblewrap) against a tiny suite written below (one public and one
 component, no hypothesis) with small limits, and the tests check the score of every component, the
 message a student would see, and that nothing the submission started outlives its job.
 
+The small time limits are multiples of a baseline measured once per session (`budget`: how long the
+slowest test of a correct submission takes in the same sandbox, child start-up included), with the
+limits of an idle machine as the floor: a loaded machine gets proportionally longer limits instead of
+failed tests, and every attack still runs into the limit it is meant to.
+
 The expected outcomes are stated as tables (`EXPECT`): a component not listed gets full marks.
 Needs bubblewrap; skipped without it (the fallback mode promises no isolation). The end-to-end run of
 the installed `course` command against the real suites is marked `slow` (skip with -m "not slow").
@@ -15,10 +20,8 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from autograder.grading.results import results_json
 from autograder.config import Limits
 from autograder.sandbox.bwrap import bwrap_available
 from autograder.sandbox.forkserver import Zygote
+from kit_helpers import poll, processes_named
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "hostile"
@@ -153,40 +157,58 @@ def suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def low_limits(**changes: Any) -> config_mod.Course:
-    """The real course with small limits (so that a hung test costs 1.5 s)."""
-    limits = dict(test_seconds=1.5, load_seconds=2, component_cpu_seconds=1, submission_seconds=90,
-                  memory_mb=1024, processes=64, file_size_mb=16, output_kb=64)
-    limits.update(changes)
-    return config_mod.default().model_copy(update={"limits": Limits(**limits)})
+#: The small limits of an idle 2-core machine (the floor), and the seconds the slowest test of a
+#: correct submission took there (child start-up included) when they were chosen: 1.5 s per test is 20
+#: times that. The time limits scale with the baseline `budget` measures.
+IDLE_LIMITS: dict[str, Any] = dict(test_seconds=1.5, load_seconds=2.0, component_cpu_seconds=1.0,
+                                   submission_seconds=90.0, memory_mb=1024, processes=64, file_size_mb=16,
+                                   output_kb=64)
+IDLE_TEST_SECONDS = 0.075
+TIME_LIMITS = ("test_seconds", "load_seconds", "component_cpu_seconds", "submission_seconds")
+
+
+class Budget:
+    """The limits for this machine as it is now: idle-machine seconds times `scale` (at least 1)."""
+
+    def __init__(self, slowest_test: float) -> None:
+        self.slowest_test = slowest_test
+        self.scale = max(1.0, slowest_test / IDLE_TEST_SECONDS)
+
+    def seconds(self, idle: float) -> float:
+        return idle * self.scale
+
+    def course(self, **changes: Any) -> config_mod.Course:
+        """The real course with small limits (`changes` in idle-machine seconds), scaled."""
+        limits = {**IDLE_LIMITS, **changes}
+        limits.update({k: self.seconds(limits[k]) for k in TIME_LIMITS})
+        return config_mod.default().model_copy(update={"limits": Limits(**limits)})
 
 
 @pytest.fixture(scope="module")
-def course() -> config_mod.Course:
-    return low_limits()
+def budget(zygote: Zygote, suites: Path, tmp_path_factory: pytest.TempPathFactory) -> Budget:
+    """Measured once per session: a correct submission graded with roomy limits in the same sandbox."""
+    path = tmp_path_factory.mktemp("baseline") / "reference.py"
+    path.write_text(reference_source())
+    roomy = Budget(IDLE_TEST_SECONDS).course(**dict.fromkeys(TIME_LIMITS, 60.0))
+    graded = grade(zygote, path, suites, roomy)
+    graded.expect({})
+    return Budget(max(t.seconds for c in graded.result.components for t in c.tests))
 
 
 @pytest.fixture(scope="module")
-def decoy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory of "other students' submissions" that is on the grader's sys.path (as the working
-    directory is under `python -m autograder.cli` or a script's directory is): it must stay outside
-    the sandbox."""
-    root = tmp_path_factory.mktemp("decoy") / "hx_decoy_submissions"
-    root.mkdir()
-    (root / "alice_02_attention_scoring.py").write_text("# another student's work\n")
-    return root
+def course(budget: Budget) -> config_mod.Course:
+    return budget.course()
 
 
-@pytest.fixture(scope="module")
-def zygote(decoy: Path) -> Any:
-    sys.path.append(str(decoy))
-    try:
-        z = Zygote("bwrap")
-        z.start()
-    finally:
-        sys.path.remove(str(decoy))
-    yield z
-    z.stop()
+def gone_in_time(marker: str, started: float, lifetime: float) -> list[int]:
+    """The `marker` processes still alive once they should be gone: polls until none is left, and
+    gives up a second before the attack's processes would stop by themselves (`lifetime` seconds
+    after `started`, taken before they started). Skips if the grading itself took that long."""
+    deadline = started + lifetime - 1.0
+    if time.monotonic() >= deadline:
+        pytest.skip(f"the grading took over {lifetime - 1:g} s: {marker} processes may have stopped by "
+                    "themselves, so their absence would prove nothing")
+    return poll(lambda: processes_named(marker), lambda pids: not pids, deadline)
 
 
 def source(name: str, **placeholders: str) -> str:
@@ -233,32 +255,6 @@ def grade_source(zygote: Zygote, tmp_path: Path, name: str, text: str, suites: P
     return grade(zygote, path, suites, course)
 
 
-def processes_named(marker: str) -> list[int]:
-    """Pids of live processes whose name (comm) is `marker`, seen from the host's /proc."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
-        if name == marker and state != "Z":
-            pids.append(int(entry))
-    return pids
-
-
-def no_processes_named(marker: str, grace: float = 2.0) -> bool:
-    end = time.monotonic() + grace
-    while processes_named(marker):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.1)
-    return True
-
-
 TIME = r"time limit|CPU time"
 
 #: fixture -> {component that must score 0: regex its feedback must match}; others: full marks.
@@ -291,12 +287,15 @@ EXPECT: dict[str, dict[str, str]] = {
 def test_every_fixture_has_a_header_and_an_expectation() -> None:
     special = {"walk_filesystem", "forge_results", "fork_storm", "peek_frames", "kill_fork_server",
                "memory_residue", "host_secrets"}
+    # The isolation attacks (and their pairs, "attack (with other.py): ...") are graded in test_isolation.py.
+    isolation = (HERE / "test_isolation.py").read_text()
     names = sorted(p.stem for p in HOSTILE.glob("*.py"))
     assert len(names) >= 25
     for name in names:
         text = (HOSTILE / f"{name}.py").read_text()
-        assert text.startswith('"""attack: ') and "\nexpect: " in text.split('"""')[1], name
-        assert name in EXPECT or name in special, f"{name} has no stated outcome"
+        assert re.match(r'"""attack( \(with \w+\.py\))?: ', text) and "\nexpect: " in text.split('"""')[1], name
+        graded_there = re.search(rf"[\"']{name}(\.py)?[\"']", isolation)
+        assert name in EXPECT or name in special or graded_there, f"{name} has no stated outcome"
 
 
 def test_reference_gets_full_marks(zygote: Zygote, suites: Path, course: config_mod.Course,
@@ -313,13 +312,24 @@ NOTES = {"sys_exit_at_import": ("masked_softmax", "SystemExit raised at load tim
 DEDICATED = {"stdout_flood", "patch_comparisons", "zeros", "nondeterministic", "fork_chain", "secret_holder"}
 
 
+#: Fixtures whose header promises that "the grader survives and grades the next submission normally".
+NEXT_GRADED_NORMALLY = {"loop_at_import", "os_exit_at_import", "syntax_error"}
+
+
 @pytest.mark.parametrize("name", sorted(set(EXPECT) - DEDICATED))
-def test_hostile_submission(name: str, zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
+def test_hostile_submission(name: str, zygote: Zygote, suites: Path, course: config_mod.Course,
+                            budget: Budget, tmp_path: Path) -> None:
+    start = time.monotonic()
     graded = grade(zygote, HOSTILE / f"{name}.py", suites, course)
+    took = time.monotonic() - start
     graded.expect(EXPECT[name])
     if name in NOTES:
         component, note = NOTES[name]
         assert note in graded.text(component)
+    if name == "loop_at_import":  # "the grader returns within the load limit per component"
+        assert took < len(COMPONENTS) * course.limits.load_seconds + budget.seconds(5), took
+    if name in NEXT_GRADED_NORMALLY:
+        grade_source(zygote, tmp_path, "next", reference_source(), suites, course).expect({})
 
 
 def test_stdout_flood_is_truncated_and_changes_nothing(zygote: Zygote, suites: Path,
@@ -356,14 +366,24 @@ def test_grader_side_comparisons_are_untouched(zygote: Zygote, suites: Path, cou
     assert not torch.allclose(torch.zeros(2), torch.ones(2))
 
 
+def test_zeros_score_nothing_against_the_real_suites() -> None:
+    """zeros.py's header, "every component scores 0", against the course's own suites: lazy outputs
+    of the right shape must not collect points from tests of shapes, invariances or independence.
+    Graded in-process as the zoo grades (the file is harmless; where it runs changes no score)."""
+    result = session.run_in_process(ASSIGNMENT, HOSTILE / "zeros.py")
+    assert {c.name: c.score for c in result.components} == dict.fromkeys(COMPONENTS, 0.0), [
+        (c.name, [t.name for t in c.tests if t.passed]) for c in result.components if c.score]
+
+
 def kit_paths(*extra: Path) -> list[str]:
     """Paths whose names must never show up inside the sandbox."""
     paths = [REPO, REPO / "solutions", REPO / "autograder" / "suites", HOSTILE, *extra]
     return [str(p.resolve()) for p in paths]
 
 
-def test_file_system_walk_finds_nothing(zygote: Zygote, suites: Path, decoy: Path, tmp_path: Path) -> None:
-    slow = low_limits(test_seconds=60, component_cpu_seconds=60)  # a full walk takes a few seconds
+def test_file_system_walk_finds_nothing(zygote: Zygote, suites: Path, decoy: Path, tmp_path: Path,
+                                       budget: Budget) -> None:
+    slow = budget.course(test_seconds=60, component_cpu_seconds=60)  # a full walk takes a few seconds
     graded = grade(zygote, HOSTILE / "walk_filesystem.py", suites, slow)
     graded.expect({"masked_softmax": r"FOUND: \["})
     message = graded.text("masked_softmax")
@@ -387,7 +407,7 @@ class SharedSandbox:
 
 
 def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   monkeypatch: pytest.MonkeyPatch, budget: Budget) -> None:
     """`course --config LOW grade A FILE --results R` on a submission that writes forged results to
     R, to the --out directory of a class run, to its working directory, /tmp and /dev/shm."""
     import yaml
@@ -402,7 +422,7 @@ def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path,
     path = tmp_path / "forge_results.py"
     path.write_text(source("forge_results", RESULTS_PATH=str(results), OUT_DIR=str(out)))
     raw = yaml.safe_load(config_mod.DEFAULT_CONFIG.read_text())
-    raw["limits"] = low_limits().limits.model_dump()
+    raw["limits"] = budget.course().limits.model_dump()
     low = tmp_path / "course.yml"
     low.write_text(yaml.safe_dump(raw))
     real_grade_file = session.grade_file
@@ -420,22 +440,34 @@ def test_forged_results_are_impossible_or_harmless(zygote: Zygote, suites: Path,
     assert forged == []
 
 
-def test_fork_storm_does_not_hang_and_leaves_nothing(zygote: Zygote, suites: Path,
-                                                     course: config_mod.Course) -> None:
+#: How long the processes of fork_storm.py and fork_chain.py live unless the sandbox kills them.
+STORM_SECONDS, CHAIN_SECONDS = 60.0, 20.0
+
+
+def test_fork_storm_does_not_hang_and_leaves_nothing(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                     budget: Budget) -> None:
     start = time.monotonic()
     graded = grade(zygote, HOSTILE / "fork_storm.py", suites, course)
     took = time.monotonic() - start
     graded.expect({"sequence_mask": r"time limit \(wall clock\)"})
-    assert took < 30, took  # two 1.5-second timeouts and six quick tests, not the storm's 60 s sleeps
-    assert no_processes_named("hx_storm")
+    # Each test ends at its own limit, none waits for the storm's children to let go of the pipe.
+    longest = max(t.seconds for c in graded.result.components for t in c.tests)
+    bound = course.limits.test_seconds + budget.seconds(5)
+    if bound >= STORM_SECONDS - 1:
+        pytest.skip(f"limits scaled to {course.limits.test_seconds:g} s per test: too slow to tell a "
+                    f"hang on the storm's pipe ({STORM_SECONDS:g} s) from a timeout")
+    assert longest < bound, (longest, bound)
+    assert took < 2 * course.limits.test_seconds + budget.seconds(20), took  # two timeouts, six quick tests
+    assert gone_in_time("hx_storm", start, STORM_SECONDS) == []
     assert "storm child holding the pipe" in graded.result.output
 
 
-def test_hopping_processes_do_not_outlive_their_job(zygote: Zygote, suites: Path) -> None:
-    roomy = low_limits(test_seconds=10)  # 20 chains forking flat out starve the child of 2 cores
+def test_hopping_processes_do_not_outlive_their_job(zygote: Zygote, suites: Path, budget: Budget) -> None:
+    roomy = budget.course(test_seconds=10)  # 20 chains forking flat out starve the child of 2 cores
+    start = time.monotonic()
     graded = grade(zygote, HOSTILE / "fork_chain.py", suites, roomy)
     graded.expect(EXPECT["fork_chain"])
-    assert no_processes_named("hx_chain", grace=0.5), "hopping processes outlived their job"
+    assert gone_in_time("hx_chain", start, CHAIN_SECONDS) == [], "hopping processes outlived their job"
 
 
 def test_stack_frames_are_child_side_only(zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
@@ -483,8 +515,10 @@ def test_host_secrets_are_out_of_reach(zygote: Zygote, suites: Path, course: con
     graded = grade(zygote, HOSTILE / "host_secrets.py", suites, course)
     graded.expect({"masked_softmax": r"SECRETS: \[\]"})
     sizes = re.search(r"TMPFS: (\{.*?\})", graded.text("masked_softmax")).group(1)
-    for folder, size in re.findall(r"'(/[\w/]+)': (\d+|None)", sizes):
-        assert size == "None" or int(size) <= 1024, (folder, size)
+    reported = dict(re.findall(r"'(/[\w/]+)': (\d+|None)", sizes))
+    assert set(reported) == {"/tmp", "/dev/shm"}, sizes
+    for folder, size in reported.items():  # a size the child could not read is not a small tmpfs
+        assert size != "None" and int(size) <= 1024, (folder, size)
 
 
 # ------------------------------------------------------------------ a class at once, through the CLI
@@ -531,20 +565,22 @@ def check_class(out: Path, zero: dict[str, dict[str, str]], full: dict[str, floa
     assert sorted(p.name for p in out.iterdir()) == sorted([f"{n}.json" for n in zero] + ["grades.csv"])
 
 
-def test_class_batch_through_the_cli(tmp_path: Path, suites: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_class_batch_through_the_cli(tmp_path: Path, suites: Path, monkeypatch: pytest.MonkeyPatch,
+                                     budget: Budget) -> None:
     """`course grade 02_attention_scoring DIR --out OUT` (in-process, against the tiny suite and small
     limits: the batch's worker processes are forked from here, so they inherit the two patches)."""
     from autograder import cli
-    course = low_limits(test_seconds=3, load_seconds=5)  # two workers and two sandboxes share the CPUs
+    course = budget.course(test_seconds=3, load_seconds=5)  # two workers and two sandboxes share the CPUs
     real_grade_file = session.grade_file
     monkeypatch.setattr(config_mod, "default", lambda: course)
     monkeypatch.setattr(session, "grade_file",
                         lambda z, a, p, **kw: real_grade_file(z, a, p, **{**kw, "course": course, "suites": suites}))
     directory, out = tmp_path / "class", tmp_path / "out"
     make_class(directory, out)
+    start = time.monotonic()
     assert cli.main(["grade", ASSIGNMENT, str(directory), "--out", str(out), "--jobs", "2", "-q"]) == 0
     check_class(out, BATCH, FULL)
-    assert no_processes_named("hx_storm")
+    assert gone_in_time("hx_storm", start, STORM_SECONDS) == []
 
 
 REAL_HIDDEN = REPO / "autograder" / "suites" / "hidden" / f"test_{ASSIGNMENT}.py"
