@@ -1,7 +1,7 @@
 """
 component: nadaraya_watson
 bug: uses the absolute distance |x - x_j| (a Laplace kernel) instead of the squared distance in the exponent
-fix: square the difference of each query and key: the score is -(queries[i] - keys[j])**2 / 2
+fix: use the Gaussian kernel: square the difference of each query and key, so the score is -(queries[i] - keys[j])**2 / 2
 symptom: gaussian kernel
 """
 import torch

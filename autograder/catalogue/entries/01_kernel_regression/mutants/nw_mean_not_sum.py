@@ -1,7 +1,7 @@
 """
 component: nadaraya_watson
 bug: averages the weighted values over the keys (a mean) instead of summing them, so y_hat is m times too small
-fix: sum the weighted values over the keys (attention_weights @ values): the weights already sum to 1
+fix: take the weighted sum of the values over the keys (attention_weights @ values): the weights already sum to 1
 symptom: weighted sum
 """
 import torch

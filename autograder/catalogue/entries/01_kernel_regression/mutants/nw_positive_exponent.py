@@ -1,7 +1,7 @@
 """
 component: nadaraya_watson
 bug: loses the minus sign of the exponent, so the farthest keys get the largest weights
-fix: negate the scores: take the softmax of -(queries[i] - keys[j])**2 / 2, so that the nearest keys weigh most
+fix: use a negative exponent: take the softmax of -(queries[i] - keys[j])**2 / 2, so that the nearest keys weigh most
 symptom: negative exponent
 """
 import torch

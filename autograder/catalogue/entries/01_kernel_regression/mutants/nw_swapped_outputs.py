@@ -1,7 +1,7 @@
 """
 component: nadaraya_watson
 bug: returns (attention_weights, y_hat) instead of (y_hat, attention_weights)
-fix: return the pair in the contract's order: (y_hat, attention_weights)
+fix: return y_hat first and attention_weights second, in that order
 symptom: in that order
 """
 import torch

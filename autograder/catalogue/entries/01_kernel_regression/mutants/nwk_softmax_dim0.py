@@ -1,7 +1,7 @@
 """
 component: NWKernelRegression
 bug: takes the softmax over the queries (dim=0) instead of over each query's keys (dim=1)
-fix: take the softmax over dim=1 of the (n, m) scores, so that each query's m weights sum to 1
+fix: take the softmax over dim=1 of the (n, m) scores, so that each query's row of m weights sums to 1
 family: softmax-over-queries
 symptom: sums to 1
 """

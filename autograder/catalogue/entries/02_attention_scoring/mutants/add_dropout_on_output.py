@@ -1,7 +1,7 @@
 """
 component: AdditiveAttention
 bug: applies dropout to the output (weights times values) instead of to the attention weights
-fix: apply self.dropout to the attention weights and multiply the result with the values: bmm(dropout(weights), values)
+fix: apply self.dropout on the attention weights and multiply the result with the values: bmm(dropout(weights), values)
 family: dropout-not-on-attention-weights
 symptom: on the attention weights
 """

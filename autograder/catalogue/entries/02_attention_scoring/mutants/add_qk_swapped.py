@@ -1,7 +1,7 @@
 """
 component: AdditiveAttention
 bug: applies W_q to the keys and W_k to the queries
-fix: project the queries with W_q (query_size inputs) and the keys with W_k (key_size inputs)
+fix: swap them back: W_q acts on the queries (query_size inputs) and W_k on the keys (key_size inputs)
 symptom: w_q acts on the queries
 """
 import math

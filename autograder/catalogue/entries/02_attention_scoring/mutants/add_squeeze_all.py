@@ -1,6 +1,6 @@
 """
 component: AdditiveAttention
-bug: squeezes the scores with squeeze() instead of squeeze(-1), which also drops a batch or query axis of size 1
+bug: squeezes the scores with squeeze() instead of squeeze(-1), which also drops a batch or query axis of size 1 (a single query)
 fix: remove only the last axis (w_v's output of size 1) with squeeze(-1)
 symptom: single query
 """

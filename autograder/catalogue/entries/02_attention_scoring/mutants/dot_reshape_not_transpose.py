@@ -1,7 +1,7 @@
 """
 component: DotProductAttention
 bug: builds K^T with keys.reshape(B, d, K), which regroups the numbers instead of swapping the last two axes
-fix: transpose the keys with keys.transpose(1, 2) (a reshape keeps the memory order and is not a transpose)
+fix: transpose the keys with keys.transpose(1, 2), not reshape (a reshape keeps the memory order and is not a transpose)
 symptom: not reshape
 """
 import math

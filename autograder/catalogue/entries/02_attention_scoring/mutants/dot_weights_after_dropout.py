@@ -1,7 +1,7 @@
 """
 component: DotProductAttention
 bug: stores the attention weights after dropout instead of before
-fix: store masked_softmax's output in self.attention_weights and apply dropout only to what is multiplied with the values
+fix: store the weights from before dropout (masked_softmax's output) in self.attention_weights and apply dropout only to what is multiplied with the values
 family: weights-stored-after-dropout
 symptom: before dropout
 """

@@ -2,7 +2,7 @@
 component: masked_softmax
 bug: writes the fill value into a reshape view of the caller's X, modifying the caller's tensor
 fix: mask a copy: use the out-of-place X.masked_fill(...) (or clone X first), so that the caller's X is left unchanged
-family: modifies-callers-tensor
+family: ms-modifies-caller
 symptom: caller's x
 """
 import torch

@@ -1,6 +1,6 @@
 """
 component: masked_softmax
-bug: takes the softmax over all positions, then zeroes the masked ones and renormalizes, so huge masked scores still crush the valid weights
+bug: takes the softmax over all positions, then zeroes the masked ones and renormalizes, so masked scores (even huge ones) still change the valid weights
 fix: mask before the softmax: replace the masked scores by a very large negative number, then take the softmax over the last axis
 symptom: even huge ones
 """

@@ -1,7 +1,7 @@
 """
 component: masked_softmax
 bug: computes exp(x) / sum exp(x) by hand without subtracting the row maximum, so large scores overflow to inf
-fix: use torch.softmax over the last axis on the masked scores (or subtract each row's maximum before exp)
+fix: use a numerically stable softmax on the masked scores: torch.softmax over the last axis (or subtract each row's maximum before exp)
 symptom: numerically stable
 """
 import torch

@@ -1,7 +1,7 @@
 """
 component: masked_softmax
 bug: tiles a 1-D valid_lens with repeat (l0, l1, l0, l1) instead of repeat_interleave (l0, l0, l1, l1), so queries get other batch items' lengths
-fix: give each batch item's length to all its Q queries with torch.repeat_interleave(valid_lens, Q)
+fix: a 1-D valid_lens holds one length per batch item: give each length to all Q queries of its item with torch.repeat_interleave(valid_lens, Q)
 family: lens-repeat-not-interleave
 symptom: one length per batch item
 """

@@ -1,7 +1,7 @@
 """
 component: sequence_mask
 bug: inverts the mask: it overwrites the valid entries and keeps the padding
-fix: overwrite only the entries at index >= valid_len[i] of row i and keep those at index < valid_len[i]
+fix: overwrite only the entries of row i at index >= valid length valid_len[i], and keep those below it
 symptom: index >= valid length
 """
 import torch

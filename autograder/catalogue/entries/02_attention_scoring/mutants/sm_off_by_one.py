@@ -1,7 +1,7 @@
 """
 component: sequence_mask
 bug: keeps one entry too many: it keeps index <= valid_len instead of index < valid_len
-fix: keep the entries with index strictly less than valid_len[i] and overwrite those with index >= valid_len[i]
+fix: keep the entries of row i with index strictly less than valid_len[i], and overwrite those at index >= valid length
 family: mask-off-by-one
 symptom: index >= valid length
 """

@@ -1,7 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
 bug: computes the query once before the loop, so every step attends with the initial hidden state
-fix: compute the query from the current hidden_state[-1] inside the loop, at every step
+fix: compute the query from the current hidden_state[-1] inside the loop, step by step
 symptom: step by step
 """
 import torch

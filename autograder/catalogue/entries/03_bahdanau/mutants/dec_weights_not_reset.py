@@ -1,7 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
 bug: creates the list of attention weights once in __init__ and never resets it, so it grows across forward calls
-fix: start a new empty list at the beginning of every forward call
+fix: start a new empty list at the beginning of every forward call, so that the property holds the weights of the last forward call only
 family: weights-list-not-reset
 symptom: last forward call
 """

@@ -1,7 +1,7 @@
 """
 component: Seq2SeqAttentionDecoder
 bug: returns from attention_weights only the attention module's latest (B, 1, T_enc) weights instead of one tensor per decoding step
-fix: append the attention's weights to a list at every step of forward and return that list from the property
+fix: append the attention's weights to a list at every step of forward (one per decoding step) and return that list from the property
 symptom: one per decoding step
 """
 import torch

@@ -1,7 +1,7 @@
 """
 component: MultiHeadAttention
 bug: calls repeat_interleave without dim=0, which flattens a 2-D valid_lens (B, Q) into one long vector
-fix: pass dim=0 to torch.repeat_interleave, so that a (B, Q) valid_lens becomes (B*h, Q), one copy per head
+fix: pass dim=0 to torch.repeat_interleave, so that a (B, Q) valid_lens becomes (B*h, Q): one length per query, for every head
 symptom: per query
 """
 import math

@@ -1,6 +1,6 @@
 """
 component: MultiHeadAttention
-bug: never passes valid_lens on to the attention, so padded keys get weight
+bug: never passes valid_lens on to the attention, so keys past each valid length get weight
 fix: repeat valid_lens for the heads (torch.repeat_interleave(valid_lens, num_heads, dim=0)) and pass it to self.attention
 family: valid-lens-ignored
 symptom: valid length

@@ -1,7 +1,7 @@
 """
 component: MultiHeadAttention
 bug: merges the heads with a plain reshape instead of transpose_output, so positions and heads get mixed up
-fix: merge the heads with transpose_output(output, num_heads), which moves the head axis back behind the positions
+fix: merge the heads with transpose_output(output, num_heads), which moves the head axis back behind the positions, so that each position's heads are concatenated
 family: heads-not-permuted
 symptom: concatenated
 """

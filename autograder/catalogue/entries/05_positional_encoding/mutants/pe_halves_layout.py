@@ -1,6 +1,6 @@
 """
 component: PositionalEncoding
-bug: puts all sines in the first half of the columns and all cosines in the second half instead of interleaving them
+bug: puts all sines in the first half of the columns and all cosines in the second half, instead of interleaved
 fix: write the sines into the even columns (0::2) and the cosines into the odd columns (1::2)
 symptom: interleaved
 """

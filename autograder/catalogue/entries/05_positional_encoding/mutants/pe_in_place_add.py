@@ -1,8 +1,7 @@
 """
 component: PositionalEncoding
-bug: adds P in place (X += P), changing the caller's tensor
+bug: adds P in place (X += P), changing the caller's input
 fix: add out of place, X = X + P[:, :T], so that the caller's X is left unchanged
-family: modifies-callers-tensor
 symptom: input
 """
 import math

@@ -1,6 +1,6 @@
 """
 component: PositionalEncoding
-bug: wraps P in nn.Parameter, so an optimizer trains it
+bug: wraps P in nn.Parameter, so P is trainable and an optimizer changes it
 fix: keep P fixed: a plain tensor or a buffer (self.register_buffer), not an nn.Parameter
 symptom: trainable
 """

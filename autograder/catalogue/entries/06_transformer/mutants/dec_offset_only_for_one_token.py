@@ -1,6 +1,6 @@
 """
 component: TransformerDecoder
-bug: gives true positions only to a single new token: several new tokens on a non-empty cache all get P[t]
+bug: gives true positions only to a single new token: several new tokens (chunks) on a non-empty cache all get P[t]
 fix: add P[:, t:t+T] for any number T of new tokens after t cached ones
 family: positions-ignore-cache
 symptom: chunks

@@ -1,7 +1,7 @@
 """
 component: TransformerDecoder
 bug: appends the same DecoderBlock num_layers times (built with i = 0), so all layers share one set of weights and one cache slot
-fix: create a new DecoderBlock(..., i) inside the loop, one per layer i
+fix: create a new DecoderBlock(..., i) inside the loop, so that every layer i has its own weights and cache slot
 family: shared-block
 symptom: own weights
 """

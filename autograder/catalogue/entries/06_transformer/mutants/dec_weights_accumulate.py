@@ -1,7 +1,7 @@
 """
 component: TransformerDecoder
 bug: appends the attention weights on every forward call and never resets the lists, so they grow while decoding
-fix: start new lists (one entry per block) at the beginning of every forward call
+fix: start new lists (one entry per block) at the beginning of every forward call, so that they hold the weights of the last call only
 family: weights-list-not-reset
 symptom: last call
 """

@@ -1,6 +1,6 @@
 """
 component: DecoderBlock
-bug: queries the encoder-decoder attention with the block input X instead of Y = addnorm1(X, self-attention output)
+bug: has the encoder-decoder attention queried with X, the block input, instead of Y = addnorm1(X, self-attention output)
 fix: query attention2 with Y, the output of the first AddNorm
 symptom: queried with x
 """

@@ -1,6 +1,6 @@
 """
 component: DecoderBlock
-bug: feeds the FFN Y (after the self-attention) instead of Z (after the cross-attention)
+bug: lets the FFN read Y instead of Z: the FFN reads Y (after the self-attention), skipping the cross-attention's output Z
 fix: apply the FFN to Z = addnorm2(Y, ...), the output of the sublayer just before it
 family: ffn-wrong-input
 symptom: ffn reads y

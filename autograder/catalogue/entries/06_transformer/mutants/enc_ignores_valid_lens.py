@@ -1,6 +1,6 @@
 """
 component: TransformerEncoder
-bug: does not pass valid_lens on to the blocks, so queries attend to padding
+bug: does not pass valid_lens on to the blocks, so queries attend to positions past each valid length
 fix: call every block with the encoder's valid_lens: blk(X, valid_lens)
 family: valid-lens-ignored
 symptom: valid length

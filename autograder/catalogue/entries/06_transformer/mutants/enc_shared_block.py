@@ -1,7 +1,7 @@
 """
 component: TransformerEncoder
 bug: appends the same block object num_layers times, so all layers share one set of weights
-fix: create a new EncoderBlock inside the loop, one per layer
+fix: create a new EncoderBlock inside the loop, so that every layer has its own weights
 family: shared-block
 symptom: own weights
 """

@@ -1,6 +1,6 @@
 """
 component: EncoderBlock
-bug: reuses addnorm1 for the FFN sublayer, so addnorm2 is never used
+bug: reuses addnorm1 for the FFN sublayer (addnorm1 used twice), so addnorm2 is never used
 fix: wrap the FFN sublayer with its own self.addnorm2
 symptom: addnorm1 used twice
 """

@@ -1,6 +1,6 @@
 """
 component: EncoderBlock
-bug: does not pass valid_lens to the self-attention, so queries attend to padding
+bug: does not pass valid_lens to the self-attention, so queries attend to padded positions
 fix: pass the block's valid_lens to the self-attention: self.attention(X, X, X, valid_lens)
 family: valid-lens-ignored
 symptom: padded

@@ -1,6 +1,6 @@
 """
 component: PositionWiseFFN
-bug: maps dense2 back to ffn_num_input features instead of ffn_num_outputs (it works only when they are equal)
+bug: maps dense2 back to ffn_num_input features instead of ffn_num_outputs, so the output has the wrong shape unless they are equal
 fix: make dense2 map ffn_num_hiddens to ffn_num_outputs features
 symptom: shape
 """
