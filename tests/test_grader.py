@@ -11,6 +11,7 @@ import pytest
 from autograder.authoring import samples
 from autograder.grading.results import results_json, write_results
 from autograder.grading.session import grade_file
+from autograder import config
 from autograder.config import ConfigError, load
 from kit_helpers import reference_source, write_notebook
 
@@ -22,17 +23,27 @@ def component_scores(result) -> dict[str, float]:
     return {c.name: c.score for c in result.components}
 
 
+def assert_all_components(result, assignment: str) -> None:
+    """The result has every component of the assignment (so that a score of 0 or of max_score says
+    something about them, not about an empty result)."""
+    expected = [c.name for c in config.default().assignment(assignment).components]
+    assert expected and [c.name for c in result.components] == expected
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_reference_gets_full_marks_and_stubs_zero(assignment, zygote, tmp_path):
     ref = tmp_path / "reference.py"
     ref.write_text(reference_source(assignment))
     result = grade_file(zygote, assignment, ref)
+    assert_all_components(result, assignment)
     failing = [(c.name, t.name, t.output) for c in result.components for t in c.tests if not t.passed]
     assert result.score == result.max_score, failing
     assert all(c.tests for c in result.components), "every component has tests"
     stubs = tmp_path / "stubs.py"
     stubs.write_text(samples.stub_source(reference_source(assignment)))
-    assert grade_file(zygote, assignment, stubs).score == 0
+    stubbed = grade_file(zygote, assignment, stubs)
+    assert_all_components(stubbed, assignment)
+    assert stubbed.score == 0
 
 
 def test_notebook_submission_runs_definitions_in_cell_order_and_skips_experiments(zygote, tmp_path):
@@ -48,6 +59,7 @@ def test_notebook_submission_runs_definitions_in_cell_order_and_skips_experiment
         ("code", "print('hello from the student')"),
     ])
     result = grade_file(zygote, "02_attention_scoring", nb)
+    assert_all_components(result, "02_attention_scoring")
     assert result.score == result.max_score
 
 
@@ -136,7 +148,9 @@ def test_unreadable_submission_scores_zero_with_a_message(zygote, tmp_path):
     sub = tmp_path / "notebook.ipynb"
     sub.write_text("{ this is not json")
     result = grade_file(zygote, "02_attention_scoring", sub)
+    assert_all_components(result, "02_attention_scoring")
     assert result.score == 0
+    assert all(c.tests for c in result.components)
     assert all("not a readable Jupyter notebook" in t.output for c in result.components for t in c.tests)
 
 
