@@ -36,3 +36,18 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     assert signature, texts(result, "AdditiveAttention")[:1]
     assert "the course's signature: AdditiveAttention(key_size, query_size, num_hiddens, dropout)" in signature[0]
     assert "yours:" in signature[0] and "AdditiveAttention(num_hiddens, dropout)" in signature[0]
+
+
+def test_blocks_named_with_a_space_are_the_same_blocks(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, "06_transformer", LEARNERS / "encoder_block_space.py")
+    assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
+
+
+def test_a_misspelt_attribute_costs_only_the_tests_that_read_it(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, "01_kernel_regression", LEARNERS / "nwk_misspelt_weights.py")
+    comp = next(c for c in result.components if c.name == "NWKernelRegression")
+    failed = [t for t in comp.tests if not t.passed]
+    assert failed and all("attention_weights" in t.output for t in failed), [t.output[:200] for t in failed]
+    # The tests that check predictions only pass: the misspelling costs the weights' tests.
+    passed = {t.function for t in comp.tests if t.passed}
+    assert {"test_nwk_within_range", "test_nwk_small_w_mean", "test_nwk_training_lowers_loss"} <= passed

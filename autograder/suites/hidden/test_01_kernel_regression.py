@@ -78,12 +78,14 @@ def _model(student, dtype, w):
 
 def _nwk(model, queries, keys, values):
     y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
-    return y_hat, T.as_plain(model.attention_weights, "model.attention_weights")
+    weights = T.attribute(model, "attention_weights", "model.attention_weights")  # read by the tests that check it
+    return y_hat, weights if isinstance(weights, T.Missing) else T.as_plain(weights, "model.attention_weights")
 
 
 def _check_shapes(y_hat, weights, n, m, who):
     T.assert_shape(y_hat, (n,), f"{who}: predictions for {n} queries")
-    T.assert_shape(weights, (n, m), f"{who}: attention weights for {n} queries and {m} keys")
+    if not isinstance(weights, T.Missing):  # a test that reads the weights fails when it does
+        T.assert_shape(weights, (n, m), f"{who}: attention weights for {n} queries and {m} keys")
 
 
 # ============================================================ nadaraya_watson
