@@ -32,7 +32,7 @@ from autograder.authoring.support_module import support_source
 KIT = Path(__file__).resolve().parents[1]  # autograder/
 #: The kit's files a student's self-check imports, at their paths in the kit: selfcheck (check(),
 #: the pytest plugin, the suites' helpers) and the trusted procedures it shares with the sandbox.
-BUNDLE_FILES = ("selfcheck/__init__.py", "selfcheck/plugin.py", "selfcheck/testing.py", "selfcheck/strategies.py",
+BUNDLE_FILES = ("selfcheck/__init__.py", "selfcheck/plugin.py", "selfcheck/testing.py", "selfcheck/symptoms.py", "selfcheck/strategies.py",
                 "selfcheck/hints.py", "sandbox/runtime/procedures.py")
 NBGRADER_CONFIG = config_mod.REPO_ROOT / "nbgrader_config.py"
 
@@ -134,7 +134,30 @@ def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment) -
     public = KIT / "suites" / "public" / f"test_{assignment.id}.py"
     if public.exists():
         files[f"autograder/suites/public/{public.name}"] = public.read_text()
+    files["autograder/selfcheck/signatures.json"] = bundled_signatures(course, assignment, public)
     return files
+
+
+def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignment, public: Path) -> str:
+    """The self-check's knowledge of known mistakes: the public tests' symptom signatures, each
+    misconception's summary and fix, and what each component builds on. No code of any kind."""
+    import ast
+    import json
+
+    from autograder.catalogue import diagnosis, zoo
+    own = [c.name for c in assignment.components]
+    public_tests = set()
+    if public.exists():
+        public_tests = {n.name for n in ast.walk(ast.parse(public.read_text())) if isinstance(n, ast.FunctionDef)}
+    tests = {k: v for k, v in diagnosis.signatures().items()
+             if k.split("::")[0] in own and k.split("::")[1] in public_tests}
+    words: dict[str, dict[str, dict[str, str]]] = {}
+    for entry in zoo.entries(assignment.id):
+        if entry.kind == "mutant" and entry.component in own:
+            words.setdefault(entry.component, {}).setdefault(
+                diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})
+    needs = {c: [d for d in course.closure([c]) if d in own] for c in own}
+    return json.dumps({"tests": tests, "misconceptions": words, "needs": needs}, indent=1, sort_keys=True) + "\n"
 
 
 def stage(course: config_mod.Course, assignment: config_mod.Assignment, folder: Path,
@@ -189,6 +212,18 @@ def generate(cfg, assignment_id: str) -> None:
     if not result.get("success"):
         raise ReleaseError(f"{assignment_id}: nbgrader generate_assignment failed:\n"
                            f"{result.get('log', '')}{result.get('error', '')}")
+
+
+def record_due_date(cfg, course: config_mod.Course, assignment: config_mod.Assignment) -> None:
+    """course.yml's due date (deadlines: time of day, time zone) into nbgrader's gradebook, where
+    nbgrader's late penalties and zip_collect's timestamps are measured against it."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.integrations.nbgrader_bridge import set_due_date
+
+    with Gradebook(CourseDirectory(config=cfg).db_url) as gb:
+        set_due_date(gb, course, assignment)
 
 
 def readme(course: config_mod.Course, released: list[str]) -> str:
@@ -248,6 +283,7 @@ def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[P
             for warning in stage(course, a, source_dir / a.id, root):
                 echo("warning: " + warning)
             generate(cfg, a.id)
+            record_due_date(cfg, course, a)
         except ReleaseError as exc:
             if explicit:
                 raise

@@ -11,7 +11,6 @@ the trusted grading process on the catalogue's own code, never on a submission.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import json
 from pathlib import Path
@@ -23,6 +22,10 @@ import torch
 
 from autograder.catalogue import zoo
 from autograder.config import Course
+from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
+
+__all__ = ["DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "candidates", "conclude", "explain",
+           "signature_candidates", "text_hash"]
 
 
 @dataclass(frozen=True)
@@ -229,17 +232,7 @@ def explain(component: str, family: str) -> Optional[Diagnosis]:
     return Diagnosis(family, tuple(e.id for e in members), members[0].bug, getattr(members[0], "fix", ""))
 
 
-def conclude(evidence: list[set[str]]) -> Optional[str]:
-    """The one family consistent with every failed comparison that some variant explains, if one is.
 
-    Each failed comparison gives the families that reproduce it (a small input often fits several);
-    together they usually leave one. A comparison no variant reproduces is not evidence against a
-    family (the student may have a second mistake the catalogue does not know)."""
-    informative = [e for e in evidence if e]
-    if not informative:
-        return None
-    common = set.intersection(*informative)
-    return common.pop() if len(common) == 1 else None
 
 
 # --- symptom signatures: the same evidence from the failure text, for every kind of test --------
@@ -249,11 +242,6 @@ def conclude(evidence: list[set[str]]) -> Optional[str]:
 #: give a mistake the same smallest input and the same text, so a student's identical text is
 #: evidence for that family in tests no replay covers (properties, dropout, gradients, structure).
 SIGNATURES = Path(__file__).resolve().parent / "signatures.json"
-DIAGNOSIS_MARK = "\n  diagnosis: "
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].encode()).hexdigest()[:20]
 
 
 @functools.cache

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from autograder.selfcheck import symptoms
+
 PUBLIC = Path(__file__).resolve().parents[1] / "suites" / "public"
 
 
@@ -28,24 +30,70 @@ def _public_files(assignment: Optional[str]) -> list[Path]:
 
 def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] = None,
           assignment: Optional[str] = None) -> bool:
-    """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals)."""
+    """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals).
+
+    The component's own dependencies (your earlier functions of this assignment) are checked first:
+    if one fails its own check, that is said first, and the component's failures name no mistake of
+    its own. A failure whose text is that of a known mistake names the mistake and its fix.
+    """
     from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
 
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     register_hypothesis_profile(max_examples=10)
-    files = _public_files(assignment)
-    plugin = GradingPlugin(LocalProvider(namespace), [component] if component else None)
-    run_pytest(files, plugin, PUBLIC.parent)
+    known = symptoms.load()
+    needs: dict[str, list[str]] = known.get("needs") or _needs_from_the_kit()
+    wanted = [component] if component else None
+    if component:
+        wanted = [d for d in needs.get(component, []) if d in namespace] + [component]
+    plugin = GradingPlugin(LocalProvider(namespace), wanted)
+    run_pytest(_public_files(assignment), plugin, PUBLIC.parent)
     outcomes = [plugin.outcomes[n] for n in plugin.order]
     if not outcomes:
         print(f"no public tests found for {component or 'this assignment'}")
         return False
-    passed = sum(o.passed for o in outcomes)
-    for o in outcomes:
+    failing = {o.component for o in outcomes if not o.passed}
+    shown = [o for o in outcomes if component is None or o.component == component]
+    for name in dict.fromkeys(o.component for o in shown):
+        broken = [d for d in needs.get(name, []) if d in failing]
+        if broken:
+            print(f"NOTE  {name} uses your {', '.join(broken)}, which fails its own check: fix that first "
+                  f"(the failures below may come from it)")
+        else:
+            _diagnose(name, [o for o in shown if o.component == name and not o.passed], known)
+    passed = sum(o.passed for o in shown)
+    for o in shown:
         print(f"{'PASS' if o.passed else 'FAIL'}  {o.component}: {o.name}")
         if not o.passed and o.output:
             print("      " + o.output.replace("\n", "\n      "))
-    print(f"{passed}/{len(outcomes)} public tests passed"
-          + ("" if passed == len(outcomes) else " — the hidden tests check more than these"))
-    return passed == len(outcomes)
+    print(f"{passed}/{len(shown)} public tests passed"
+          + ("" if passed == len(shown) else " — the hidden tests check more than these"))
+    return passed == len(shown)
+
+
+def _diagnose(component: str, failed: list[Any], known: dict[str, Any]) -> None:
+    """Name the known mistake every failure of `component` is consistent with, if there is one."""
+    tests = known.get("tests", {})
+    evidence = [set(tests.get(f"{component}::{o.function}", {}).get(symptoms.text_hash(o.output), []))
+                for o in failed]
+    family = symptoms.conclude(evidence)
+    words = known.get("misconceptions", {}).get(component, {}).get(family or "", {})
+    if family and words:
+        for o in failed:
+            o.output += (f"{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one where "
+                         f"{words.get('summary', '')}\n  fix: {words.get('fix', '')}")
+
+
+def _needs_from_the_kit() -> dict[str, list[str]]:
+    """Outside a student release (the instructor's notebooks): what each component builds on within
+    its own assignment, from course.yml. (A release carries it in signatures.json.)"""
+    try:
+        from autograder import config
+    except ImportError:
+        return {}
+    course = config.default()
+    out = {}
+    for a in course.assignments:
+        own = [c.name for c in a.components]
+        out.update({c: [d for d in course.closure([c]) if d in own] for c in own})
+    return out

@@ -1,0 +1,44 @@
+"""Symptom signatures: naming a known misconception from the text of a failure (one home for the
+rules the grader and the student's self-check share).
+
+A test is derandomized, so a mistake fails it on the same smallest input with the same text. The
+grader's catalogue records, for each test, the hash of the text each known mistake produces
+(`catalogue/signatures.json`); the self-check bundle carries the public tests' part with each
+misconception's one-sentence summary and fix, and no code.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+#: What the grader appends to a failure it has diagnosed (not part of the failure's signature).
+DIAGNOSIS_MARK = "\n  diagnosis: "
+#: The bundle's file: {"tests": {"<component>::<test>": {hash: [families]}}, "misconceptions":
+#: {"<component>": {family: {"summary", "fix"}}}, "needs": {"<component>": [same-assignment deps]}}.
+BUNDLED = Path(__file__).resolve().parent / "signatures.json"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].encode()).hexdigest()[:20]
+
+
+def conclude(evidence: list[set[str]]) -> Optional[str]:
+    """The one family consistent with every failure that some known mistake explains, if one is.
+
+    A small input often fits several mistakes; together the failures usually leave one. A failure
+    no known mistake reproduces is not evidence against a family (a second, unknown mistake)."""
+    informative = [e for e in evidence if e]
+    if not informative:
+        return None
+    common = set.intersection(*informative)
+    return common.pop() if len(common) == 1 else None
+
+
+def load(path: Path = BUNDLED) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

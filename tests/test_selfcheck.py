@@ -1,0 +1,42 @@
+"""autograder/selfcheck: the notebook's check(), offline, in the student's own process."""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from autograder.catalogue import zoo
+from autograder.selfcheck import check, symptoms
+
+A = "02_attention_scoring"
+
+
+def namespace_with(entry_name: str) -> dict[str, Any]:
+    """The reference 02 with one catalogue entry's code over it, as a notebook's globals."""
+    from solutions import attention_scoring
+    ns: dict[str, Any] = {"__name__": "__notebook__"}
+    exec(compile(inspect.getsource(attention_scoring), "<reference>", "exec"), ns)
+    entry = next(e for e in zoo.entries(A) if e.name == entry_name)
+    exec(compile(entry.path.read_text(), str(entry.path), "exec"), ns)
+    return ns
+
+
+def test_a_wrong_dependency_is_named_first_and_the_component_is_not_blamed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check("AdditiveAttention", namespace_with("ms_fill_zero"), assignment=A) is False
+    out = capsys.readouterr().out
+    assert "AdditiveAttention uses your masked_softmax, which fails its own check: fix that first" in out
+    assert "diagnosis:" not in out and "hint:" not in out
+
+
+def test_a_correct_component_with_correct_dependencies_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check("AdditiveAttention", namespace_with("add_loop_over_queries"), assignment=A) is True
+    assert "fix that first" not in capsys.readouterr().out
+
+
+def test_symptoms_conclude_needs_every_failure_to_agree() -> None:
+    assert symptoms.conclude([{"a", "b"}, {"b", "c"}]) == "b"
+    assert symptoms.conclude([{"a", "b"}, set()]) is None  # two candidates remain
+    assert symptoms.conclude([set(), set()]) is None
+    assert symptoms.conclude([{"a"}, {"b"}]) is None
+    assert symptoms.text_hash("x" + symptoms.DIAGNOSIS_MARK + "anything") == symptoms.text_hash("x")
