@@ -1,0 +1,273 @@
+"""`course grade --cluster` on a real Dask cluster: a scheduler and two worker processes started with
+the `dask` command line on this machine (127.0.0.1, random ports), graded against local grading.
+
+The tests of this module share the cluster and run in order on one xdist worker: the equality test
+warms the workers' graders, the interrupt and kill tests reuse them (the kill test leaves one worker).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from autograder import config  # noqa: E402
+from autograder.authoring.samples import write_samples  # noqa: E402
+from kit_helpers import write_notebook  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("dask_cluster")
+
+A = "02_attention_scoring"
+KIT = Path(config.__file__).resolve().parents[1]
+#: Results fields that are timings (everything else must be equal).
+TIMINGS = ("execution_time",)
+#: The scheduler's fault settings the README recommends: a submission that took 2 workers down gets
+#: 0 (the local pool's rule), and each worker holds one task at a time (a death is suspected of it only).
+DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
+            "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0",
+            "OMP_NUM_THREADS": "1"}
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+class Cluster:
+    """A scheduler and workers, each a `dask` command in its own process group."""
+
+    def __init__(self, folder: Path, env: dict[str, str]) -> None:
+        self.folder, self.env = folder, env
+        self.scheduler_file = folder / "scheduler.json"
+        self.procs: dict[str, subprocess.Popen] = {}
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def start(self, name: str, args: list[str]) -> None:
+        log = (self.folder / f"{name}.log").open("wb")
+        self.procs[name] = subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=self.folder, env=self.env,
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        log.close()
+
+    def start_scheduler(self) -> str:
+        self.start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                 "--scheduler-file", str(self.scheduler_file)])
+
+        def address() -> str:
+            assert self.procs["scheduler"].poll() is None, self.log("scheduler")
+            try:
+                return json.loads(self.scheduler_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                return ""
+        self.address: str = wait_for("the scheduler", address, 60)
+        return self.address
+
+    def start_worker(self, name: str) -> None:
+        self.start(name, ["worker", "--scheduler-file", str(self.scheduler_file), "--nthreads", "1", "--no-nanny",
+                          "--no-dashboard", "--host", "127.0.0.1", "--name", name])
+
+    def kill(self, name: str) -> None:
+        proc = self.procs[name]
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for name in list(self.procs):
+            self.kill(name)
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text(errors="replace")[-3000:]
+
+
+def course_grade(*args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, *args], cwd=cwd,
+                            env=dict(os.environ, **DASK_ENV), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 180) -> tuple[int, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"course grade did not finish in {timeout:.0f} s:\n{out}\n{err}") from None
+    return proc.returncode, out + err
+
+
+def results(folder: Path) -> dict[str, Any]:
+    """Every results file and grades.csv, timings left out."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in TIMINGS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+    out: dict[str, Any] = {p.name: strip(json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))}
+    out["grades.csv"] = (folder / "grades.csv").read_text() if (folder / "grades.csv").exists() else None
+    return out
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cluster")
+
+
+@pytest.fixture(scope="module")
+def submissions(work: Path) -> Path:
+    """Six to grade: the reference, all stubs, a broken file, two zoo mutants (.py files), a notebook in
+    a student's folder; and a student's folder with nothing to grade."""
+    folder = work / "submissions"
+    write_samples(A, folder, mutants=2)
+    (folder / "nina").mkdir()
+    write_notebook(folder / "nina" / f"{A}.ipynb", [("markdown", "# my attention"),
+                                                     ("code", (folder / "reference.py").read_text())])
+    (folder / "omar").mkdir()
+    (folder / "omar" / "notes.txt").write_text("forgot to upload the notebook")
+    assert len(list(folder.iterdir())) == 7
+    return folder
+
+
+class LocalGrading:
+    """`course grade A DIR --jobs 1` on the same submissions, started at once (it runs while the
+    cluster starts and warms up); `results()` waits for it."""
+
+    def __init__(self, submissions: Path, out: Path) -> None:
+        self.out = out
+        self.proc = course_grade(str(submissions), "--out", str(out), "--jobs", "1", "-q", cwd=out.parent)
+        self._results: dict[str, Any] | None = None
+
+    def results(self) -> dict[str, Any]:
+        if self._results is None:
+            code, output = finish(self.proc)
+            assert code == 0, output
+            self._results = results(self.out)
+        return self._results
+
+
+@pytest.fixture(scope="module")
+def local(work: Path, submissions: Path) -> Iterator[LocalGrading]:
+    grading = LocalGrading(submissions, work / "local")
+    yield grading
+    if grading.proc.poll() is None:
+        grading.proc.kill()
+        grading.proc.communicate()
+
+
+@pytest.fixture(scope="module")
+def cluster(work: Path, local: LocalGrading) -> Iterator[Cluster]:
+    c = Cluster(work / "dask", dict(os.environ, **DASK_ENV))
+    try:
+        c.start_scheduler()
+        for name in ("w1", "w2"):
+            c.start_worker(name)
+        with distributed.Client(c.address, timeout=30, set_as_default=False) as client:
+            try:
+                client.wait_for_workers(2, timeout=90)
+            except TimeoutError:
+                raise AssertionError("the workers did not join:\n" + c.log("w1") + c.log("w2")) from None
+        yield c
+    finally:
+        c.stop()
+
+
+def test_cluster_results_equal_local_grading(cluster: Cluster, submissions: Path, local: LocalGrading, work: Path):
+    code, output = finish(course_grade(str(submissions), "--out", str(work / "cluster"), "--cluster",
+                                       cluster.address, cwd=work))
+    assert code == 0, output
+    assert "6/6" in output  # the progress bar counts completed/total
+    got = results(work / "cluster")
+    local_results = local.results()
+    assert sorted(got) == sorted(local_results)
+    for name, expected in local_results.items():
+        assert got[name] == expected, name
+    scores = {name: r["score"] for name, r in got.items() if name.endswith(".json")}
+    assert scores["reference.json"] == scores["nina.json"] == 14, scores
+    assert scores["stubs.json"] == scores["broken.json"] == scores["omar.json"] == 0, scores
+    assert all(0 < s < 14 for n, s in scores.items() if "mutant" in n), scores
+    assert "No notebook found" in got["omar.json"]["output"]
+
+
+def first_result(folder: Path, proc: subprocess.Popen) -> Path:
+    def found() -> Path | None:
+        assert proc.poll() is None, "course grade ended before its first result:\n" + finish(proc)[1]
+        return next((p for p in folder.glob("*.json") if p.name != "omar.json"), None)  # omar: nothing to grade
+    return wait_for("a first result", found, 120, every=0.05)
+
+
+def test_ctrl_c_cancels_the_rest_and_exits_nonzero(cluster: Cluster, submissions: Path, work: Path):
+    out = work / "interrupted"
+    proc = course_grade(str(submissions), "--out", str(out), "--cluster-file", str(cluster.scheduler_file), "-q",
+                        cwd=work)
+    first_result(out, proc)
+    proc.send_signal(signal.SIGINT)
+    code, output = finish(proc, timeout=60)
+    assert code == 130, output
+    assert "interrupted" in output and "Traceback" not in output, output
+    assert len(list(out.glob("*.json"))) < 7
+    with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
+        wait_for("the scheduler to forget the cancelled tasks",
+                 lambda: client.run_on_scheduler(lambda dask_scheduler: not dask_scheduler.tasks), 30, every=0.5)
+
+
+def test_a_worker_killed_mid_batch_costs_no_result(cluster: Cluster, submissions: Path, local: LocalGrading,
+                                                  work: Path):
+    out = work / "killed"
+    proc = course_grade(str(submissions), "--out", str(out), "--cluster", cluster.address, "-q", cwd=work)
+    with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
+        first_result(out, proc)
+
+        def busy_worker() -> str:
+            names = {addr: w["name"] for addr, w in client.scheduler_info()["workers"].items()}
+            return next((names[addr] for addr, keys in client.processing().items() if keys), "")
+        victim = wait_for("a worker grading a submission", busy_worker, 60, every=0.05)
+        done_before = len(list(out.glob("*.json")))
+        cluster.kill(victim)
+    code, output = finish(proc)
+    assert code == 0, output
+    assert done_before < 7, "the batch ended before the kill"
+    assert results(out) == local.results()  # every submission, the one that was being graded included
+
+
+def test_a_worker_with_another_kit_refuses(tmp_path: Path, submissions: Path):
+    """A worker whose kit differs from the client's (one comment added to a hidden suite) refuses."""
+    kit = tmp_path / "kit"
+    ignore = shutil.ignore_patterns("__pycache__")
+    for part in ("autograder", "solutions"):
+        shutil.copytree(KIT / part, kit / part, ignore=ignore)
+    shutil.copy(KIT / "course.yml", kit / "course.yml")
+    suite = kit / "autograder" / "suites" / "hidden" / f"test_{A}.py"
+    suite.write_text(suite.read_text() + "\n# a different kit\n")
+    env = dict(os.environ, **DASK_ENV)
+    other = Cluster(tmp_path / "dask", env)
+    try:
+        other.start_scheduler()
+        other.env = dict(env, PYTHONPATH=os.pathsep.join([str(kit), env.get("PYTHONPATH", "")]))
+        other.start_worker("other-kit")
+        out = tmp_path / "out"
+        code, output = finish(course_grade(str(submissions), "--out", str(out), "--cluster", other.address,
+                                           cwd=tmp_path), timeout=120)
+    finally:
+        other.stop()
+    assert code == 2, output
+    assert "refuses to grade: it does not have the client's kit" in output, output
+    assert "Traceback" not in output, output
+    assert not out.exists() or not list(out.glob("*.json"))
