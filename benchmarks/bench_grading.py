@@ -17,22 +17,41 @@ of correct, buggy (zoo mutants), all-stub and broken notebooks), then measures, 
   notebook executing it top to bottom, including the public test cells), per submission;
 * peak memory (resident set of each command's whole process tree).
 
+With `--cluster` it measures `course grade A DIR --cluster` instead (README, Grading at scale), on a
+Dask scheduler and workers started here with the `dask` command line (127.0.0.1, `--nthreads 1`):
+
+    python benchmarks/bench_grading.py 02_attention_scoring -n 20 --cluster
+
+* throughput (submissions per second) with one and with two workers: the first run (the workers'
+  graders warm up) and warm runs (a later run reuses them); the same N with the local pool
+  (`--jobs 1`, `--jobs 2`) beside it;
+* the marginal seconds per submission of each executor, (wall(N) - wall(1)) / (N - 1), less the
+  grading itself (the mean `execution_time` of the results): what one more task costs on top of
+  grading it;
+* the round trip of one task carrying a submission's bytes and returning a results dict, with no
+  grading: through the scheduler and through the local pool's process pipe (median of 50).
+
 It prints figures only; nothing is asserted (speed targets are not tests).
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import copy
 import functools
 import inspect
 import json
+import multiprocessing
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -194,6 +213,150 @@ def bench_nbgrader(assignment_id: str, subs: list[Path], work: Path) -> dict:
     return {"per_submission": wall / len(subs), "wall": wall, "peak": peak}
 
 
+class DaskCluster:
+    """A Dask scheduler and workers on this machine (the `dask` command line, 127.0.0.1, random ports),
+    each in its own process group; stop() kills them all."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.env = dict(os.environ, OMP_NUM_THREADS="1", DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
+                        DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION="1.0")
+        self.procs: list[subprocess.Popen] = []
+        self.file = folder / "scheduler.json"
+        self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                     str(self.file)])
+        deadline = time.monotonic() + 60
+        while not self.file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.2)
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def _start(self, args: list[str]) -> None:
+        log = (self.folder / f"dask{len(self.procs)}.log").open("wb")
+        self.procs.append(subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=self.folder, env=self.env,
+                                           stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                           start_new_session=True))
+        log.close()
+
+    def add_workers(self, n: int) -> None:
+        from distributed import Client
+        for _ in range(n):
+            self._start(["worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
+                         "--no-dashboard", "--host", "127.0.0.1"])
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(len(self.procs) - 1, timeout=120)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+
+def _echo(data: bytes, reply: dict) -> dict:
+    """A task that carries a submission and returns a results dict, and grades nothing."""
+    return reply if data else {}
+
+
+def round_trip(call: Callable[[], object], times: int = 50) -> float:
+    """Median seconds of `call()`, after one untimed call."""
+    call()
+    spent = []
+    for _ in range(times):
+        start = time.perf_counter()
+        call()
+        spent.append(time.perf_counter() - start)
+    return statistics.median(spent)
+
+
+def grade_class(assignment_id: str, folder: Path, out: Path, *executor: str) -> tuple[float, list[float]]:
+    """`course grade A DIR --out OUT <executor>`: the seconds it reports (the class, without the
+    interpreter's start) and every submission's execution_time."""
+    shutil.rmtree(out, ignore_errors=True)
+    _, _, tail = run([sys.executable, "-m", "autograder.cli", "grade", assignment_id, str(folder), "--out",
+                      str(out), *executor, "-q"], cwd=REPO)
+    match = re.search(r"graded \d+ submissions in ([0-9.]+) s", tail)
+    if not match:
+        raise SystemExit(f"no timing in the output of course grade:\n{tail}")
+    seconds = [json.loads(p.read_text())["execution_time"] for p in out.glob("*.json")]
+    return float(match.group(1)), seconds
+
+
+def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
+    """`course grade --cluster` against the local pool on N generated submissions (see the docstring).
+
+    Two clusters (one worker, two workers) stay up side by side, and each round runs every executor
+    once, so that the figures compared with each other were taken under the same load."""
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+        work = Path(tmp)
+        flat, one = work / "in", work / "one"
+        flat.mkdir()
+        one.mkdir()
+        for p in submissions(assignment_id, n, work / "subs"):
+            shutil.copy(p, flat / f"{p.parent.parent.name}.ipynb")
+        first = sorted(flat.iterdir())[0]  # student000_correct
+        shutil.copy(first, one / first.name)
+        walls: dict[str, list[float]] = {}
+        grading: dict[str, list[float]] = {}
+        singles: dict[str, list[float]] = {}
+
+        def measure(label: str, folder: Path, *executor: str) -> None:
+            wall, seconds = grade_class(assignment_id, folder, work / "out", *executor)
+            if folder == one:
+                singles.setdefault(label, []).append(wall)
+                return
+            walls.setdefault(label, []).append(wall)
+            grading.setdefault(label, []).extend(seconds)
+            print(f"  {label:30} {wall:6.1f} s  {n / wall:5.2f} submissions/s", flush=True)
+
+        print(f"{assignment_id}: {n} submissions (a mix of correct, buggy, all-stub and broken)")
+        clusters: list[DaskCluster] = []
+        try:
+            for workers in (1, 2):
+                (work / f"dask{workers}").mkdir()
+                clusters.append(DaskCluster(work / f"dask{workers}"))
+                clusters[-1].add_workers(workers)
+            executors = {"local --jobs 1": ("--jobs", "1"), "local --jobs 2": ("--jobs", "2"),
+                         "cluster, 1 worker": ("--cluster", clusters[0].address),
+                         "cluster, 2 workers": ("--cluster", clusters[1].address)}
+            for label in ("cluster, 1 worker", "cluster, 2 workers"):
+                measure(label.replace("cluster", "first run"), flat, *executors[label])  # the graders warm up
+            for r in range(repeat):
+                print(f" round {r + 1} of {repeat}", flush=True)
+                for label, executor in executors.items():
+                    measure(label, flat, *executor)
+                for label in ("local --jobs 1", "cluster, 1 worker"):
+                    measure(label, one, *executors[label])
+            from distributed import Client
+            data = first.read_bytes()
+            reply = json.loads(next((work / "out").glob("*.json")).read_text())
+            with Client(clusters[0].address, timeout=30, set_as_default=False) as client:
+                via_scheduler = round_trip(lambda: client.submit(_echo, data, reply, pure=False).result())
+        finally:
+            for c in clusters:
+                c.stop()
+        with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as local_pool:
+            via_pool = round_trip(lambda: local_pool.submit(_echo, data, reply).result())
+
+    print(f"\n{'executor':30} {'wall, median':>12} {'submissions/s':>13} {'grading, mean':>13}   runs")
+    for label, values in walls.items():
+        wall = statistics.median(values)
+        print(f"{label:30} {wall:11.1f}s {n / wall:13.2f} {statistics.mean(grading[label]):12.2f}s   "
+              + " ".join(f"{v:.1f}" for v in values))
+    print("\none more submission on top of grading it, one worker: (wall(N) - wall(1)) / (N - 1), the median"
+          "\nover the rounds, less the mean grading time (execution_time) of those runs:")
+    for label in singles:
+        extra = statistics.median((w - w1) / (n - 1) for w, w1 in zip(walls[label], singles[label]))
+        print(f"  {label:30} {(extra - statistics.mean(grading[label])) * 1000:+7.0f} ms "
+              f"(wall per extra submission {extra:.2f} s)")
+    print(f"\none task's round trip without grading ({len(data) / 1024:.0f} KiB submission, "
+          f"{len(json.dumps(reply)) / 1024:.0f} KiB results; median of 50):")
+    print(f"  through the Dask scheduler       {via_scheduler * 1000:7.1f} ms")
+    print(f"  through the local pool's pipe    {via_pool * 1000:7.1f} ms")
+
+
 def torch_floor() -> float:
     return statistics.median(run([sys.executable, "-c", "import torch"])[0] for _ in range(3))
 
@@ -207,8 +370,17 @@ def main() -> None:
     parser.add_argument("--class-size", type=int, default=0,
                         help="also grade a generated class of this size per assignment with --jobs (wall time)")
     parser.add_argument("--no-nbgrader", action="store_true", help="skip the nbgrader side")
+    parser.add_argument("--cluster", action="store_true",
+                        help="measure `course grade --cluster` on a Dask cluster started here, against the local pool")
+    parser.add_argument("--repeat", type=int, default=3, help="--cluster: runs per figure (the median is shown)")
     ns = parser.parse_args()
     ids = [a.id for a in config_mod.default().assignments] if ns.all else [ns.assignment]
+    if ns.cluster:
+        print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, torch {_torch_version()}; "
+              f"date {time.strftime('%Y-%m-%d %H:%M')}")
+        for assignment_id in ids:
+            bench_cluster(assignment_id, ns.n, ns.repeat)
+        return
     floor = torch_floor()
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, torch {_torch_version()}; "
           f"date {time.strftime('%Y-%m-%d %H:%M')}")
