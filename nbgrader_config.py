@@ -32,10 +32,22 @@ c.CourseDirectory.feedback_directory = "feedback"
 # writable folder on the course's JupyterHub server).
 # c.Exchange.root = "/srv/nbgrader/exchange"
 
-# zip_collect: files downloaded from an LMS, named `<student_id>_<notebook>.ipynb`
-# (e.g. `alice_02_attention_scoring.ipynb`), in downloaded/<assignment>/archive/ (the regular
-# expression is matched against the file's full path).
-c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+# zip_collect: put what the LMS gave (zips or files) in downloaded/<assignment>/archive/. The
+# collector reads Canvas (`eve_12345_67890_02_attention_scoring.ipynb`, `doejane_LATE_...`), Moodle
+# (`Full Name_123_assignsubmission_file_/...`), Gradescope exports (submission_metadata.yml: SIDs and
+# submission times, which become timestamp.txt) and plain `<student>_<notebook>.ipynb` names, with
+# student ids that contain underscores; any notebook a student uploaded is filed under the
+# assignment's notebook name. A file of no known form is skipped with a warning naming it.
+c.ZipCollectApp.collector_plugin = "autograder.integrations.nbgrader_bridge.LmsCollector"
+# c.LmsCollector.student_id = "user_id"   # Canvas: the Canvas user id as student id (default: the name)
+
+# Late work: `course release` and every autograde write course.yml's due date (deadlines: time of
+# day, time zone) and the student's extension into the gradebook; nbgrader measures the lateness
+# of timestamp.txt against them and asks this plugin for the course's penalty (deadlines.late).
+c.AssignLatePenalties.plugin_class = "autograder.integrations.nbgrader_bridge.CourseLatePenalty"
+# `nbgrader export`: the kit's grades.csv layout (per component, raw, override, late penalty, final;
+# overrides file applied); it fails, listing them, when a submission in submitted/ was not autograded.
+c.ExportApp.plugin_class = "autograder.integrations.nbgrader_bridge.GradesExport"
 
 # Autograding: nbgrader's pipeline with its Execute preprocessor replaced by the course's grader.
 # nbgrader would run the student's notebook (and the graded cells) in a Jupyter kernel and score
@@ -64,3 +76,4 @@ c.Autograde.autograde_preprocessors = [
 ]
 c.SandboxGrader.sandbox = "auto"  # "bwrap" to refuse grading without bubblewrap
 c.LimitOutput.max_lines = 400
+

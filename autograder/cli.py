@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gc
+import json
 import sys
 import time
 from pathlib import Path
@@ -12,6 +14,7 @@ from autograder import config as config_mod
 from autograder.grading.errors import GradingRefused
 
 if TYPE_CHECKING:
+    from autograder.grading.late import SubmissionTime
     from autograder.sandbox.forkserver import Zygote
 
 
@@ -24,7 +27,8 @@ def cmd_check(ns: argparse.Namespace) -> int:
     course = _course(ns)
     course.assignment(ns.assignment)
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
-    _require_submission_file(path)
+    path = _one_file(path, ns.assignment, course)
+    _refuse_wrong_notebook(course, ns.assignment, path)
     zygote = _early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result
@@ -53,6 +57,31 @@ def _require_submission_file(path: Path) -> None:
         raise Refused(f"{path}: no such file")
     if path.is_file() and path.suffix not in SUFFIXES:
         raise Refused(f"{path}: not a notebook (.ipynb) or Python file (.py)")
+
+
+def _one_file(path: Path, assignment_id: str, course: config_mod.Course) -> Path:
+    """The submission file named, or the one in a folder named (as Gradescope picks it)."""
+    from autograder.grading.submission import pick_file
+    _require_submission_file(path)
+    if path.is_dir():
+        found, problem = pick_file(path, assignment_id, course.support_module)
+        if found is None:
+            raise Refused(f"{path}: {problem}")
+        return found
+    return path
+
+
+def _require_gradable(folder: Path, assignment_id: str, course: config_mod.Course) -> None:
+    from autograder.grading.submission import find_submissions
+    if not any(f.path for f in find_submissions(folder, assignment_id, course.support_module)):
+        raise Refused(f"{folder}: nothing to grade (no .ipynb or .py file in it or in its sub-folders)")
+
+
+def _refuse_wrong_notebook(course: config_mod.Course, assignment_id: str, path: Path) -> None:
+    from autograder.grading.identify import wrong_assignment
+    problem = wrong_assignment(course, assignment_id, path)
+    if problem:
+        raise Refused(problem)
 
 
 def _check_isolation(zygote: Zygote, refuse: bool, allow: bool = False) -> None:
@@ -94,53 +123,60 @@ def cmd_grade(ns: argparse.Namespace) -> int:
     course.assignment(ns.assignment)
     target = Path(ns.submission)
     _require_submission_file(target)
-    if (ns.cluster or ns.cluster_file) and not target.is_dir():
-        raise SystemExit("course grade: --cluster grades a directory of submissions (with --out DIR)")
+    if target.is_dir():
+        _require_gradable(target, ns.assignment, course)
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
         from autograder.grading.pool import grade_directory
         start = time.monotonic()
-        if ns.cluster or ns.cluster_file:
-            rows = _grade_on_cluster(ns, target)
-            if isinstance(rows, int):
-                return rows
-        else:
-            rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
-                                   mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
-                                   allow_unisolated=ns.allow_unisolated)
+        rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
+                               mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
+                               allow_unisolated=ns.allow_unisolated)
+        from autograder.grading.export import finalize_folder  # student ids, late penalties, overrides
+        rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         return 0
+    from autograder.grading.identify import wrong_assignment
+    wrong = wrong_assignment(course, ns.assignment, target)
+    if wrong:
+        print(f"course: WARNING: {wrong}", file=sys.stderr)
     zygote = _early_zygote(ns.sandbox)
     try:
-        from autograder.grading.results import format_result, write_results
+        from autograder.grading.results import format_result, results_json
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
         _check_isolation(zygote, refuse=True, allow=ns.allow_unisolated)
         result = grade_file(zygote, ns.assignment, target, course=course)
     finally:
         zygote.stop()
+    from autograder.grading.export import finish_one
+    name, res = finish_one(results_json(result), course, course.assignment(ns.assignment), target,
+                           out=Path(ns.out) if ns.out else None, student=ns.student or "",
+                           submitted_at=_submitted_at(ns, course))
     if ns.results:
-        write_results(result, ns.results)
+        Path(ns.results).write_text(json.dumps(res, indent=2) + "\n")
     print(format_result(result, verbose=not ns.quiet, tests=not ns.quiet))
+    final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
+    if final:
+        print("\n" + final)
+    if ns.out:
+        print(f"\n{res['extra_data']['student']}: {ns.out}/{name}.json; {ns.out}/grades.csv updated")
     return 0
 
 
-def _grade_on_cluster(ns: argparse.Namespace, target: Path) -> list[dict] | int:
-    """`course grade A DIR --cluster ADDRESS`: the class on a Dask cluster; an exit code if it stopped."""
-    from autograder.integrations import dask_cluster
+def _submitted_at(ns: argparse.Namespace, course: config_mod.Course) -> Optional[SubmissionTime]:
+    """--submitted-at TIME (without a zone: in course.yml's deadlines.timezone)."""
+    if not ns.submitted_at:
+        return None
+    from autograder.grading.late import SubmissionTime, parse_time
     try:
-        return dask_cluster.grade_on_cluster(ns.assignment, target, Path(ns.out), address=ns.cluster,
-                                             scheduler_file=ns.cluster_file, mode=ns.sandbox,
-                                             progress=not ns.quiet, config_path=ns.config,
-                                             allow_unisolated=ns.allow_unisolated)
-    except dask_cluster.ClusterError as exc:
-        print(f"course: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"course: interrupted; the submissions not yet graded were cancelled ({ns.out}/ has the others)",
-              file=sys.stderr)
-        return 130
+        when = parse_time(ns.submitted_at)
+    except ValueError as exc:
+        raise Refused(f"--submitted-at: {exc}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=course.deadlines.zone)
+    return SubmissionTime(when.astimezone(dt.timezone.utc), "--submitted-at")
 
 
 def cmd_build(ns: argparse.Namespace) -> int:
@@ -193,6 +229,8 @@ def cmd_release(ns: argparse.Namespace) -> int:
     """Stage nbgrader's source folder and generate the student release (release/<id>/)."""
     from autograder.authoring import release
     course = _course(ns)
+    if ns.course_dir and not Path(ns.course_dir).is_dir():
+        raise Refused(f"{ns.course_dir}: no such folder (--course-dir is an nbgrader course root)")
     try:
         release.release(course, [ns.assignment] if ns.assignment else [], force=ns.force,
                         course_dir=Path(ns.course_dir) if ns.course_dir else None)
@@ -211,6 +249,71 @@ def cmd_gradescope(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(ns: argparse.Namespace) -> int:
+    """grades.csv again from a results folder (overrides and late policy as they are now), a
+    Canvas import file, and the differences with an nbgrader gradebook."""
+    from autograder.grading.export import disagreements, finalize_folder, grade_rows
+    from autograder.grading.final import load_results
+    course = _course(ns)
+    assignment = course.assignment(ns.assignment)
+    folder = Path(ns.results)
+    if not folder.is_dir():
+        raise Refused(f"{folder}: no such folder (the --out folder of `course grade`)")
+    if not load_results(folder):
+        raise Refused(f"{folder}: no results files in it (run `course grade {assignment.id} DIR --out {folder}`)")
+    rows = finalize_folder(folder, course, assignment)
+    print(f"{folder / 'grades.csv'}: {len(rows)} submissions of {assignment.id}")
+    status = 0
+    if ns.canvas:
+        from autograder.integrations import lms
+        if not ns.roster:
+            raise Refused("--canvas needs --roster: the gradebook Canvas exports (Grades > Export), whose rows "
+                          "give each student's Canvas ID and whose header names the assignment's column")
+        roster = Path(ns.roster)
+        if not roster.is_file():
+            raise Refused(f"{roster}: no such file")
+        _, header = lms.read_canvas_roster(roster)
+        column = ns.canvas_column or lms.canvas_column(header, assignment.title, assignment.id)
+        unmatched = lms.canvas_csv(Path(ns.canvas), grade_rows(rows), roster, column)
+        print(f"{ns.canvas}: column {column!r}, {len(rows) - len(unmatched)} students")
+        for student in unmatched:
+            print(f"course export: {student} is not in the Canvas roster {roster}: not in {ns.canvas}", file=sys.stderr)
+        status = 1 if unmatched else status
+    if ns.gradebook:
+        from autograder.integrations.nbgrader_bridge import gradebook_rows
+        db = ns.gradebook if "://" in ns.gradebook else f"sqlite:///{Path(ns.gradebook).resolve()}"
+        if "://" not in ns.gradebook and not Path(ns.gradebook).is_file():
+            raise Refused(f"{ns.gradebook}: no such gradebook")
+        problems = disagreements(rows, gradebook_rows(db, course, assignment))
+        for problem in problems:
+            print(f"DISAGREE {problem}", file=sys.stderr)
+        print(f"{len(problems)} disagreement(s) between {folder} and the gradebook" if problems else
+              f"the gradebook agrees with {folder}: every student, component, penalty and final score")
+        status = 1 if problems else status
+    return status
+
+
+def cmd_collect(ns: argparse.Namespace) -> int:
+    """File an LMS download as one folder per student, for `course grade`."""
+    from autograder.integrations import lms
+    course = _course(ns)
+    course.assignment(ns.assignment)
+    source = Path(ns.download)
+    if not source.exists():
+        raise Refused(f"{source}: no such file or folder")
+    filed, skipped = lms.collect(source, ns.assignment, Path(ns.to), student_id=ns.canvas_student_id)
+    for f in sorted(filed, key=lambda f: f.student):
+        when = f" submitted {f.lms.submitted_at.isoformat(timespec='seconds')}" if f.lms.submitted_at else ""
+        print(f"{f.student:24} <- {f.source} ({f.lms.lms}{', LATE mark' if f.lms.late else ''}{when})")
+    if not filed:
+        raise Refused(f"{source}: no submission of a known form (Canvas, Moodle, Gradescope export, "
+                      f"<student>_{ns.assignment}.ipynb)" + (f"; skipped {'; '.join(skipped[:5])}" if skipped else ""))
+    for line in skipped:
+        print(f"course collect: skipped {line}", file=sys.stderr)
+    print(f"{len(filed)} submissions in {ns.to}/; next: course grade {ns.assignment} {ns.to} --out RESULTS")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     p.add_argument("--config", help="course file (default: the repository's course.yml)")
@@ -226,15 +329,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("assignment")
     g.add_argument("submission", help="a .ipynb/.py file, or a directory of submissions")
     g.add_argument("--results", help="write Gradescope-format results JSON here (one submission)")
-    g.add_argument("--out", help="output directory (a directory of submissions)")
+    g.add_argument("--out", help="results folder: <name>.json per submission and grades.csv (a directory of "
+                   "submissions; or one file, regraded into an existing class's folder)")
+    g.add_argument("--student", help="one file: the student id in grades.csv (default: from its folder or name)")
+    g.add_argument("--submitted-at", metavar="TIME",
+                   help="one file: when it was submitted (default: timestamp.txt or Gradescope's metadata)")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
     g.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where student code cannot be isolated (results files say so)")
-    where = g.add_mutually_exclusive_group()
-    where.add_argument("--cluster", metavar="tcp://HOST:PORT",
-                       help="grade a directory on this running Dask scheduler (README, Grading at scale)")
-    where.add_argument("--cluster-file", metavar="SCHEDULER_FILE", help="as --cluster, from a Dask scheduler file")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="only the scores (per component; a directory: no progress bar)")
     g.set_defaults(func=cmd_grade)
@@ -265,6 +368,25 @@ def build_parser() -> argparse.ArgumentParser:
     gs.add_argument("assignment")
     gs.add_argument("--out", help="zip to write (default: <assignment>-gradescope.zip)")
     gs.set_defaults(func=cmd_gradescope)
+    ex = sub.add_parser("export", help="grades.csv from a results folder (overrides, late penalties), a Canvas "
+                        "import file, differences with an nbgrader gradebook")
+    ex.add_argument("assignment")
+    ex.add_argument("results", help="the --out folder of `course grade`")
+    ex.add_argument("--canvas", metavar="CSV", help="also write the final scores in Canvas's gradebook import layout")
+    ex.add_argument("--roster", metavar="CSV", help="Canvas's own gradebook export (students' Canvas ids)")
+    ex.add_argument("--canvas-column", help="the assignment's column in Canvas (default: from the roster's header)")
+    ex.add_argument("--gradebook", metavar="DB", help="nbgrader's gradebook.db: list every disagreement, exit 1 if any")
+    ex.set_defaults(func=cmd_export)
+
+    co = sub.add_parser("collect", help="file an LMS download (Canvas, Moodle, Gradescope export; zip or "
+                        "folder) as one folder per student, for `course grade`")
+    co.add_argument("assignment")
+    co.add_argument("download", help="the zip or folder the LMS gave")
+    co.add_argument("--to", required=True, help="class folder to write (<student>/<assignment>.ipynb)")
+    co.add_argument("--canvas-student-id", choices=["name", "user_id"], default="name",
+                    help="Canvas: the student id is the name in the file name (default) or the Canvas user id")
+    co.set_defaults(func=cmd_collect)
+
     return p
 
 
@@ -275,6 +397,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (config_mod.ConfigError, Refused, GradingRefused) as exc:
         print(f"course: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a course file, an LMS download or a path the command cannot use: one line
+        from autograder.grading.late import DeadlineError
+        from autograder.grading.overrides import OverrideError
+        from autograder.integrations.lms import LmsError
+        if isinstance(exc, (DeadlineError, OverrideError, LmsError, FileNotFoundError, PermissionError,
+                            NotADirectoryError, IsADirectoryError, FileExistsError)):
+            print(f"course: {exc}", file=sys.stderr)
+            return 2
+        raise
 
 
 def run() -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from autograder.grading.late import Deadlines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "course.yml"
@@ -140,7 +142,26 @@ class Course(_Strict):
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
     scoring: Scoring = Scoring()
+    #: Due dates' time of day and zone, the late policy, extensions (grading/late.py).
+    deadlines: Deadlines = Deadlines()
+    #: TAs' manual overrides of component scores, with who and why (grading/overrides.py).
+    overrides_file: Optional[str] = None
     assignments: tuple[Assignment, ...]
+
+    @field_validator("overrides_file")
+    @classmethod
+    def _overrides_beside_course_file(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        if value and info.context and info.context.get("course_dir"):
+            return str(Path(info.context["course_dir"]) / value)
+        return value
+
+    @model_validator(mode="after")
+    def _extensions_name_assignments(self) -> Course:
+        ids = {a.id for a in self.assignments}
+        for i, ext in enumerate(self.deadlines.extensions):
+            if ext.assignment not in ids:
+                raise ValueError(f"deadlines.extensions[{i}]: assignment {ext.assignment!r} is not in course.yml")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Course:
@@ -237,7 +258,7 @@ def load(path: Path | str | None = None) -> Course:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     try:
-        return Course.model_validate(raw)
+        return Course.model_validate(raw, context={"course_dir": str(path.resolve().parent)})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{path}: {problems}") from None

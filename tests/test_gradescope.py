@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from autograder.authoring import samples
 from autograder.grading.submission import pick_file
@@ -70,13 +71,32 @@ def test_the_submission_is_the_file_named_like_the_assignment_or_the_only_one(tm
     assert none is None and "No notebook found" in message
 
 
-def _layout(root: Path, autograder_zip: Path, files: dict[str, str]) -> Path:
+#: The late policy the simulated Gradescope runs use (written into the unzipped kit's course.yml).
+LATE = {"per": "day", "deduction": 10, "unit": "percent", "cap": 50}
+
+
+def _layout(root: Path, autograder_zip: Path, files: dict[str, str], metadata: dict | None = None) -> Path:
     with zipfile.ZipFile(autograder_zip) as z:
         z.extractall(root / "source")
+    course = yaml.safe_load((root / "source" / "course.yml").read_text())
+    course["deadlines"] = {"timezone": "UTC", "time": "23:59", "late": LATE}
+    (root / "source" / "course.yml").write_text(yaml.safe_dump(course, sort_keys=False))
     (root / "submission").mkdir(parents=True)
     for name, text in files.items():
         (root / "submission" / name).write_text(text)
+    if metadata is not None:
+        (root / "submission_metadata.json").write_text(json.dumps(metadata))
     return root
+
+
+def _metadata(created: str, own_due: str | None, due: str = "2026-09-28T23:59:00.000000-07:00") -> dict:
+    """Gradescope's submission_metadata.json; `own_due`: the student's due date with their extension."""
+    user = {"email": "carol@uni.edu", "id": 1234, "name": "Carol"}
+    if own_due:
+        user["assignment"] = {"due_date": own_due, "late_due_date": None, "release_date": None}
+    return {"id": 99, "created_at": created, "submission_method": "upload", "users": [user],
+            "assignment": {"id": 5, "title": "02", "due_date": due, "late_due_date": None, "total_points": "14.0"},
+            "previous_submissions": []}
 
 
 def _run(root: Path) -> subprocess.Popen:
@@ -88,21 +108,31 @@ def _run(root: Path) -> subprocess.Popen:
 def test_run_autograder_on_a_simulated_gradescope_layout(autograder_zip, tmp_path):
     """A correct notebook-free .py, a buggy one and a broken notebook; graded from the zip's own kit."""
     reference = reference_source(A)
+    buggy = reference.replace("torch.repeat_interleave(valid_lens, shape[1])", "valid_lens.repeat(shape[1])")
+    assert buggy != reference  # masked_softmax tiles 1-D lengths wrongly: partial credit
     roots = {
         "correct": _layout(tmp_path / "correct", autograder_zip, {f"{A}.py": reference}),
         "buggy": _layout(tmp_path / "buggy", autograder_zip,
                          {f"{A}.ipynb": json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
                                                                "execution_count": None,
-                                                               "source": reference.replace("value=fill", "value=0")}],
+                                                               "source": buggy}],
                                                     "metadata": {}, "nbformat": 4, "nbformat_minor": 5})}),
         "broken": _layout(tmp_path / "broken", autograder_zip, {f"{A}.ipynb": "{ this is not a notebook"}),
         "empty": _layout(tmp_path / "empty", autograder_zip, {}),
+        # 30 h after her own due date (an extension on Gradescope: 2 days after the assignment's).
+        "late": _layout(tmp_path / "late", autograder_zip, {f"{A}.py": buggy},
+                        _metadata("2026-10-02T05:59:00.000000-07:00", "2026-09-30T23:59:00.000000-07:00")),
+        # On time against her own due date, 6 h late against the assignment's.
+        "extended": _layout(tmp_path / "extended", autograder_zip, {f"{A}.py": reference},
+                            _metadata("2026-09-29T05:59:00.000000-07:00", "2026-09-30T23:59:00.000000-07:00")),
     }
     # Two gradings at a time: the machine is shared.
-    procs = {name: _run(roots[name]) for name in ("correct", "broken", "empty")}
-    logs = {name: p.communicate(timeout=900)[0] for name, p in procs.items()}
-    procs["buggy"] = _run(roots["buggy"])
-    logs["buggy"] = procs["buggy"].communicate(timeout=900)[0]
+    logs = {}
+    procs = {}
+    for batch in (("correct", "broken", "empty"), ("buggy", "late"), ("extended",)):
+        started = {name: _run(roots[name]) for name in batch}
+        logs |= {name: p.communicate(timeout=900)[0] for name, p in started.items()}
+        procs |= started
     assert all(p.returncode == 0 for p in procs.values()), logs
     results = {name: json.loads((root / "results" / "results.json").read_text()) for name, root in roots.items()}
 
@@ -120,6 +150,24 @@ def test_run_autograder_on_a_simulated_gradescope_layout(autograder_zip, tmp_pat
 
     assert results["broken"]["score"] == 0 and "not a readable Jupyter notebook" in json.dumps(results["broken"])
     assert results["empty"]["score"] == 0 and "No notebook found" in results["empty"]["output"]
+
+    # Late work: the submission time and the student's own due date come from submission_metadata.json.
+    from autograder.grading.late import LatePolicy
+    late = results["late"]
+    raw = results["buggy"]["score"]
+    assert late["extra_data"]["raw_score"] == raw
+    assert late["extra_data"]["late"]["seconds_late"] == 30 * 3600
+    assert late["extra_data"]["late"]["due_source"].startswith("Gradescope")
+    penalty, _ = LatePolicy(**LATE).penalty(30 * 3600, 14, raw)  # what nbgrader's plugin gives too
+    assert penalty == 2.8 and late["extra_data"]["late"]["penalty"] == penalty
+    assert late["score"] == round(raw - penalty, 4)
+    assert "2 started days × 10% of 14 points = 2.8 points" in late["output"]
+    assert late["extra_data"]["student"] == "carol@uni.edu"
+    extended = results["extended"]
+    assert extended["score"] == 14 and extended["extra_data"]["late"]["penalty"] == 0
+    assert extended["extra_data"]["late"]["due"] == "2026-10-01T06:59:00+00:00"
+    for name in ("correct", "buggy"):  # no metadata: no lateness
+        assert results[name]["extra_data"]["late"]["submitted_at"] == ""
 
 
 def test_a_grader_failure_leaves_no_results_so_gradescope_reports_it(autograder_zip, tmp_path):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from autograder.config import Assignment, Scoring
+from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 
 #: The message of a submission the grader itself failed on (never the student's fault).
@@ -98,14 +99,51 @@ def write_results(result: Result, path: Path | str) -> None:
     Path(path).write_text(json.dumps(results_json(result), indent=2) + "\n")
 
 
+#: grades.csv after the component columns (the same layout from every path: course grade,
+#: course export, nbgrader export). `score` is the final score: raw + override - late_penalty.
+CSV_TAIL = ("status", "student_id", "raw_score", "override", "late_penalty", "submitted_at", "due", "hours_late",
+            "notes", "assignment")
+
+
+def csv_header(assignments: list[Assignment]) -> list[str]:
+    names = list(dict.fromkeys(c.name for a in assignments for c in a.components))
+    return ["submission", "score", "max_score", *names, *CSV_TAIL]
+
+
+def csv_row(row: dict[str, Any], assignment: Assignment, names: list[str]) -> list[Any]:
+    """One grades.csv row from a results dict with its `name` (finalized or not: see grading/final.py)."""
+    extra = row.get("extra_data", {})
+    comps = extra.get("components", {})
+    finals = extra.get("final_components") or {n: c.get("score", 0.0) for n, c in comps.items()}
+    own = {c.name for c in assignment.components}
+    late = extra.get("late") or {}
+    raw = extra.get("raw_score", row["score"])
+    seconds = float(late.get("seconds_late") or 0.0)
+
+    def blank_zero(value: Any) -> Any:
+        return "" if not value else value
+
+    return [row["name"], row["score"], row["max_score"],
+            *[(finals.get(n, 0.0) if n in own else "") for n in names],
+            row_status(row), extra.get("student", row["name"]), raw, blank_zero(extra.get("override")),
+            late.get("penalty", 0.0) or 0.0, late.get("submitted_at", ""), late.get("due", ""),
+            round(seconds / 3600, 2) if seconds else "", row_notes(row), assignment.id]
+
+
 def write_csv(path: Path, assignment: Assignment, rows: list[dict[str, Any]]) -> None:
-    """grades.csv: one row per submission, one column per component."""
-    names = [c.name for c in assignment.components]
+    """grades.csv: one row per submission: the final score, the (final) score of each component,
+    then status, student id, the autograder's raw total, the overrides' net change, the late
+    penalty, submission time, due date, hours late, notes (who overrode what and why, how late)."""
+    write_grades(path, [(assignment, rows)])
+
+
+def write_grades(path: Path, sheets: list[tuple[Assignment, list[dict[str, Any]]]]) -> None:
+    """grades.csv of several assignments (nbgrader export): the component columns of all of them."""
+    header = csv_header([a for a, _ in sheets])
+    names = header[3:len(header) - len(CSV_TAIL)]
     with path.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["submission", "score", "max_score", *names, "status"])
-        for r in rows:
-            comps = r.get("extra_data", {}).get("components", {})
-            status = "grader error" if r.get("extra_data", {}).get("grader_error") else "graded"
-            w.writerow([r["name"], r["score"], r["max_score"],
-                        *[comps.get(n, {}).get("score", 0.0) for n in names], status])
+        w.writerow(header)
+        for assignment, rows in sheets:
+            for r in rows:
+                w.writerow(csv_row(r, assignment, names))

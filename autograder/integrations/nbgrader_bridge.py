@@ -14,12 +14,21 @@ For each submitted notebook it
    component's score lands in the gradebook however the student edited, split or reordered cells.
 
 Nothing else of the notebook is executed; its other cells keep no outputs (ClearOutput ran).
+Before grading it writes course.yml's due date and the student's extension into the gradebook
+(`sync_deadline`), so that nbgrader's AssignLatePenalties, later in the same pipeline, sees the
+submission's lateness and asks `CourseLatePenalty` (nbgrader's LateSubmissionPlugin interface) for
+the course's penalty: grading/late.py computes it, as it does for `course grade` and Gradescope.
 
 `DeduplicateIds` replaces nbgrader's preprocessor of that name in the sanitizing step: see there.
+`LmsCollector` is zip_collect's collector (Canvas, Moodle, Gradescope, plain `<student>_<nb>` names);
+`GradesExport` is `nbgrader export`'s plugin: the kit's grades.csv layout from the gradebook, with
+overrides and late penalties, and a loud failure for every student whose submission was not
+autograded. The feedback page's template and filters are in `feedback/` (nbgrader_config.py).
 """
 from __future__ import annotations
 
 import atexit
+import datetime as dt
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
@@ -27,10 +36,13 @@ from typing import Any, Optional
 import nbformat
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import ExportPlugin, FileNameCollectorPlugin, LateSubmissionPlugin
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Enum, Unicode
 
 from autograder import config as config_mod
+from autograder.grading import late as late_mod
+from autograder.integrations import lms
 
 _ZYGOTES: dict[str, Any] = {}
 
@@ -124,6 +136,8 @@ class SandboxGrader(NbGraderPreprocessor):
         info = resources["nbgrader"]
         course = config_mod.load(self.course_file) if self.course_file else config_mod.default()
         assignment = course.assignment(info["assignment"])
+        with Gradebook(info["db_url"]) as gb:
+            sync_deadline(gb, course, assignment, info["student"], self.log)
         path = self._submitted_file(info)
         with tempfile.TemporaryDirectory(prefix="course-nbgrader-") as tmp:
             if path is None:  # not found where nbgrader keeps it: grade the notebook as nbgrader read it
@@ -208,3 +222,222 @@ class SandboxGrader(NbGraderPreprocessor):
             if cell.metadata.get("nbgrader", {}).get("grade_id") in (component, f"check_{component}"):
                 at = i + 1
         return at
+
+
+# --- deadlines and late penalties ------------------------------------------------------------------
+
+def course_of(cfg: Any) -> config_mod.Course:
+    """The course file nbgrader runs with: c.SandboxGrader.course_file, else the kit's course.yml."""
+    path = cfg.SandboxGrader.get("course_file", "") if "SandboxGrader" in cfg else ""
+    return config_mod.load(path) if path else config_mod.default()
+
+
+def naive_utc(when: dt.datetime) -> dt.datetime:
+    """How nbgrader's gradebook stores times (utils.parse_utc)."""
+    return when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+def set_due_date(gb: Gradebook, course: config_mod.Course, assignment: config_mod.Assignment) -> Optional[dt.datetime]:
+    """The assignment's due date from course.yml into the gradebook (None: no due date)."""
+    due = late_mod.due_for(course, assignment)
+    gb.update_or_create_assignment(assignment.id, duedate=naive_utc(due.when) if due else None)
+    return due.when if due else None
+
+
+def sync_deadline(gb: Gradebook, course: config_mod.Course, assignment: config_mod.Assignment, student: str,
+                  log: Any = None) -> None:
+    """course.yml's due date and `student`'s extension into the gradebook, which computes the
+    submission's lateness (SubmittedAssignment.total_seconds_late) from them."""
+    base = set_due_date(gb, course, assignment)
+    own = late_mod.due_for(course, assignment, student)
+    try:
+        gb.find_submission(assignment.id, student)
+    except MissingEntry:
+        return
+    minutes = (own.when - base).total_seconds() / 60 if own and base else 0.0
+    gb.grant_extension(assignment.id, student, minutes=minutes)  # 0 removes an extension no longer granted
+    if log is not None and minutes:
+        log.info("%s: %s is due %s (%s)", assignment.id, student, course.deadlines.show(own.when if own else None),
+                 own.source if own else "")
+
+
+class CourseLatePenalty(LateSubmissionPlugin):
+    """nbgrader's late-submission interface with the course's policy (course.yml deadlines.late):
+    the penalty `course grade` and Gradescope give for the same lateness and score."""
+
+    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> Optional[float]:
+        course = course_of(self.config)
+        assignment = course.assignment(self.parent.assignment_id)
+        points, why = course.deadlines.late.penalty(total_seconds_late, assignment.max_score, score)
+        self.log.warning("%s %s: %s", assignment.id, student_id, why or "no late penalty (within the grace period)")
+        return points
+
+
+# --- zip_collect ------------------------------------------------------------------------
+
+class LmsCollector(FileNameCollectorPlugin):
+    """nbgrader zip_collect's collector for Canvas, Moodle, Gradescope and plain downloads.
+
+    nbgrader's FileNameCollectorPlugin matches one regular expression; an LMS's names need more:
+    a student id with underscores, Canvas's ids between name and file, Moodle's folders, a
+    Gradescope export's metadata. Files of no known form fall back to `named_regexp` when it is
+    set, else are skipped with a warning naming them. Times that the download carries
+    (Gradescope's) become nbgrader's timestamp.txt."""
+
+    student_id = Enum(["name", "user_id"], default_value="name",
+                      help="Canvas: the student id is the name in the file name, or the Canvas user id"
+                      ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._names: dict[str, str] = {}
+
+    def _context(self) -> tuple[Path, tuple[str, ...]]:
+        app = self.parent
+        root = Path(app._format_collect_path(app.extracted_directory))
+        released = Path(app.coursedir.format_path(app.coursedir.release_directory, ".", app.coursedir.assignment_id))
+        notebooks = tuple(sorted(p.name for p in released.glob("*.ipynb"))) if released.is_dir() else ()
+        if not notebooks:
+            notebooks = (f"{app.coursedir.assignment_id}.ipynb",)
+        return root, notebooks
+
+    def collect(self, submitted_file: str) -> Optional[dict]:
+        path = Path(submitted_file)
+        if path.suffix not in self.valid_ext:
+            self.log.debug("not a notebook: %s", submitted_file)
+            return None
+        root, notebooks = self._context()
+        rel = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
+        export = None
+        for parent in [root / p for p in (Path(*rel.parts[:i]) for i in range(len(rel.parts)))]:
+            export = lms.read_gradescope_export(parent)
+            if export is not None:
+                rel = path.relative_to(parent)
+                break
+        found = lms.parse(str(rel), notebooks, self.student_id, export)
+        if found is None:
+            if self.named_regexp:
+                return super().collect(submitted_file)
+            self.log.warning("not a Canvas, Moodle, Gradescope or <student>_<notebook> name, skipped: %s", rel)
+            return None
+        if found.lms == "canvas" and self._names.setdefault(found.student, found.lms_user_id) != found.lms_user_id:
+            self.fail(f"two Canvas students are both called {found.student!r} (user ids {self._names[found.student]} and "
+                      f"{found.lms_user_id}); set c.LmsCollector.student_id = 'user_id' in nbgrader_config.py")
+        self.log.info("%s: %s submission of %s%s", rel, found.lms, found.student, " (LATE)" if found.late else "")
+        info: dict[str, Any] = {"student_id": found.student, "file_id": lms.file_id(found, notebooks)}
+        if found.submitted_at is not None:
+            info["timestamp"] = found.submitted_at.isoformat()
+        return info
+
+    def fail(self, message: str) -> None:
+        self.log.error(message)
+        raise lms.LmsError(message)
+
+
+
+# --- nbgrader export ---------------------------------------------------------------------------
+
+def gradebook_rows(db_url: str, course: config_mod.Course, assignment: config_mod.Assignment,
+                   submitted: Optional[Path] = None, students: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    """One finalized results dict per student of the gradebook (name: the student id), in the
+    layout `course grade` writes: the autograded component scores, the formgrader's manual
+    scores and the overrides file as overrides (with who and why), the late penalty from the
+    gradebook's submission time. `submitted`: nbgrader's submitted/ folder, to tell a student
+    whose files were never autograded (a misnamed notebook) from one who submitted nothing."""
+    from autograder.grading import final, overrides
+
+    every = overrides.load(course)
+    rows = []
+    with Gradebook(db_url) as gb:
+        try:
+            gb.find_assignment(assignment.id)
+        except MissingEntry:
+            return []
+        for student in sorted(s.id for s in gb.students):
+            if students and student not in students:
+                continue
+            res: dict[str, Any] = {"score": 0.0, "max_score": assignment.max_score, "tests": [], "output": "",
+                                   "extra_data": {}}
+            extra = res["extra_data"]
+            files = sorted(p.relative_to(submitted).as_posix()
+                           for p in (submitted / student / assignment.id).glob("*.ipynb")) if submitted else []
+            when = None
+            manual: list[overrides.Override] = []
+            try:
+                sub = gb.find_submission(assignment.id, student)
+            except MissingEntry:
+                sub = None
+            if sub is None:
+                extra["status"] = "NOT AUTOGRADED" if files else "no submission"
+                extra["problem"] = (f"{', '.join(files)} is in submitted/ but the gradebook has no grade: run nbgrader "
+                                    f"autograde {assignment.id}" if files else "nothing submitted")
+            else:
+                comps: dict[str, dict[str, Any]] = {}
+                missing = []
+                for nb in sub.notebooks:
+                    for g in nb.grades:
+                        comp = g.name[len("test_"):] if g.name.startswith("test_") else g.name
+                        if g.auto_score is None and g.manual_score is None:
+                            missing.append(g.name)
+                        comps[comp] = {"score": float(g.auto_score or 0.0), "max_score": float(g.max_score)}
+                        if g.manual_score is not None and g.manual_score != g.auto_score and comp in {
+                                c.name for c in assignment.components}:
+                            manual.append(overrides.Override(assignment.id, student, comp, float(g.manual_score),
+                                                             "formgrader", "manual grade in nbgrader's formgrader"))
+                extra["components"] = comps
+                extra["gradebook_penalty"] = float(sub.late_submission_penalty or 0.0)
+                if missing:
+                    names = [n for n in files if Path(n).name != f"{assignment.id}.ipynb"]
+                    extra["status"] = "NOT AUTOGRADED"
+                    extra["problem"] = (f"submitted/{names[0]} is not named {assignment.id}.ipynb, so nbgrader "
+                                         f"autograde skipped it" if names else
+                                         f"{', '.join(missing)} have no score: run nbgrader autograde {assignment.id}")
+                if sub.timestamp is not None:
+                    when = late_mod.SubmissionTime(late_mod.utc(sub.timestamp), "nbgrader gradebook")
+            # the overrides file wins over a formgrader score of the same component
+            from_file = overrides.for_student(every, assignment.id, student)
+            mine = [m for m in manual if all(o.component != m.component for o in from_file)] + from_file
+            final.finalize(res, course, assignment, student, when, mine)
+            if sub is not None and abs(extra["gradebook_penalty"] - extra["late"]["penalty"]) > 1e-6 and not (
+                    extra["overrides"]):
+                extra["problem"] = (f"the gradebook's late penalty is {extra['gradebook_penalty']:g}, course.yml's "
+                                    f"policy gives {extra['late']['penalty']:g}: run nbgrader autograde again")
+            rows.append({"name": student, **res})
+    return rows
+
+
+class GradesExport(ExportPlugin):
+    """`nbgrader export` in the kit's grades.csv layout (results.write_csv: the same columns as
+    `course grade --out`): per component, raw score, overrides with who and why, late penalty,
+    final score. Every student whose files are in submitted/ but whose notebook the gradebook
+    has no autograded score for is listed in the file (status NOT AUTOGRADED) and on stderr, and
+    the export then fails (exit 1): a gradebook that silently gives 0 is impossible to miss."""
+
+    def export(self, gradebook: Gradebook) -> None:
+        from autograder.grading.results import write_grades
+        from nbgrader.coursedir import CourseDirectory
+
+        course = course_of(self.config)
+        coursedir = CourseDirectory(config=self.config)
+        submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", ".")).resolve()
+        dest = Path(self.to or "grades.csv")
+        wanted = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
+        sheets = []
+        problems = []
+        for name in wanted:
+            try:
+                assignment = course.assignment(name)
+            except config_mod.ConfigError:
+                self.log.warning("assignment %s is in the gradebook but not in course.yml: not exported", name)
+                continue
+            rows = gradebook_rows(coursedir.db_url, course, assignment, submitted, [str(s) for s in self.student])
+            sheets.append((assignment, rows))
+            problems += [f"{r['name']} {assignment.id}: {r['extra_data'].get('problem', '')}" for r in rows
+                         if r["extra_data"].get("status") == "NOT AUTOGRADED"]
+        write_grades(dest, sheets)
+        self.log.info("Exported %s to %s", ", ".join(a.id for a, _ in sheets), dest)
+        for problem in problems:
+            self.log.error("NOT AUTOGRADED: %s", problem)
+        if problems:
+            raise RuntimeError(f"{len(problems)} submission(s) in submitted/ have no autograded score in the gradebook "
+                               f"(listed above, status NOT AUTOGRADED in {dest})")

@@ -1,0 +1,242 @@
+"""The grade sheet: overrides (who, why, never lost by a regrade), late penalties in results and
+grades.csv, one-student regrades into a class's folder, the Canvas export, the gradebook
+comparison, and the command line's one-line errors."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder import cli, config
+from autograder.config import load
+from autograder.grading import export, final, late, overrides
+from autograder.integrations import lms
+from kit_helpers import reference_source
+
+A = "02_attention_scoring"
+POINTS = {"sequence_mask": 2, "masked_softmax": 4, "AdditiveAttention": 4, "DotProductAttention": 4}
+
+
+def make_course(tmp_path: Path, **deadlines) -> Path:
+    raw = yaml.safe_load(config.DEFAULT_CONFIG.read_text())
+    raw["deadlines"] = {"timezone": "UTC", "time": "23:59",
+                        "late": {"per": "day", "deduction": 10, "unit": "percent", "cap": 50, "zero_after_days": 7},
+                        **deadlines}
+    raw["overrides_file"] = "overrides.csv"
+    path = tmp_path / "course.yml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def results(scores: dict[str, float]) -> dict:
+    """A results file as `course grade` writes it (Gradescope format), for these component scores."""
+    comps = {c: {"score": s, "max_score": POINTS[c]} for c, s in scores.items()}
+    return {"score": sum(scores.values()), "max_score": 14.0, "output": "graded", "tests": [],
+            "extra_data": {"components": comps, "submission": f"{A}.ipynb"}}
+
+
+def write_overrides(path: Path, *rows: str) -> None:
+    path.write_text("assignment,student,component,score,by,reason,date\n" + "".join(r + "\n" for r in rows))
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open() as f:
+        return {r["submission"]: r for r in csv.DictReader(f)}
+
+
+FULL = dict.fromkeys(POINTS, 0.0) | {"sequence_mask": 2.0, "AdditiveAttention": 4.0, "DotProductAttention": 4.0}
+
+
+def test_overrides_and_late_penalty_in_results_and_grades_csv_survive_a_regrade(tmp_path):
+    course = load(make_course(tmp_path))
+    a = course.assignment(A)
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("alice", "carol"):
+        (out / f"{name}.json").write_text(json.dumps(results(FULL)))
+    write_overrides(tmp_path / "overrides.csv",
+                    f'{A},carol,masked_softmax,3,ta_dana,"fills with -1e6: accepted",2026-10-02')
+    due = dt.datetime(2026, 9, 28, 23, 59, tzinfo=dt.timezone.utc)
+    whos = {"alice": export.Who("alice", late.SubmissionTime(due - dt.timedelta(hours=1), "test")),
+            "carol": export.Who("carol", late.SubmissionTime(due + dt.timedelta(hours=30), "test"))}
+    rows = export.finalize_folder(out, course, a, whos=whos)
+    assert [r["name"] for r in rows] == ["alice", "carol"]
+    sheet = read_csv(out / "grades.csv")
+    assert list(sheet["carol"])[:7] == ["submission", "score", "max_score", *POINTS]
+    carol = sheet["carol"]
+    assert carol["masked_softmax"] == "3.0" and carol["raw_score"] == "10.0" and carol["override"] == "3.0"
+    assert carol["late_penalty"] == "2.8" and carol["score"] == "10.2" and carol["hours_late"] == "30.0"
+    assert "override masked_softmax = 3 (autograder: 0) by ta_dana on 2026-10-02: fills with -1e6: accepted" in carol["notes"]
+    assert "2 started days × 10% of 14 points = 2.8 points" in carol["notes"]
+    assert sheet["alice"]["score"] == "10.0" and sheet["alice"]["late_penalty"] == "0.0" and not sheet["alice"]["notes"]
+    saved = json.loads((out / "carol.json").read_text())
+    assert saved["score"] == 10.2 and saved["extra_data"]["raw_score"] == 10.0
+    assert saved["extra_data"]["late"]["penalty"] == 2.8 and saved["extra_data"]["late"]["due_source"] == "course.yml"
+    assert saved["extra_data"]["overrides"][0]["by"] == "ta_dana"
+    assert saved["output"].startswith("Override: masked_softmax set to 3") and saved["output"].endswith("graded")
+
+    # A regrade writes a fresh results file (no overrides, no times): the export puts both back.
+    (out / "carol.json").write_text(json.dumps(results(FULL | {"sequence_mask": 1.0})))
+    export.finalize_folder(out, course, a, whos={"carol": whos["carol"]})
+    again = read_csv(out / "grades.csv")["carol"]
+    assert again["masked_softmax"] == "3.0" and again["raw_score"] == "9.0" and again["score"] == "9.2"
+    # An export from the results alone (no submission folder) keeps the recorded times.
+    export.finalize_folder(out, course, a)
+    assert read_csv(out / "grades.csv")["carol"] == again
+    # Exporting twice gives the same file.
+    before = (out / "grades.csv").read_text()
+    export.finalize_folder(out, course, a)
+    assert (out / "grades.csv").read_text() == before
+
+
+def test_override_file_errors_name_line_and_field(tmp_path):
+    course = load(make_course(tmp_path))
+    path = tmp_path / "overrides.csv"
+    for row, words in [
+        (f"{A},carol,masked_softmax,5,ta,why,", r"line 2: score: 5 is outside 0..4"),
+        (f"{A},carol,masked_softmax,x,ta,why,", r"line 2: score: not a number"),
+        (f"{A},carol,attention,1,ta,why,", r"line 2: component: 'attention' is not a component of 02"),
+        ("03_nope,carol,masked_softmax,1,ta,why,", r"line 2: assignment: '03_nope' is not an assignment"),
+        (f"{A},carol,masked_softmax,1,,why,", r"line 2: by: empty: every override says who"),
+        (f"{A},carol,masked_softmax,1,ta,,", r"line 2: reason: empty"),
+    ]:
+        write_overrides(path, row)
+        with pytest.raises(overrides.OverrideError, match=words):
+            overrides.load(course)
+    write_overrides(path, f"{A},carol,masked_softmax,1,ta,a,", f"{A},carol,masked_softmax,2,tb,b,")
+    with pytest.raises(overrides.OverrideError, match=r"line 3: component: a second override of masked_softmax"):
+        overrides.load(course)
+    path.write_text("student,component,score\n")
+    with pytest.raises(overrides.OverrideError, match="missing assignment, by, reason"):
+        overrides.load(course)
+
+
+def test_canvas_export_matches_the_roster_and_reports_the_others(tmp_path):
+    roster = tmp_path / "canvas.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Attention scoring functions (4567),Other (1)\n"
+                      "    Points Possible,,,,,14,10\n"
+                      '"Doe, Jane",12345,S001,jdoe,Sec A,,\n'
+                      '"Eve, Eve",22222,S002,eve,Sec A,,\n'
+                      '"Smith, Mary Ann",33333,S003,msmith,Sec B,,\n')
+    _, header = lms.read_canvas_roster(roster)
+    column = lms.canvas_column(header, "Attention scoring functions", A)
+    assert column == "Attention scoring functions (4567)"
+    rows = [{"student_id": "doejane", "score": 12.6, "max_score": 14},  # Canvas's file-name form of the name
+            {"student_id": "eve", "score": 14.0, "max_score": 14},  # SIS login
+            {"student_id": "whoever", "score": 3.0, "max_score": 14, "lms_user_id": "33333"},  # Canvas user id
+            {"student_id": "mallory", "score": 1.0, "max_score": 14}]
+    unmatched = lms.canvas_csv(tmp_path / "import.csv", rows, roster, column)
+    assert unmatched == ["mallory"]
+    lines = list(csv.reader((tmp_path / "import.csv").open()))
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column]
+    assert lines[1][0].strip() == "Points Possible" and lines[1][-1] == "14"
+    assert sorted(lines[2:]) == [["Doe, Jane", "12345", "S001", "jdoe", "Sec A", "12.6"],
+                                 ["Eve, Eve", "22222", "S002", "eve", "Sec A", "14"],
+                                 ["Smith, Mary Ann", "33333", "S003", "msmith", "Sec B", "3"]]
+
+
+def test_disagreements_between_results_and_gradebook_are_listed():
+    def row(name, comps, penalty=0.0, status=None):
+        res = {"name": name, "score": sum(comps.values()) - penalty, "max_score": 14, "tests": [],
+               "extra_data": {"student": name, "components": {c: {"score": s} for c, s in comps.items()},
+                              "final_components": comps, "raw_score": sum(comps.values()),
+                              "final_score": sum(comps.values()) - penalty, "late": {"penalty": penalty}}}
+        if status:
+            res["extra_data"] |= {"status": status, "problem": "submitted/eve/x is not named"}
+        return res
+    ours = [row("alice", FULL), row("carol", FULL, 1.4), row("eve", FULL), row("zed", FULL)]
+    book = [row("alice", FULL), row("carol", FULL | {"sequence_mask": 1.0}, 1.4), row("eve", {}, status="NOT AUTOGRADED"),
+            row("yan", FULL)]
+    problems = export.disagreements(ours, book)
+    assert not [p for p in problems if p.startswith("alice")]
+    assert "carol: sequence_mask is 2 by `course grade`, 1 in the gradebook" in problems
+    assert any(p.startswith("eve: `course grade` gives 10, the gradebook has no grade (submitted/eve/x") for p in problems)
+    assert "zed: graded by `course grade` (10) but not in the gradebook" in problems
+    assert "yan: in the gradebook (10) but not in the results folder" in problems
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["check", A, "{tmp}/nope.ipynb"], "nope.ipynb: no such file"),
+    (["check", A, "{tmp}/notes.txt"], "notes.txt: not a notebook (.ipynb) or Python file (.py)"),
+    (["check", A, "{tmp}/empty"], "No notebook found in your submission"),
+    (["grade", A, "{tmp}/nope.ipynb"], "nope.ipynb: no such file"),
+    (["grade", A, "{tmp}/notes.txt"], "not a notebook (.ipynb) or Python file (.py)"),
+    (["grade", A, "{tmp}/empty", "--out", "{tmp}/o"], "empty: nothing to grade (no .ipynb or .py file"),
+    (["grade", A, "{tmp}/only-text", "--out", "{tmp}/o"], "only-text: nothing to grade"),
+    (["export", A, "{tmp}/nope"], "nope: no such folder"),
+    (["export", A, "{tmp}/empty"], "empty: no results files in it"),
+    (["collect", A, "{tmp}/nope.zip", "--to", "{tmp}/c"], "nope.zip: no such file or folder"),
+    (["collect", A, "{tmp}/notes.txt", "--to", "{tmp}/c"], "notes.txt: not a zip file or a folder"),
+    (["collect", A, "{tmp}/only-text", "--to", "{tmp}/c"], "no submission of a known form"),
+    (["release", A, "--course-dir", "{tmp}/nope"], "nope: no such folder"),
+    (["--config", "{tmp}/nope.yml", "validate"], "nope.yml: no such course file"),
+])
+def test_bad_paths_get_one_error_line_and_exit_2(tmp_path, capsys, argv, words):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "only-text").mkdir()
+    (tmp_path / "only-text" / "readme.txt").write_text("hi")
+    (tmp_path / "notes.txt").write_text("hi")
+    code, out, err = run_cli(capsys, *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 2 and words in err, (code, out, err)
+    assert len(err.strip().splitlines()) == 1 and err.startswith("course: "), err
+    assert not (tmp_path / "nope").exists() and not (tmp_path / "o").exists()
+
+
+def test_check_names_the_assignment_a_wrong_notebook_belongs_to(tmp_path, capsys):
+    import jupytext
+    nb = jupytext.read(config.REPO_ROOT / "assignments" / "06_transformer" / "06_transformer.py")
+    jupytext.write(nb, str(tmp_path / "transformer.ipynb"))
+    code, out, err = run_cli(capsys, "check", A, str(tmp_path / "transformer.ipynb"))
+    assert code == 2 and not out
+    assert "transformer.ipynb looks like the notebook of 06_transformer, not of 02_attention_scoring" in err
+    assert "graded cell test_PositionWiseFFN" in err and "course check 06_transformer" in err
+    assert "ImportError" not in err
+    # A .py that defines this assignment's components (and others') is not refused.
+    from autograder.grading.identify import wrong_assignment
+    (tmp_path / "all.py").write_text(reference_source(A) + "\n\nclass PositionWiseFFN:\n    pass\n")
+    assert wrong_assignment(config.default(), A, tmp_path / "all.py") is None
+
+
+@pytest.mark.xdist_group("grading-cli")
+def test_regrading_one_file_with_out_writes_its_results_and_updates_its_row(tmp_path):
+    """`course grade A FILE --out DIR`: that student's <name>.json and row of grades.csv, the other
+    rows kept; the submission time comes from nbgrader's timestamp.txt, the late penalty and the
+    override from course.yml and the overrides file."""
+    course_path = make_course(tmp_path)
+    course = load(course_path)
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "alice.json").write_text(json.dumps(results(FULL)))
+    export.finalize_folder(out, course, course.assignment(A), whos={"alice": export.Who("alice", None)})
+    alice_row = read_csv(out / "grades.csv")["alice"]
+    write_overrides(tmp_path / "overrides.csv", f"{A},carol,sequence_mask,1,ta_dana,style,")
+    folder = tmp_path / "submitted" / "carol" / A
+    folder.mkdir(parents=True)
+    (folder / f"{A}.py").write_text(reference_source(A))
+    (folder / "timestamp.txt").write_text("2026-09-30 08:00:00.000000 UTC")  # due 2026-09-28 23:59 UTC
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(course_path), "grade", A,
+                           str(folder / f"{A}.py"), "--out", str(out), "-q"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Final score: 10.2 (autograded 14)" in proc.stdout and "carol: " in proc.stdout
+    sheet = read_csv(out / "grades.csv")
+    assert set(sheet) == {"alice", "carol"} and sheet["alice"] == alice_row
+    carol = sheet["carol"]
+    assert (carol["raw_score"], carol["override"], carol["late_penalty"], carol["score"]) == ("14.0", "-1.0", "2.8", "10.2")
+    assert carol["submitted_at"] == "2026-09-30T08:00:00+00:00" and carol["due"] == "2026-09-28T23:59:00+00:00"
+    saved = json.loads((out / "carol.json").read_text())
+    assert saved["extra_data"]["late"]["time_source"] == "nbgrader timestamp.txt" and saved["score"] == 10.2
+    assert final.row_status(saved) == "graded"

@@ -1,0 +1,167 @@
+"""Deadlines and late work (autograder/grading/late.py): the policy, its validation, extensions,
+submission times from nbgrader and Gradescope, and that nbgrader's LateSubmissionPlugin interface
+gives the policy's numbers."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder import config
+from autograder.config import ConfigError, load
+from autograder.grading import late
+from autograder.grading.late import DAY, HOUR, LatePolicy
+
+A = "02_attention_scoring"
+UTC = dt.timezone.utc
+
+
+def course_file(tmp_path: Path, deadlines: dict | None = None, **extra) -> Path:
+    raw = yaml.safe_load(config.DEFAULT_CONFIG.read_text())
+    if deadlines is not None:
+        raw["deadlines"] = deadlines
+    raw.update(extra)
+    path = tmp_path / "course.yml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+POLICY = LatePolicy(per="day", deduction=10, unit="percent", cap=50, zero_after_days=7, grace_minutes=15)
+
+
+def test_policy_numbers():
+    assert POLICY.penalty(0, 14, 14) == (0.0, "")
+    assert POLICY.penalty(14 * 60, 14, 14)[0] == 0  # within the grace
+    points, why = POLICY.penalty(16 * 60, 14, 14)  # after the grace: counted from the due date
+    assert points == 1.4 and "1 started day" in why
+    assert POLICY.penalty(DAY + 1, 14, 14)[0] == 2.8
+    assert POLICY.penalty(6.5 * DAY, 14, 14)[0] == 7.0  # 7 days x 10% = 70%, capped at 50%
+    points, why = POLICY.penalty(7 * DAY + 1, 14, 11)
+    assert points == 11 and "0 points" in why  # zero after 7 days: everything earned
+    assert POLICY.penalty(DAY, 14, 1.0)[0] == 1.0  # never below 0
+    hourly = LatePolicy(per="hour", deduction=0.5, unit="points")
+    assert hourly.penalty(2.5 * HOUR, 10, 10)[0] == 1.5
+    assert LatePolicy().penalty(100 * DAY, 14, 14) == (0.0, "")
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(seconds=st.floats(0, 40 * DAY), score=st.floats(0, 14), deduction=st.floats(0.5, 100),
+       cap=st.one_of(st.none(), st.floats(0, 100)), per=st.sampled_from(["day", "hour"]))
+def test_policy_properties(seconds, score, deduction, cap, per):
+    policy = LatePolicy(per=per, deduction=deduction, unit="percent", cap=cap)
+    points, _ = policy.penalty(seconds, 14, score)
+    assert 0 <= points <= score + 1e-9
+    if cap is not None:
+        assert points <= cap / 100 * 14 + 5e-5  # penalties are rounded to 1e-4, as scores are
+    later, _ = policy.penalty(seconds + HOUR, 14, score)
+    assert later >= points - 1e-9  # later never costs less
+
+
+@pytest.mark.parametrize("late_block, field, words", [
+    ({"per": "week", "deduction": 1}, "deadlines.late.per", "'none', 'day' or 'hour'"),
+    ({"per": "day"}, "deadlines.late.deduction", "needs a deduction greater than 0"),
+    ({"per": "none", "deduction": 5}, "deadlines.late.deduction", "needs `per: day` or `per: hour`"),
+    ({"per": "day", "deduction": 150}, "deadlines.late.unit", "at most 100"),
+    ({"per": "day", "deduction": 10, "cap": 120}, "deadlines.late.cap", "more than the whole score"),
+    ({"per": "day", "deduction": -1}, "deadlines.late.deduction", "greater than or equal to 0"),
+    ({"per": "day", "deduction": 10, "zero_after_days": 0}, "deadlines.late.zero_after_days", "greater than 0"),
+    ({"per": "day", "deduction": 10, "penalty": 3}, "deadlines.late.penalty", "Extra inputs"),
+])
+def test_policy_errors_name_the_field(tmp_path, late_block, field, words):
+    with pytest.raises(ConfigError) as err:
+        load(course_file(tmp_path, {"late": late_block}))
+    assert field in str(err.value) and words in str(err.value), str(err.value)
+
+
+def test_deadline_settings_errors(tmp_path):
+    with pytest.raises(ConfigError, match=r"deadlines\.timezone.*unknown time zone 'Mars/Olympus'"):
+        load(course_file(tmp_path, {"timezone": "Mars/Olympus"}))
+    with pytest.raises(ConfigError, match=r"deadlines\.extensions\.0.*either `due` or `days`"):
+        load(course_file(tmp_path, {"extensions": [{"assignment": A, "student": "x", "days": 1, "due": "2026-10-01"}]}))
+    with pytest.raises(ConfigError, match=r"deadlines\.extensions\[0\]: assignment '99_nope' is not in course.yml"):
+        load(course_file(tmp_path, {"extensions": [{"assignment": "99_nope", "student": "x", "days": 1}]}))
+
+
+def test_due_dates_time_zone_and_extensions(tmp_path):
+    (tmp_path / "extensions.csv").write_text("assignment,student_id,due,days,hours,reason\n"
+                                             f"{A},carol,2026-10-02 12:00,,,surgery\n{A},erin,,,36,\n")
+    course = load(course_file(tmp_path, {
+        "timezone": "Europe/Zurich", "time": "23:59", "late": {"per": "day", "deduction": 10},
+        "extensions": [{"assignment": A, "student": "dave", "days": 2, "reason": "ill"}],
+        "extensions_file": "extensions.csv"}))
+    a = course.assignment(A)  # due 2026-09-28
+    base = late.due_for(course, a)
+    assert base.when == dt.datetime(2026, 9, 28, 21, 59, tzinfo=UTC) and base.source == "course.yml"  # CEST = UTC+2
+    assert late.due_for(course, a, "dave").when == base.when + dt.timedelta(days=2)
+    assert late.due_for(course, a, "dave").source == "extension: ill"
+    assert late.due_for(course, a, "carol").when == dt.datetime(2026, 10, 2, 10, 0, tzinfo=UTC)
+    assert late.due_for(course, a, "erin").when == base.when + dt.timedelta(hours=36)
+    gs = dt.datetime(2026, 10, 9, tzinfo=UTC)
+    assert late.due_for(course, a, "dave", platform_due=gs).when == gs  # Gradescope's own due date wins
+
+
+def test_extensions_file_errors_name_line_and_field(tmp_path):
+    bad = {"extensions_file": "ext.csv"}
+    path = course_file(tmp_path, bad)
+    course = load(path)
+    for text, words in [
+        (f"assignment,student,due\n{A},carol,2026-13-45\n", r"ext.csv line 2: due: .*not a date"),
+        (f"assignment,student\n{A},carol\n", r"ext.csv line 2: row: .*give the student's own `due`"),
+        (f"assignment,student,days,color\n{A},carol,1,red\n", r"unknown column\(s\) color"),
+        (f"assignment,student,days\n{A},carol,1\n{A},carol,2\n", r"ext.csv line 3: a second extension for carol"),
+        ("assignment,student,days\n01_nope,carol,1\n", r"ext.csv line 2: assignment '01_nope' is not in course.yml"),
+    ]:
+        (tmp_path / "ext.csv").write_text(text)
+        with pytest.raises(late.DeadlineError, match=words):
+            course.deadlines.all_extensions({a.id for a in course.assignments})
+    (tmp_path / "ext.csv").unlink()
+    with pytest.raises(late.DeadlineError, match="no such extensions file"):
+        late.due_for(course, course.assignment(A), "carol")
+
+
+@pytest.mark.parametrize("text", ["2026-09-28 21:05:00.123456 UTC", "2026-09-28 21:05:00.123456",
+                                  "2026-09-28T23:05:00.123456+02:00", "2026-09-28 21:05:00.123456+00:00",
+                                  "2026-09-28 23:05:00.123456 Europe/Zurich"])
+def test_timestamps_read_as_nbgrader_reads_them(tmp_path, text):
+    from nbgrader.utils import parse_utc
+    (tmp_path / "timestamp.txt").write_text(text)
+    ours = late.read_timestamp_txt(tmp_path / "timestamp.txt").submitted_at
+    assert ours == parse_utc(text).replace(tzinfo=UTC) == dt.datetime(2026, 9, 28, 21, 5, 0, 123456, tzinfo=UTC)
+
+
+def test_gradescope_metadata_gives_time_and_the_students_own_due_date(tmp_path):
+    meta = {"id": 1, "created_at": "2026-09-30T10:00:00.000000-07:00",
+            "assignment": {"due_date": "2026-09-28T23:59:00.000000-07:00", "title": "x", "late_due_date": None},
+            "users": [{"email": "carol@uni.edu", "id": 7, "name": "Carol",
+                       "assignment": {"due_date": "2026-10-01T23:59:00.000000-07:00", "late_due_date": None}}]}
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "hw.ipynb").write_text("{}")
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
+    when = late.submission_time(tmp_path / "submission" / "hw.ipynb")
+    assert when.submitted_at == dt.datetime(2026, 9, 30, 17, 0, tzinfo=UTC)
+    assert when.due == dt.datetime(2026, 10, 2, 6, 59, tzinfo=UTC) and when.student == "carol@uni.edu"
+    del meta["users"][0]["assignment"]  # older metadata: the assignment's due date
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
+    assert late.submission_time(tmp_path / "submission" / "hw.ipynb").due == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+
+
+def test_nbgrader_plugin_gives_the_policys_penalty(tmp_path):
+    """nbgrader's AssignLatePenalties calls plugin.late_submission_penalty(student, score, seconds)."""
+    from nbgrader.preprocessors import AssignLatePenalties
+    from traitlets.config import Config
+
+    from autograder.integrations.nbgrader_bridge import CourseLatePenalty
+    path = course_file(tmp_path, {"late": {"per": "hour", "deduction": 5, "unit": "percent", "cap": 40}})
+    cfg = Config()
+    cfg.SandboxGrader.course_file = str(path)
+    pre = AssignLatePenalties(config=cfg)
+    pre.assignment_id = A
+    plugin = CourseLatePenalty(parent=pre, config=cfg)
+    policy = load(path).deadlines.late
+    for seconds, score in [(0, 14), (1, 14), (3 * HOUR + 5, 12.5), (30 * HOUR, 14), (2 * HOUR, 0.3)]:
+        assert plugin.late_submission_penalty("carol", score, seconds) == policy.penalty(seconds, 14, score)[0]
