@@ -2,18 +2,31 @@
 
     course release [ID]                           # stage build/nbgrader/source/ and generate release/
     nbgrader release_assignment ID                # to the exchange (Exchange.root below)
-    nbgrader collect ID   |   nbgrader zip_collect ID
-    nbgrader autograde ID                         # the kit's sandboxed grader, not in-kernel execution
-    nbgrader generate_feedback ID ; nbgrader release_feedback ID
-    nbgrader export                               # grades.csv
+    nbgrader collect ID   |   nbgrader zip_collect ID   # zip_collect: Canvas, Moodle, Gradescope exports
+    nbgrader autograde ID                         # the kit's sandboxed grader, not in-kernel execution;
+                                                  # course.yml's due date, extensions and late policy
+    nbgrader generate_feedback ID ; nbgrader release_feedback ID   # the course's feedback page
+    nbgrader export                               # grades.csv in the kit's layout
+    course export ID RESULTS --gradebook gradebook.db   # every difference with `course grade`
 
 The instructor notebooks (assignments/<id>/<id>.py, jupytext) are the source: `course release`
 converts each to nbgraders's source folder below, with its support module and self-check bundle,
 and runs generate_assignment into release/ (generated output, not committed: what students receive).
 """
 import os
+import warnings
+
+from sqlalchemy.exc import SAWarning
 
 c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
+
+# nbgrader 0.9's Gradebook.add_submission builds a new submission's objects while SQLAlchemy 2's
+# session autoflushes, which prints an SAWarning ("Object of type <SubmittedAssignment> not in
+# session, add operation along 'Student.submissions' will not proceed") for every student's first
+# autograde; nbgrader adds the objects right after and nothing is lost. Only that warning, only
+# from nbgrader.api, is silenced (tests/test_nbgrader.py checks the logs stay free of SAWarnings).
+warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session", category=SAWarning,
+                        module=r"nbgrader\.api")
 
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,3 +90,16 @@ c.Autograde.autograde_preprocessors = [
 c.SandboxGrader.sandbox = "auto"  # "bwrap" to refuse grading without bubblewrap
 c.LimitOutput.max_lines = 400
 
+# Feedback pages (generate_feedback): the course's template (autograder/integrations/templates/
+# course_feedback, adapted from nbgrader's): components named in the contents and headings, no
+# `Out[ ]:` score or True/False echo, math rendered to MathML when the page is written (no MathJax
+# from a CDN: it reads offline), long feedback lines wrapped.
+import autograder  # noqa: E402
+import nbgrader  # noqa: E402
+
+c.HTMLExporter.template_name = "course_feedback"
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+    os.path.join(os.path.dirname(autograder.__file__), "integrations", "templates"),
+]
+c.HTMLExporter.filters = {"offline_math": "autograder.integrations.feedback.offline_math"}

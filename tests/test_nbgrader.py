@@ -11,16 +11,21 @@ from __future__ import annotations
 import ast
 import copy
 import csv
+import datetime as dt
 import html
+import io
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 from autograder import config
 from autograder.authoring import release
@@ -34,7 +39,7 @@ REPO = config.REPO_ROOT
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 #: eve attacks the sandbox (tests/hostile/ptrace_init.py in a cell of her own); frank, graded after
 #: her by the same fork server, must not notice.
-STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank")
+STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank", "hal", "ivy", "mary_ann")
 
 
 def nbgrader(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -59,8 +64,9 @@ def _with_solutions(released, source):
 
 def _buggy(nb):
     cell = nb.cells[_cells_by_id(nb)["masked_softmax"]]
-    assert "value=fill" in cell.source
-    cell.source = cell.source.replace("value=fill", "value=0")  # the course text's bug: partial credit
+    bug = ("torch.repeat_interleave(valid_lens, shape[1])", "valid_lens.repeat(shape[1])")
+    assert bug[0] in cell.source
+    cell.source = cell.source.replace(*bug)  # 1-D lengths tiled, not repeated per query: partial credit
     return nb
 
 
@@ -88,6 +94,26 @@ def _attacker(nb):
     return nb
 
 
+#: The course's deadline in the test course: the future, so that the notebooks submitted through
+#: the exchange now are on time; hal and ivy come from a Gradescope export with their times.
+DUE = "2027-01-01"
+LATE = {"per": "day", "deduction": 10, "unit": "percent", "cap": 50, "grace_minutes": 15}
+GRADESCOPE_EXPORT = """\
+submission_7001:
+  :submitters:
+  - :name: Hal
+    :sid: hal
+    :email: hal@uni.edu
+  :created_at: 2027-01-02 10:00:00.000000000 +00:00
+submission_7002:
+  :submitters:
+  - :name: Ivy
+    :sid: ivy
+    :email: ivy@uni.edu
+  :created_at: 2027-01-02 10:00:00.000000000 +00:00
+"""
+
+
 @pytest.fixture(scope="module")
 def course_run(tmp_path_factory):
     """Run the whole nbgrader course once; the tests below check its products."""
@@ -95,15 +121,28 @@ def course_run(tmp_path_factory):
     exchange = root / "exchange"
     exchange.mkdir()
     exchange.chmod(0o777)
+    course_file = root / "course.yml"
+    raw = yaml.safe_load((REPO / "course.yml").read_text())
+    for a in raw["assignments"]:
+        a["due"] = dt.date.fromisoformat(DUE) if a["id"] == A else a["due"]
+    raw["deadlines"] = {"timezone": "UTC", "time": "23:59", "late": LATE,
+                        "extensions": [{"assignment": A, "student": "ivy", "days": 2, "reason": "ill"}]}
+    raw["overrides_file"] = "overrides.csv"
+    course_file.write_text(yaml.safe_dump(raw, sort_keys=False))
+    (root / "overrides.csv").write_text("assignment,student,component,score,by,reason,date\n"
+                                        f"{A},carol,masked_softmax,3,ta_dana,tiling fixed in office hours,2027-01-05\n")
     (root / "nbgrader_config.py").write_text(
-        (REPO / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n")
-    course = config.default()
-    # Built here, never read from the repository's release/ (generated, not committed).
+        (REPO / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n"
+        f"c.SandboxGrader.course_file = {str(course_file)!r}\n")
+    # `course release` builds it here (never the repository's release/): stages nbgrader's source
+    # folder, runs generate_assignment and writes the due date into the gradebook.
+    kit_cli = [sys.executable, "-m", "autograder.cli", "--config", str(course_file)]
+    proc = subprocess.run([*kit_cli, "release", A, "--force", "--course-dir", str(root)], capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     source_dir, release_dir = release.directories(release.nbgrader_config(root))
     assert release_dir.is_relative_to(root.resolve())
-    release.stage(course, course.assignment(A), source_dir / A)  # what `course release` stages
 
-    nbgrader(root, "generate_assignment", A, "--force")
     nbgrader(root, "release_assignment", A, "--force")
     released = nbformat.read(release_dir / A / f"{A}.ipynb", as_version=4)
     source = nbformat.read(source_dir / A / f"{A}.ipynb", as_version=4)
@@ -114,6 +153,9 @@ def course_run(tmp_path_factory):
         "dave": _edited(_with_solutions(released, source)),
         "eve": _attacker(_with_solutions(released, source)),
         "frank": _with_solutions(released, source),
+        "hal": _buggy(_with_solutions(released, source)),
+        "ivy": _with_solutions(released, source),
+        "mary_ann": _with_solutions(released, source),
     }
     for name in ("alice", "bob"):  # through the exchange
         folder = root / "students" / name / A
@@ -122,49 +164,88 @@ def course_run(tmp_path_factory):
         nbgrader(root, "submit", A, "--course=attention", f"--student={name}",
                  f"--Exchange.root={exchange}", cwd=folder.parent)
     nbgrader(root, "collect", A)
-    archive = root / "downloaded" / A / "archive"  # downloaded from an LMS
+    archive = root / "downloaded" / A / "archive"  # downloaded from LMSs
     archive.mkdir(parents=True)
-    for name in ("carol", "dave", "eve", "frank"):
+    for name in ("carol", "dave", "eve", "mary_ann"):  # <student>_<notebook>, ids with underscores
         nbformat.write(notebooks[name], str(archive / f"{name}_{A}.ipynb"))
+    with zipfile.ZipFile(archive / "canvas.zip", "w") as z:  # Canvas: name, user id, file id, re-upload
+        z.writestr(f"frank_12345_67890_{A}-1.ipynb", nbformat.writes(notebooks["frank"]))
+    with zipfile.ZipFile(archive / "gradescope_export.zip", "w") as z:  # SIDs and submission times
+        z.writestr("assignment_42_export/submission_metadata.yml", GRADESCOPE_EXPORT)
+        z.writestr(f"assignment_42_export/submission_7001/{A}.ipynb", nbformat.writes(notebooks["hal"]))
+        z.writestr("assignment_42_export/submission_7002/my attention.ipynb", nbformat.writes(notebooks["ivy"]))
     nbgrader(root, "zip_collect", A)
 
     # `course grade` on the very same files, alongside nbgrader autograde (both sandboxed).
     graded = root / "course-grade"
-    kit = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, str(root / "submitted"),
-                            "--out", str(graded), "--jobs", "1"], cwd=root, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
+    kit = subprocess.Popen([*kit_cli, "grade", A, str(root / "submitted"), "--out", str(graded), "--jobs", "1"],
+                           cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     autograde = nbgrader(root, "autograde", A)
     kit_log = kit.communicate(timeout=1800)[0]
     assert kit.returncode == 0, kit_log
-    nbgrader(root, "generate_feedback", A)
-    nbgrader(root, "export")
-    return {"root": root, "log": autograde.stdout + autograde.stderr, "course_grade": graded,
-            "db": f"sqlite:///{root / 'gradebook.db'}"}
+    feedback = nbgrader(root, "generate_feedback", A)
+    export = nbgrader(root, "export")
+    shutil.copy(root / "grades.csv", root / "nbgrader-grades.csv")
+    compare = subprocess.run([*kit_cli, "export", A, str(graded), "--gradebook", str(root / "gradebook.db")],
+                             capture_output=True, text=True, timeout=600)
+    run = {"root": root, "log": autograde.stdout + autograde.stderr, "course_grade": graded,
+           "db": f"sqlite:///{root / 'gradebook.db'}", "compare": compare, "kit_cli": kit_cli,
+           "nbgrader_logs": autograde.stderr + feedback.stderr + export.stderr}
+    run["book"] = _gradebook(run["db"])
+
+    # Then things go wrong. zed's notebook was filed under the name nbgrader's old regular
+    # expression gave a Canvas download: autograde skips it; and a TA changes a score in formgrader.
+    zed = root / "submitted" / "zed" / A
+    zed.mkdir(parents=True)
+    nbformat.write(notebooks["frank"], str(zed / f"12345_67890_{A}.ipynb"))
+    run["zed_autograde"] = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", A, "--student", "zed"],
+                                          cwd=root, capture_output=True, text=True, timeout=900)
+    from nbgrader.api import Gradebook
+    with Gradebook(run["db"]) as gb:
+        gb.find_grade("test_sequence_mask", A, A, "dave").manual_score = 1.0
+        gb.db.commit()
+    run["zed_export"] = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", "after.csv"],
+                                       cwd=root, capture_output=True, text=True, timeout=600)
+    after = root / "course-grade-after"
+    shutil.copytree(graded, after)
+    proc = subprocess.run([*kit_cli, "grade", A, str(zed / f"12345_67890_{A}.ipynb"), "--out", str(after), "-q"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run["zed_compare"] = subprocess.run([*kit_cli, "export", A, str(after), "--gradebook", str(root / "gradebook.db")],
+                                        capture_output=True, text=True, timeout=600)
+    return run
 
 
-def _gradebook(run) -> dict[str, dict]:
+def _gradebook(db: str) -> dict[str, dict]:
     from nbgrader.api import Gradebook
 
     out = {}
-    with Gradebook(run["db"]) as gb:
+    with Gradebook(db) as gb:
         for student in STUDENTS:
             nb = gb.find_submission_notebook(A, A, student)
-            out[student] = {"total": gb.find_submission(A, student).score,
+            sub = gb.find_submission(A, student)
+            out[student] = {"total": sub.score, "penalty": sub.late_submission_penalty, "extension": sub.extension,
+                            "timestamp": sub.timestamp, "duedate": sub.duedate,
                             "grades": {g.name: (g.auto_score, g.score, g.max_score, g.needs_manual_grade)
                                        for g in nb.grades}}
     return out
 
 
 def test_collect_and_zip_collect_put_every_student_in_submitted(course_run):
+    """Exchange, <student>_<notebook> with underscores in the id, Canvas and a Gradescope export:
+    every notebook is filed as submitted/<student>/<assignment>/<assignment>.ipynb."""
     submitted = course_run["root"] / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == list(STUDENTS)
+    assert sorted(p.name for p in submitted.iterdir()) == sorted([*STUDENTS, "zed"])  # zed: added by hand
     for student in STUDENTS:
-        assert (submitted / student / A / f"{A}.ipynb").is_file()
+        assert [p.name for p in (submitted / student / A).glob("*.ipynb")] == [f"{A}.ipynb"], student
+    # Gradescope's submission times became nbgrader's timestamp.txt; Canvas gives none.
+    assert (submitted / "hal" / A / "timestamp.txt").read_text().startswith("2027-01-02 10:00:00")
+    assert not (submitted / "frank" / A / "timestamp.txt").exists()
 
 
 def test_gradebook_scores_equal_course_grade_per_component(course_run):
     course = config.default()
-    book = _gradebook(course_run)
+    book = course_run["book"]
     for student, entry in book.items():
         kit = json.loads((course_run["course_grade"] / f"{student}.json").read_text())
         comps = kit["extra_data"]["components"]
@@ -174,14 +255,15 @@ def test_gradebook_scores_equal_course_grade_per_component(course_run):
             assert (auto, score, max_score) == (comps[comp.name]["score"], comps[comp.name]["score"], comp.points), \
                 (student, comp.name)
             assert manual is False
-        assert entry["total"] == pytest.approx(kit["score"], abs=1e-9), student
+        assert entry["total"] == pytest.approx(kit["extra_data"]["raw_score"], abs=1e-9), student
     assert book["alice"]["total"] == 14 and book["bob"]["total"] == 0
     assert book["dave"]["total"] == 14  # edited, split, reordered and deleted cells: still graded
     assert book["eve"]["total"] == 14  # every attack failed; her code is otherwise correct
     assert book["frank"]["total"] == 14  # graded after the attacker by the same fork server
+    assert book["mary_ann"]["total"] == 14 and book["ivy"]["total"] == 14
     auto = book["carol"]["grades"]["test_masked_softmax"][0]
     assert 0 < auto < 4  # partial credit lands as the cell's auto_score
-    assert book["carol"]["total"] == 10 + auto
+    assert book["carol"]["total"] == pytest.approx(10 + auto)
 
 
 def test_autograde_runs_no_notebook_code_and_restores_deleted_graded_cells(course_run):
@@ -223,10 +305,141 @@ def test_feedback_shows_scores_and_messages_but_no_hidden_test_source(course_run
     assert not leaked, leaked[:5]
 
 
-def test_export_has_the_gradebook_totals(course_run):
-    with open(course_run["root"] / "grades.csv") as f:
-        rows = {r["student_id"]: r for r in csv.DictReader(f)}
-    book = _gradebook(course_run)
-    assert set(rows) == set(book)
-    for student, row in rows.items():
-        assert float(row["score"]) == pytest.approx(book[student]["total"]) and float(row["max_score"]) == 14
+def _sheet(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
+    with path.open() as f:
+        reader = csv.DictReader(f)
+        return list(reader.fieldnames or []), {r["student_id"]: r for r in reader}
+
+
+def test_release_puts_the_due_date_in_the_gradebook_and_autograde_the_extensions(course_run):
+    from nbgrader.api import Gradebook
+    with Gradebook(course_run["db"]) as gb:
+        assert gb.find_assignment(A).duedate == dt.datetime(2027, 1, 1, 23, 59)  # course.yml: due, time, UTC
+    book = course_run["book"]
+    assert book["ivy"]["extension"] == dt.timedelta(days=2)  # course.yml's extension, written by autograde
+    assert book["ivy"]["duedate"] == dt.datetime(2027, 1, 3, 23, 59)
+    assert book["alice"]["extension"] is None and book["alice"]["duedate"] == dt.datetime(2027, 1, 1, 23, 59)
+
+
+def test_late_penalties_are_the_same_in_the_gradebook_and_course_grade(course_run):
+    """hal submitted 10 h after the deadline (Gradescope export time): one started day, 10% of 14;
+    ivy at the same time, within her extension; the exchange's submissions are on time."""
+    from autograder.grading.late import LatePolicy
+    book = course_run["book"]
+    raw = book["hal"]["total"]
+    expected, _ = LatePolicy(**LATE).penalty(10 * 3600 + 60, 14, raw)
+    assert expected == 1.4
+    assert book["hal"]["penalty"] == pytest.approx(expected)  # nbgrader's AssignLatePenalties + our plugin
+    hal = json.loads((course_run["course_grade"] / "hal.json").read_text())
+    assert hal["extra_data"]["late"]["penalty"] == expected and hal["score"] == round(raw - expected, 4)
+    assert hal["extra_data"]["late"]["time_source"] == "nbgrader timestamp.txt"
+    for student in ("ivy", "alice", "bob", "carol"):
+        assert book[student]["penalty"] == 0
+    assert "Late submission penalty (Score: -1.4)" in (course_run["root"] / "feedback" / "hal" / A / f"{A}.html").read_text()
+
+
+def test_nbgrader_export_and_course_grade_write_the_same_grades_csv(course_run):
+    """One layout from both paths, the same numbers: components, raw, override (carol's, from the
+    overrides file, with who and why), late penalty, final score, times."""
+    header, ours = _sheet(course_run["course_grade"] / "grades.csv")
+    book_header, book = _sheet(course_run["root"] / "nbgrader-grades.csv")
+    assert header == book_header and set(ours) == set(book) == set(STUDENTS)
+    for student in STUDENTS:
+        assert ours[student] == book[student], student
+    carol = ours["carol"]
+    assert carol["masked_softmax"] == "3.0" and float(carol["override"]) > 0
+    assert "by ta_dana on 2027-01-05: tiling fixed in office hours" in carol["notes"]
+    assert ours["hal"]["late_penalty"] == "1.4" and ours["hal"]["hours_late"] == "10.02"
+    assert float(ours["hal"]["score"]) == pytest.approx(float(ours["hal"]["raw_score"]) - 1.4)
+    assert ours["ivy"]["due"] == "2027-01-03T23:59:00+00:00" and ours["ivy"]["late_penalty"] == "0.0"
+    compare = course_run["compare"]
+    assert compare.returncode == 0 and "the gradebook agrees" in compare.stdout, compare.stdout + compare.stderr
+
+
+def test_a_submission_autograde_skipped_is_impossible_to_miss(course_run):
+    """zed's notebook sits in submitted/ under a name autograde skips: nbgrader export fails and
+    names him, grades.csv says NOT AUTOGRADED, and `course export --gradebook` lists him beside the
+    score `course grade` gives; a formgrader score shows up as an override by formgrader."""
+    assert course_run["zed_autograde"].returncode != 0
+    export = course_run["zed_export"]
+    assert export.returncode != 0
+    assert f"NOT AUTOGRADED: zed {A}: submitted/zed/{A}/12345_67890_{A}.ipynb is not named {A}.ipynb" in export.stderr
+    _, rows = _sheet(course_run["root"] / "after.csv")
+    assert rows["zed"]["status"] == "NOT AUTOGRADED" and rows["zed"]["score"] == "0.0"
+    assert "override sequence_mask = 1 (autograder: 2) by formgrader" in rows["dave"]["notes"]
+    compare = course_run["zed_compare"]
+    assert compare.returncode == 1
+    lines = compare.stderr.splitlines()
+    assert any(line.startswith("DISAGREE zed: `course grade` gives 14, the gradebook has no grade") for line in lines)
+    assert "DISAGREE dave: sequence_mask is 2 by `course grade`, 1 in the gradebook" in lines
+
+
+def test_nbgrader_prints_no_sqlalchemy_warnings(course_run):
+    logs = course_run["nbgrader_logs"]
+    assert "SAWarning" not in logs and "SADeprecationWarning" not in logs and "MovedIn20Warning" not in logs
+
+
+def test_feedback_page_names_components_has_no_stray_outputs_and_renders_math_offline(course_run):
+    page = (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()
+    toc = page[page.index('<div id="toc">'):page.index("</ol>", page.index('<div id="toc">'))]
+    assert "Test cell" not in page
+    for comp in ("sequence_mask", "masked_softmax", "AdditiveAttention", "DotProductAttention"):
+        assert f'<a href="#test_{comp}">{comp}</a>' in toc
+        assert f"<code>{comp}</code> (autograded)" in page
+    assert "Out[" not in page  # neither the score nbgrader reads nor check()'s True/False
+    assert "mathjax" not in page.lower() and "cdnjs" not in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing to fetch (CSS comments name URLs)
+    assert page.count("<math") > 20 and "white-space: pre-wrap" in page
+
+
+def _chrome():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+    except ImportError:
+        webdriver = None
+    if not (chromium and driver and webdriver):
+        if os.environ.get("CI"):
+            pytest.fail("CI needs chromium, chromium-driver (.ci/install) and selenium (the dev extra)")
+        pytest.skip("chromium, chromedriver or selenium missing (bash .ci/install as root installs them)")
+    return chromium, driver
+
+
+def test_feedback_page_in_chromium(course_run, tmp_path):
+    """The page as a student sees it, offline: not blank, math drawn (no `$...$` or `\\(` left in
+    the visible text), every feedback line inside its box, nothing fetched from the network."""
+    chromium, driver_path = _chrome()
+    from PIL import Image, ImageStat
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+                 "--window-size=1200,1400"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        driver.get((course_run["root"] / "feedback" / "carol" / A / f"{A}.html").as_uri())
+        text = driver.execute_script("return document.body.innerText")
+        assert "masked_softmax (Score: " in text and "Test cell" not in text
+        assert not re.search(r"\$[^$\s][^$\n]{0,80}\$", text), re.search(r"\$[^$\s][^$\n]{0,80}\$", text)
+        assert "\\(" not in text and "\\mathbf" not in text and "\\frac" not in text
+        sizes = driver.execute_script("return Array.from(document.querySelectorAll('math')).map("
+                                      "m => [m.getBoundingClientRect().width, m.getBoundingClientRect().height])")
+        assert len(sizes) > 20 and all(w > 0 and h > 5 for w, h in sizes), sizes[:5]
+        cut = driver.execute_script("return Array.from(document.querySelectorAll('.output_area pre'))"
+                                    ".filter(p => p.scrollWidth > p.clientWidth + 1).length")
+        assert cut == 0  # hints and messages wrap at the box edge
+        remote = driver.execute_script("return performance.getEntriesByType('resource').map(r => r.name)"
+                                       ".filter(n => !n.startsWith('file:') && !n.startsWith('data:'))")
+        assert remote == []
+        driver.execute_script("document.querySelector('a[name=test_masked_softmax]').scrollIntoView()")
+        shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
+        assert ImageStat.Stat(shot).var[0] > 200, "the screenshot looks blank"
+        driver.execute_script("window.scrollTo(0, 0)")
+        top = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
+        assert ImageStat.Stat(top).var[0] > 200
+    finally:
+        driver.quit()
