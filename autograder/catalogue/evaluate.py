@@ -94,13 +94,18 @@ def signature_table(graded: list[tuple[zoo.Entry, Result]]) -> dict[str, dict[st
 
 def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[str]) -> None:
     """Replace the signatures of `assignments`' components in signatures.json, keep the others."""
+    import fcntl
     course = config_mod.default()
     mine = {c.name for a in assignments for c in course.assignment(a).components}
-    current = dict(diagnosis.signatures())
-    kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
-    kept.update(update)
-    diagnosis.SIGNATURES.write_text(json.dumps({"version": 1, "tests": dict(sorted(kept.items()))}, indent=1) + "\n")
-    diagnosis.signatures.cache_clear()
+    with open(diagnosis.SIGNATURES.with_suffix(".lock"), "w") as lock:  # runs for several assignments at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        diagnosis.signatures.cache_clear()
+        current = dict(diagnosis.signatures())
+        kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
+        kept.update(update)
+        text = json.dumps({"version": 1, "tests": dict(sorted(kept.items()))}, indent=1) + "\n"
+        diagnosis.SIGNATURES.write_text(text)
+        diagnosis.signatures.cache_clear()
 
 
 def update_readme(rows: list[str]) -> None:

@@ -121,6 +121,9 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
     else:  # a FailFast's message (see pytest_runtest_makereport)
         message = str(longrepr).strip() if longrepr else "failed"
     message = re.sub(r"^(AssertionError|Failed|autograder(\.\w+)+): ", "", message)
+    # A suite's fixed hints are for its readers: shown to a student, they name mistakes the student
+    # may not have made (the diagnosis names the one they did).
+    message = _HINT.sub("", message)
     text = message.split("Falsifying example:")[0].strip()  # hypothesis notes: re-added below, cleaned
     if fail_fast_kind(report) is not None:
         return text[:limit]  # a stub, a missing name or a limit: the input does not matter
@@ -143,6 +146,7 @@ def fail_fast_kind(report: pytest.TestReport) -> Optional[str]:
 FAIL_FAST_PROPERTY = "fail_fast"
 MISCONCEPTION_PROPERTY = "misconception"
 _FIXTURE_ARGS = ("student=", "ref=")
+_HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
