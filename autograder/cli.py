@@ -197,8 +197,12 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     for a in course.assignments:
         for c in a.components:
             course.reference_object(c.name)
+    from autograder.grading import overrides
+    extensions = course.deadlines.all_extensions({a.id for a in course.assignments})  # and the extensions file
+    changed = overrides.load(course)  # the overrides file, row by row
     print(f"{ns.config or config_mod.DEFAULT_CONFIG}: {len(course.assignments)} assignments, "
-          f"{sum(len(a.components) for a in course.assignments)} components, OK")
+          f"{sum(len(a.components) for a in course.assignments)} components, late policy: "
+          f"{course.deadlines.late.describe()}, {len(extensions)} extensions, {len(changed)} overrides, OK")
     return 0
 
 

@@ -240,3 +240,17 @@ def test_regrading_one_file_with_out_writes_its_results_and_updates_its_row(tmp_
     saved = json.loads((out / "carol.json").read_text())
     assert saved["extra_data"]["late"]["time_source"] == "nbgrader timestamp.txt" and saved["score"] == 10.2
     assert final.row_status(saved) == "graded"
+
+
+def test_validate_checks_the_extensions_and_overrides_files(tmp_path, capsys):
+    path = make_course(tmp_path, extensions_file="ext.csv")
+    (tmp_path / "ext.csv").write_text(f"assignment,student,days\n{A},carol,x\n")
+    code, out, err = run_cli(capsys, "--config", str(path), "validate")
+    assert code == 2 and "ext.csv line 2: days: Input should be a valid number" in err, err
+    (tmp_path / "ext.csv").write_text(f"assignment,student,days\n{A},carol,2\n")
+    write_overrides(tmp_path / "overrides.csv", f"{A},carol,masked_softmax,9,ta,why,")
+    code, out, err = run_cli(capsys, "--config", str(path), "validate")
+    assert code == 2 and "overrides.csv line 2: score: 9 is outside 0..4" in err, err
+    write_overrides(tmp_path / "overrides.csv", f"{A},carol,masked_softmax,3,ta,why,")
+    code, out, err = run_cli(capsys, "--config", str(path), "validate")
+    assert code == 0 and "1 extensions, 1 overrides, OK" in out and "10% per started day late" in out

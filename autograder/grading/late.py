@@ -149,15 +149,13 @@ class LatePolicy(_Strict):
 
 
 def describe_duration(seconds: float) -> str:
-    """'2 days 3 h', '5 h 20 min', '12 min'."""
+    """'2 days 3 h', '56 days 45 min', '5 h 20 min', '12 min' (zero parts left out)."""
     minutes = round(seconds / 60)
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
-    if days:
-        return f"{days} day{'s' if days != 1 else ''}" + (f" {hours} h" if hours else "")
-    if hours:
-        return f"{hours} h" + (f" {mins} min" if mins else "")
-    return f"{max(mins, 1) if seconds > 0 else 0} min"
+    parts = ([f"{days} day{'s' if days != 1 else ''}"] if days else []) + ([f"{hours} h"] if hours else []) \
+        + ([f"{mins} min"] if mins else [])
+    return " ".join(parts) if parts else ("1 min" if seconds > 0 else "0 min")
 
 
 class Extension(_Strict):
