@@ -142,12 +142,32 @@ def test_gradescope_metadata_gives_time_and_the_students_own_due_date(tmp_path):
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "hw.ipynb").write_text("{}")
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    when = late.submission_time(tmp_path / "submission" / "hw.ipynb")
+    when = late.submission_time(tmp_path / "submission" / "hw.ipynb", A)
     assert when.submitted_at == dt.datetime(2026, 9, 30, 17, 0, tzinfo=UTC)
     assert when.due == dt.datetime(2026, 10, 2, 6, 59, tzinfo=UTC) and when.student == "carol@uni.edu"
     del meta["users"][0]["assignment"]  # older metadata: the assignment's due date
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    assert late.submission_time(tmp_path / "submission" / "hw.ipynb").due == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+    assert late.submission_time(tmp_path / "submission" / "hw.ipynb", A).due == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+
+
+def test_only_timestamps_a_course_tool_wrote_are_read(tmp_path):
+    """A timestamp.txt in nbgrader's submitted/<student>/<assignment>/ or beside course collect's
+    lms.json is the submission time; one in any other folder may be the student's own upload."""
+    stamp = "2026-09-28 21:05:00 UTC"
+    nbgrader_layout = tmp_path / "submitted" / "carol" / A
+    moodle = tmp_path / "Carol Chen_991_assignsubmission_file_"
+    collected = tmp_path / "class" / "carol"
+    for folder in (nbgrader_layout, moodle, collected):
+        folder.mkdir(parents=True)
+        (folder / f"{A}.ipynb").write_text("{}")
+        (folder / "timestamp.txt").write_text(stamp)
+    (collected / "lms.json").write_text("{}")
+    assert late.submission_time(nbgrader_layout / f"{A}.ipynb", A).source == "nbgrader timestamp.txt"
+    assert late.submission_time(collected / f"{A}.ipynb", A) is not None
+    assert late.submission_time(moodle / f"{A}.ipynb", A) is None
+    (tmp_path / "submission").mkdir()  # Gradescope: an uploaded metadata file inside submission/ is not read
+    (tmp_path / "submission" / "submission_metadata.json").write_text('{"created_at": "2020-01-01T00:00:00Z"}')
+    assert late.submission_time(tmp_path / "submission" / f"{A}.ipynb", A) is None
 
 
 def test_nbgrader_plugin_gives_the_policys_penalty(tmp_path):

@@ -42,7 +42,7 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
     from autograder.integrations import lms
 
     folder = directory / name if (directory / name).is_dir() else None
-    when = late.submission_time(path, stop=folder or directory) if path is not None else None
+    when = late.submission_time(path, assignment_id, stop=folder or directory) if path is not None else None
     record = lms.lms_record(folder) if folder else {}
     if record.get("student"):
         note = "LATE mark in the LMS download" if record.get("late_mark") else ""
@@ -166,7 +166,7 @@ def finish_one(res: dict[str, Any], course: Course, assignment: Assignment, path
     from autograder.integrations import lms
 
     name = results_name(path, assignment.id, out)
-    when = submitted_at or late.submission_time(path)
+    when = submitted_at or late.submission_time(path, assignment.id)
     if not student:
         if when is not None and when.student:
             student = when.student

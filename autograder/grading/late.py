@@ -366,16 +366,20 @@ def gradescope_metadata_for(path: Path) -> Optional[Path]:
     return None
 
 
-def submission_time(path: Path, stop: Optional[Path] = None) -> Optional[SubmissionTime]:
-    """The submission time the course tools left beside a submitted file: nbgrader's `timestamp.txt`
-    (in its folder or a parent up to `stop`), or Gradescope's `submission_metadata.json`."""
+def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None) -> Optional[SubmissionTime]:
+    """The submission time the course tools left beside a submitted file: Gradescope's
+    `submission_metadata.json` (beside the `submission/` folder, where a student's upload cannot
+    be), or a `timestamp.txt` (in the file's folder or a parent up to `stop`) that a course tool
+    wrote: in nbgrader's `submitted/<student>/<assignment_id>/`, or beside the `lms.json` of
+    `course collect`. A timestamp.txt anywhere else could be one the student uploaded: not read."""
     meta = gradescope_metadata_for(path)
     if meta is not None:
         return read_gradescope_metadata(meta)
     folder = path if path.is_dir() else path.parent
     within = [p for p in folder.parents if stop is not None and (p == stop or stop in p.parents)]
     for candidate in [folder, *within]:
-        if (candidate / "timestamp.txt").is_file():
+        if (candidate / "timestamp.txt").is_file() and (
+                candidate.name == assignment_id or (candidate / "lms.json").is_file()):
             return read_timestamp_txt(candidate / "timestamp.txt")
     return None
 
