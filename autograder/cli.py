@@ -125,14 +125,21 @@ def cmd_grade(ns: argparse.Namespace) -> int:
     _require_submission_file(target)
     if target.is_dir():
         _require_gradable(target, ns.assignment, course)
+    if (ns.cluster or ns.cluster_file) and not target.is_dir():
+        raise SystemExit("course grade: --cluster grades a directory of submissions (with --out DIR)")
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
         from autograder.grading.pool import grade_directory
         start = time.monotonic()
-        rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
-                               mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
-                               allow_unisolated=ns.allow_unisolated)
+        if ns.cluster or ns.cluster_file:
+            rows = _grade_on_cluster(ns, target)
+            if isinstance(rows, int):
+                return rows
+        else:
+            rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
+                                   mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
+                                   allow_unisolated=ns.allow_unisolated)
         from autograder.grading.export import finalize_folder  # student ids, late penalties, overrides
         rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
         took = time.monotonic() - start
@@ -177,6 +184,23 @@ def _submitted_at(ns: argparse.Namespace, course: config_mod.Course) -> Optional
     if when.tzinfo is None:
         when = when.replace(tzinfo=course.deadlines.zone)
     return SubmissionTime(when.astimezone(dt.timezone.utc), "--submitted-at")
+
+
+def _grade_on_cluster(ns: argparse.Namespace, target: Path) -> list[dict] | int:
+    """`course grade A DIR --cluster ADDRESS`: the class on a Dask cluster; an exit code if it stopped."""
+    from autograder.integrations import dask_cluster
+    try:
+        return dask_cluster.grade_on_cluster(ns.assignment, target, Path(ns.out), address=ns.cluster,
+                                             scheduler_file=ns.cluster_file, mode=ns.sandbox,
+                                             progress=not ns.quiet, config_path=ns.config,
+                                             allow_unisolated=ns.allow_unisolated)
+    except dask_cluster.ClusterError as exc:
+        print(f"course: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"course: interrupted; the submissions not yet graded were cancelled ({ns.out}/ has the others)",
+              file=sys.stderr)
+        return 130
 
 
 def cmd_build(ns: argparse.Namespace) -> int:
@@ -342,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
     g.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where student code cannot be isolated (results files say so)")
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                       help="grade a directory on this running Dask scheduler (README, Grading at scale)")
+    where.add_argument("--cluster-file", metavar="SCHEDULER_FILE", help="as --cluster, from a Dask scheduler file")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="only the scores (per component; a directory: no progress bar)")
     g.set_defaults(func=cmd_grade)
