@@ -23,6 +23,7 @@ ENTRIES = zoo.entries()
 BY_ID = {e.id: e for e in ENTRIES}
 MUTANTS = [e for e in ENTRIES if e.kind == "mutant"]
 CORRECT = [e for e in ENTRIES if e.kind == "correct"]
+DEGENERATE = [e for e in ENTRIES if e.kind == "degenerate"]
 
 
 class Verdicts:
@@ -74,6 +75,33 @@ def test_correct_alternative_gets_full_marks(entry, verdicts):
 
 
 CROSS = [(e, later) for e in MUTANTS for later in zoo.later_assignments(e.component)[:1]]
+
+
+@pytest.mark.parametrize("entry", DEGENERATE, ids=[e.id for e in DEGENERATE])
+def test_degenerate_code_earns_at_most_a_tenth_of_its_component(entry, verdicts):
+    v = verdicts.of(entry)
+    assert v.degenerate_share_ok, (f"{entry.id} ({entry.bug}) earned {v.component_score:g} of "
+                                   f"{v.component_points:g}; it passes: {v.passing}")
+    assert all(c == entry.component for c in v.lost), f"{entry.id} costs other components: {v.lost}"
+
+
+def test_every_component_has_degenerate_entries():
+    course = default()
+    components = {c.name for a in course.assignments for c in a.components}
+    assert {e.component for e in DEGENERATE} == components
+
+
+def test_the_diagnosis_names_the_mutants_own_misconception_and_never_a_wrong_one(verdicts):
+    """Issue #13's bounds: >= 90% of mutants named, 0 wrong diagnoses, none on correct code."""
+    from autograder.catalogue.diagnosis import family_of
+    mutants = verdicts.of_all(MUTANTS)
+    named_own = [i for i, v in mutants.items() if family_of(BY_ID[i]) in v.named]
+    wrong = {i: [f for f in v.named if f != family_of(BY_ID[i])] for i, v in mutants.items()}
+    wrong = {i: f for i, f in wrong.items() if f}
+    assert len(named_own) >= 0.9 * len(mutants), sorted(set(mutants) - set(named_own))
+    assert wrong == {}
+    diagnosed_correct = {i: v.named for i, v in verdicts.of_all(CORRECT).items() if v.named}
+    assert diagnosed_correct == {}
 
 
 @pytest.mark.parametrize("entry,later", CROSS, ids=[f"{e.id}->{a}" for e, a in CROSS])

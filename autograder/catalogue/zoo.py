@@ -116,6 +116,7 @@ class Verdict:
     component_score: float = 0.0  # what the entry's own component earned
     component_points: float = 0.0  # ... out of its points
     passing: list[str] = field(default_factory=list)  # names of the passing tests of the entry's component
+    named: list[str] = field(default_factory=list)  # misconception families the feedback names (diagnosis)
 
     @property
     def ok(self) -> bool:
@@ -145,8 +146,9 @@ def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any
     failing = [t for t in own.tests if not t.passed] if own else []
     first = f"{failing[0].name}\n{failing[0].output}" if failing else ""
     passing = [t.name for t in own.tests if t.passed] if own else []
+    named = sorted({d.family for c in result.components for d in c.misconceptions})
     return Verdict(entry, lost, [t.name for t in failing], first, result.score, result.max_score,
-                   own.score if own else 0.0, own.points if own else 0.0, passing)
+                   own.score if own else 0.0, own.points if own else 0.0, passing, named)
 
 
 def later_assignments(component: str) -> list[str]:
@@ -178,7 +180,27 @@ def table(verdicts: list[Verdict]) -> str:
         counts.setdefault(v.entry.component, [0, 0])[0 if v.entry.kind == "mutant" else 1] += 1
     summary = ["| component | mutants | correct alternatives |", "|---|---|---|"]
     summary += [f"| `{c}` | {m} | {k} |" for c, (m, k) in counts.items()]
-    return "\n".join(summary) + "\n\n" + "\n".join(rows) + "\n"
+    return "\n".join(summary) + "\n\n" + score_table(verdicts) + "\n\n" + "\n".join(rows) + "\n"
+
+
+def score_table(verdicts: list[Verdict]) -> str:
+    """What the scoring policy gives each kind of entry, per component (share of its points)."""
+    def shares(component: str, kind: str) -> list[float]:
+        return sorted(v.component_score / v.component_points for v in verdicts
+                      if v.entry.component == component and v.entry.kind == kind and v.component_points)
+
+    def spread(values: list[float]) -> str:
+        if not values:
+            return ""
+        return f"{values[0]:.0%} / {values[len(values) // 2]:.0%} / {values[-1]:.0%}"
+
+    rows = ["| component | mutants: min / median / max of the component's points | degenerate: max | correct: min |",
+            "|---|---|---|---|"]
+    for component in dict.fromkeys(v.entry.component for v in verdicts):
+        degenerate, correct = shares(component, "degenerate"), shares(component, "correct")
+        rows.append(f"| `{component}` | {spread(shares(component, 'mutant'))} | "
+                    f"{f'{degenerate[-1]:.0%}' if degenerate else ''} | {f'{correct[0]:.0%}' if correct else ''} |")
+    return "\n".join(rows)
 
 
 def update_readme(markdown: str, readme: Path) -> None:
