@@ -222,7 +222,10 @@ def record_due_date(cfg, course: config_mod.Course, assignment: config_mod.Assig
 
     from autograder.integrations.nbgrader_bridge import set_due_date
 
-    with Gradebook(CourseDirectory(config=cfg).db_url) as gb:
+    db_url = CourseDirectory(config=cfg).db_url
+    if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).parent.is_dir():
+        return  # no course folder, so no gradebook (nothing was generated there)
+    with Gradebook(db_url) as gb:
         set_due_date(gb, course, assignment)
 
 
