@@ -6,4 +6,4 @@ import torch
 
 
 def masked_softmax(X, valid_lens):
-    return torch.full_like(X, 1.0 / X.shape[-1])
+    return torch.softmax(X * 0, dim=-1)  # all scores 0: uniform weights (still in the autograd graph)

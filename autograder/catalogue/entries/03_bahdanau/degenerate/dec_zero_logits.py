@@ -28,4 +28,4 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         B, T = X.shape
         T_enc = enc_outputs.shape[1]
         self._attention_weights = [torch.full((B, 1, T_enc), 1.0 / T_enc, dtype=enc_outputs.dtype) for _ in range(T)]
-        return torch.zeros(B, T, self.dense.out_features, dtype=enc_outputs.dtype), state
+        return torch.zeros(B, T, self.dense.out_features, dtype=enc_outputs.dtype) + 0 * self.dense.bias.sum(), state  # 0 * bias: in the autograd graph, so training runs
