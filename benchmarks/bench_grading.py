@@ -44,6 +44,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -53,6 +54,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Optional
 
 import nbformat
 
@@ -246,6 +248,11 @@ class DaskCluster:
         with Client(self.address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(len(self.procs) - 1, timeout=120)
 
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of the scheduler and of the workers (each with its fork server and the
+        children that one reaped): exact between runs, when no grading child is alive."""
+        return tree_cpu(self.procs[0].pid), sum(tree_cpu(p.pid) for p in self.procs[1:])
+
     def stop(self) -> None:
         for proc in self.procs:
             try:
@@ -253,6 +260,29 @@ class DaskCluster:
             except ProcessLookupError:
                 pass
             proc.wait()
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system, with those of reaped children) of a process and its live descendants."""
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            cpu[int(entry)] = sum(int(v) for v in fields[11:15]) / tick
+        except (OSError, IndexError, ValueError):
+            continue
+    total, stack = 0.0, [pid]
+    while stack:
+        p = stack.pop()
+        total += cpu.get(p, 0.0)
+        stack += children.get(p, [])
+    return total
 
 
 def _echo(data: bytes, reply: dict) -> dict:
@@ -271,17 +301,25 @@ def round_trip(call: Callable[[], object], times: int = 50) -> float:
     return statistics.median(spent)
 
 
-def grade_class(assignment_id: str, folder: Path, out: Path, *executor: str) -> tuple[float, list[float]]:
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def grade_class(assignment_id: str, folder: Path, out: Path, *executor: str) -> dict[str, Any]:
     """`course grade A DIR --out OUT <executor>`: the seconds it reports (the class, without the
-    interpreter's start) and every submission's execution_time."""
+    interpreter's start), the CPU seconds of the command's own process (with its reaped children:
+    the client, for --cluster) and every submission's execution_time."""
     shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     _, _, tail = run([sys.executable, "-m", "autograder.cli", "grade", assignment_id, str(folder), "--out",
                       str(out), *executor, "-q"], cwd=REPO)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     match = re.search(r"graded \d+ submissions in ([0-9.]+) s", tail)
     if not match:
         raise SystemExit(f"no timing in the output of course grade:\n{tail}")
-    seconds = [json.loads(p.read_text())["execution_time"] for p in out.glob("*.json")]
-    return float(match.group(1)), seconds
+    return {"wall": float(match.group(1)),
+            "command_cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+            "grading": [json.loads(p.read_text())["execution_time"] for p in out.glob("*.json")]}
 
 
 def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
@@ -298,18 +336,18 @@ def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
             shutil.copy(p, flat / f"{p.parent.parent.name}.ipynb")
         first = sorted(flat.iterdir())[0]  # student000_correct
         shutil.copy(first, one / first.name)
-        walls: dict[str, list[float]] = {}
-        grading: dict[str, list[float]] = {}
-        singles: dict[str, list[float]] = {}
+        runs: dict[tuple[str, int], list[dict[str, Any]]] = {}  # (executor, class size): one per round
+        loads: list[float] = []
 
-        def measure(label: str, folder: Path, *executor: str) -> None:
-            wall, seconds = grade_class(assignment_id, folder, work / "out", *executor)
-            if folder == one:
-                singles.setdefault(label, []).append(wall)
-                return
-            walls.setdefault(label, []).append(wall)
-            grading.setdefault(label, []).extend(seconds)
-            print(f"  {label:30} {wall:6.1f} s  {n / wall:5.2f} submissions/s", flush=True)
+        def measure(label: str, folder: Path, executor: tuple[str, ...], cluster: Optional[DaskCluster]) -> None:
+            size = len(list(folder.iterdir()))
+            cpu_before = cluster.cpu() if cluster else (0.0, 0.0)
+            loads.append(load_average())
+            r = grade_class(assignment_id, folder, work / "out", *executor)
+            cpu_after = cluster.cpu() if cluster else (0.0, 0.0)
+            r["scheduler_cpu"], r["workers_cpu"] = (a - b for a, b in zip(cpu_after, cpu_before))
+            runs.setdefault((label, size), []).append(r)
+            print(f"  {label:30} {size:3} submissions {r['wall']:6.1f} s  load {loads[-1]:4.1f}", flush=True)
 
         print(f"{assignment_id}: {n} submissions (a mix of correct, buggy, all-stub and broken)")
         clusters: list[DaskCluster] = []
@@ -318,15 +356,16 @@ def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
                 (work / f"dask{workers}").mkdir()
                 clusters.append(DaskCluster(work / f"dask{workers}"))
                 clusters[-1].add_workers(workers)
-            executors = {"local --jobs 1": ("--jobs", "1"), "local --jobs 2": ("--jobs", "2"),
-                         "cluster, 1 worker": ("--cluster", clusters[0].address),
-                         "cluster, 2 workers": ("--cluster", clusters[1].address)}
-            for label in ("cluster, 1 worker", "cluster, 2 workers"):
-                measure(label.replace("cluster", "first run"), flat, *executors[label])  # the graders warm up
+            executors: dict[str, tuple[tuple[str, ...], Optional[DaskCluster]]] = {
+                "local --jobs 1": (("--jobs", "1"), None), "local --jobs 2": (("--jobs", "2"), None),
+                "cluster, 1 worker": (("--cluster", clusters[0].address), clusters[0]),
+                "cluster, 2 workers": (("--cluster", clusters[1].address), clusters[1])}
+            for label in ("cluster, 1 worker", "cluster, 2 workers"):  # the graders warm up
+                measure(label.replace("cluster", "first run"), flat, *executors[label])
             for r in range(repeat):
                 print(f" round {r + 1} of {repeat}", flush=True)
-                for label, executor in executors.items():
-                    measure(label, flat, *executor)
+                for label, (executor, cluster) in executors.items():
+                    measure(label, flat, executor, cluster)
                 for label in ("local --jobs 1", "cluster, 1 worker"):
                     measure(label, one, *executors[label])
             from distributed import Client
@@ -340,17 +379,32 @@ def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
         with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as local_pool:
             via_pool = round_trip(lambda: local_pool.submit(_echo, data, reply).result())
 
-    print(f"\n{'executor':30} {'wall, median':>12} {'submissions/s':>13} {'grading, mean':>13}   runs")
-    for label, values in walls.items():
-        wall = statistics.median(values)
-        print(f"{label:30} {wall:11.1f}s {n / wall:13.2f} {statistics.mean(grading[label]):12.2f}s   "
-              + " ".join(f"{v:.1f}" for v in values))
-    print("\none more submission on top of grading it, one worker: (wall(N) - wall(1)) / (N - 1), the median"
-          "\nover the rounds, less the mean grading time (execution_time) of those runs:")
-    for label in singles:
-        extra = statistics.median((w - w1) / (n - 1) for w, w1 in zip(walls[label], singles[label]))
-        print(f"  {label:30} {(extra - statistics.mean(grading[label])) * 1000:+7.0f} ms "
-              f"(wall per extra submission {extra:.2f} s)")
+    def median(label: str, key: str, size: int = n) -> float:
+        return statistics.median(r[key] for r in runs[(label, size)])
+
+    print(f"\nload average (1 min) during the runs: median {statistics.median(loads):.1f}, "
+          f"{min(loads):.1f}-{max(loads):.1f} (2 cores)")
+    print(f"\n{'executor':30} {'wall, median':>12} {'subm./s':>8} {'grading mean':>12}   walls")
+    for (label, size), rs in runs.items():
+        if size != n:
+            continue
+        wall = median(label, "wall")
+        grading = statistics.mean(g for r in rs for g in r["grading"])
+        print(f"{label:30} {wall:11.1f}s {n / wall:8.2f} {grading:11.2f}s   " + " ".join(f"{r['wall']:.1f}" for r in rs))
+    print("\none more submission, one worker, medians over the rounds: wall (wall(N) - wall(1)) / (N - 1), "
+          "and that less the mean grading time (execution_time), i.e. what a task costs on top of its grading:")
+    for label in ("local --jobs 1", "cluster, 1 worker"):
+        big, small = runs[(label, n)], runs[(label, 1)]
+        extra = statistics.median((b["wall"] - s["wall"]) / (n - 1) for b, s in zip(big, small))
+        grading = statistics.mean(g for r in big for g in r["grading"])
+        print(f"  {label:30} {extra:6.2f} s per submission, {(extra - grading) * 1000:+6.0f} ms on top of grading")
+    print("\nCPU seconds per submission, cluster, one worker (medians over the rounds; marginal: (N) - (1) over N - 1):")
+    label = "cluster, 1 worker"
+    big, small = runs[(label, n)], runs[(label, 1)]
+    for key, what in (("workers_cpu", "the worker (grading process, fork server, children)"),
+                      ("scheduler_cpu", "the scheduler"), ("command_cpu", "the client (course grade --cluster)")):
+        per = statistics.median((b[key] - s[key]) / (n - 1) for b, s in zip(big, small))
+        print(f"  {what:55} {per * 1000:8.1f} ms")
     print(f"\none task's round trip without grading ({len(data) / 1024:.0f} KiB submission, "
           f"{len(json.dumps(reply)) / 1024:.0f} KiB results; median of 50):")
     print(f"  through the Dask scheduler       {via_scheduler * 1000:7.1f} ms")
