@@ -58,6 +58,17 @@ class Scoring(_Strict):
     kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "property": 1.0, "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
     tests: dict[str, float] = Field(default_factory=dict)
+    #: "<component>::<test function>": kind, for a test whose marker (or its use of the reference)
+    #: does not say what it really checks; kept here so that the suites' sources do not change.
+    kinds_of: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("kinds_of")
+    @classmethod
+    def _kinds_are_known(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = [f"{k}: {v}" for k, v in value.items() if v not in TEST_KINDS]
+        if bad:
+            raise ValueError(f"kinds must be one of {', '.join(TEST_KINDS)}: {'; '.join(bad)}")
+        return value
 
     @field_validator("kinds", "tests")
     @classmethod
@@ -182,7 +193,7 @@ class Course(_Strict):
             for used in a.uses:
                 if seen.get(used, a.id) >= a.id:
                     raise ValueError(f"{a.id}: uses {used!r}, which is not a component of an earlier assignment")
-        for key in self.scoring.tests:
+        for key in list(self.scoring.tests) + list(self.scoring.kinds_of):
             component, sep, test = key.partition("::")
             if not sep or not test or component not in seen:
                 raise ValueError(f"scoring.tests: {key!r} must be '<component>::<test function>' with a "

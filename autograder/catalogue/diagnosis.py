@@ -38,7 +38,7 @@ class Diagnosis:
     fix: str
 
     def message(self, component: str) -> str:
-        return (f"diagnosis: your {component} behaves exactly like one where {self.misconception}\n"
+        return (f"diagnosis: your {component} behaves exactly like one that {self.misconception}\n"
                 f"  fix: {self.fix}")
 
 

@@ -133,7 +133,12 @@ class Verdict:
 
     @property
     def symptom_named(self) -> bool:
-        return self.entry.kind != "mutant" or self.entry.symptom.lower() in self.first_failure.lower()
+        """The feedback says what is wrong: the first failure names the symptom, or the diagnosis
+        names the mutant's own misconception (it replaced the fixed hints that carried symptoms)."""
+        if self.entry.kind != "mutant":
+            return True
+        own = self.entry.family or self.entry.name
+        return self.entry.symptom.lower() in self.first_failure.lower() or own in self.named
 
 
 def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any]] = None) -> Verdict:

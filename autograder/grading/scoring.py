@@ -56,9 +56,13 @@ class TestShare:
     factor: float  # the gate: 1 for reference tests, the share of reference comparisons passed otherwise
 
 
+def test_kind(outcome: TestOutcome, policy: Scoring) -> str:
+    return policy.kinds_of.get(f"{outcome.component}::{outcome.function}", outcome.kind)
+
+
 def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
     override = policy.tests.get(f"{outcome.component}::{outcome.function}")
-    return override if override is not None else policy.kinds.get(outcome.kind, 1.0) * outcome.weight
+    return override if override is not None else policy.kinds.get(test_kind(outcome, policy), 1.0) * outcome.weight
 
 
 def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[TestShare]:
@@ -69,7 +73,8 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[Tes
     total = sum(weights)
     if not tests or total <= 0:
         return []
-    reference = [(t, w) for t, w in zip(tests, weights) if t.kind == "reference"]
+    kinds = [test_kind(t, policy) for t in tests]
+    reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference"]
     ref_total = sum(w for _, w in reference)
     gate = 1.0
     if policy.gate == "proportional" and ref_total > 0:
@@ -80,8 +85,8 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[Tes
     for i in sorted(range(len(raw)), key=lambda i: raw[i] - maxima[i], reverse=True)[:units - sum(maxima)]:
         maxima[i] += 1  # largest remainders: the shares add up to the points exactly
     out = []
-    for t, m in zip(tests, maxima):
-        factor = 1.0 if t.kind == "reference" else gate
+    for t, m, k in zip(tests, maxima, kinds):
+        factor = 1.0 if k == "reference" else gate
         out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000 if t.passed else 0.0, factor))
     return out
 

@@ -80,7 +80,7 @@ def _diagnose(component: str, failed: list[Any], known: dict[str, Any]) -> None:
     words = known.get("misconceptions", {}).get(component, {}).get(family or "", {})
     if family and words:
         for o in failed:
-            o.output += (f"{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one where "
+            o.output += (f"{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one that "
                          f"{words.get('summary', '')}\n  fix: {words.get('fix', '')}")
 
 
