@@ -141,11 +141,13 @@ class GraderPlugin(WorkerPlugin):
         # In the worker's own task thread: it lives as long as the worker, which bubblewrap's
         # --die-with-parent needs (the "parent" of a process is the thread that started it).
         loop = asyncio.get_running_loop()
-        refusal = await loop.run_in_executor(worker.executors["default"], self._setup, worker.state.nthreads)
+        refusal = await loop.run_in_executor(worker.executors["default"], self._setup, worker.address,
+                                             worker.state.nthreads)
         if refusal:
-            raise WorkerRefused(f"Dask worker {worker.address} refuses to grade: {refusal}")
+            raise WorkerRefused(refusal)
 
-    def _setup(self, nthreads: int) -> str:
+    def _setup(self, address: str, nthreads: int) -> str:
+        """Set up (or keep) this process's grader; the refusal, with this worker's address, or ""."""
         with _State.lock:
             if nthreads > 1:
                 logger.warning("course-grader: this worker has %d threads but grades one submission at a "
@@ -154,26 +156,28 @@ class GraderPlugin(WorkerPlugin):
             if differences:
                 _stop()
                 _State.key = self.key
-                _State.refusal = ("it does not have the client's kit: " + "; ".join(differences) +
-                                  ". Install the same version of the kit (and its pinned libraries) on every worker")
+                _State.refusal = (f"Dask worker {address} refuses to grade: it does not have the client's kit: " +
+                                  "; ".join(differences) + ". Install the same version of the kit (and its pinned "
+                                  "libraries) on every worker")
                 return _State.refusal
             if _State.key == self.key and not _State.refusal and pool._Worker.zygote is not None:
                 return ""  # warm from an earlier run with the same options
             _stop()
             _State.key = self.key
             _State.private = tempfile.mkdtemp(prefix="course-grader-")
-            if self.course_text != config_mod.DEFAULT_CONFIG.read_text():
+            default = config_mod.DEFAULT_CONFIG
+            if not default.is_file() or self.course_text != default.read_text():
                 _State.config_path = os.path.join(_State.private, "course.yml")
                 Path(_State.config_path).write_text(self.course_text)
                 config_mod.load(_State.config_path)  # a ConfigError stops the setup with its message
             try:
                 pool._init_worker(self.mode, [_State.private], self.allow_unisolated, None)
             except Exception as exc:
-                _State.refusal = f"its sandbox did not start: {exc}"
+                _State.refusal = f"Dask worker {address} refuses to grade: its sandbox did not start: {exc}"
                 return _State.refusal
             if pool._Worker.refusal:
-                _State.refusal = (f"refusing to grade untrusted code: {pool._Worker.refusal}; install bubblewrap "
-                                  f"on the worker (README, Security) or pass --allow-unisolated")
+                _State.refusal = (f"Dask worker {address} refuses to grade untrusted code: {pool._Worker.refusal}; "
+                                  f"install bubblewrap on the worker (README, Security) or pass --allow-unisolated")
             return _State.refusal
 
     def teardown(self, worker: Worker) -> None:
