@@ -250,6 +250,12 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         for r in rows:
             print(f"  {r['name']:55} {r['score']:6.2f} / {r['max_score']:g}")
     print(f"\nresults (Gradescope JSON per submission, grades.csv): {root}")
+    from autograder.report import build  # the class report of the samples, as `course report` writes it
+    sources = [build.Source(a, root / a / "results", root / a / "submissions") for a in ids]
+    command = (f"course report {ids[0]} {root / ids[0] / 'results'} --submissions {root / ids[0] / 'submissions'}"
+               if ns.assignment else f"course report --all {root}") + f" --out {root / 'report'}"
+    report = build.write_report(sources, root / "report", course=course, jobs=ns.jobs, command=command)
+    print(f"class report ({command}): {report.page}")
     return 0
 
 
@@ -342,6 +348,45 @@ def cmd_collect(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(ns: argparse.Namespace) -> int:
+    """The class report: score distributions, tests, misconceptions, problems, similarity (HTML + CSV)."""
+    from autograder.report import build
+    course = _course(ns)
+    if ns.all_root:
+        if ns.assignment or ns.results:
+            raise Refused("course report: give either --all ROOT or ASSIGNMENT RESULTS_DIR, not both")
+        root = Path(ns.all_root)
+        if not root.is_dir():
+            raise Refused(f"{root}: no such folder (one results folder per assignment id)")
+        sources = build.discover(root, course, Path(ns.submissions) if ns.submissions else None)
+        if not sources:
+            raise Refused(f"{root}: no folder of results files in it (ROOT/<assignment id>/*.json)")
+    else:
+        if not (ns.assignment and ns.results):
+            raise Refused("course report: give ASSIGNMENT RESULTS_DIR (or --all ROOT)")
+        course.assignment(ns.assignment)
+        if not Path(ns.results).is_dir():
+            raise Refused(f"{ns.results}: no such folder (the --out folder of `course grade`)")
+        sources = [build.Source(ns.assignment, Path(ns.results), Path(ns.submissions) if ns.submissions else None)]
+    start = time.monotonic()
+    report = build.write_report(sources, Path(ns.out), course=course, risk_below=ns.risk_below,
+                                similarity=not ns.no_similarity, jobs=ns.jobs, max_pairs=ns.pairs, top=ns.top,
+                                command=_report_command(ns))
+    for line in report.summary():
+        print(line)
+    print(f"report: {report.page} (open it in a browser; print it from there); tables: "
+          f"{', '.join(p.name for p in report.files if p.suffix == '.csv')}; in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+def _report_command(ns: argparse.Namespace) -> str:
+    """The command line of a report, for its page (from the parsed arguments: main(argv) has no sys.argv)."""
+    words = ["course", "report"] + (["--all", ns.all_root] if ns.all_root else [ns.assignment, ns.results])
+    words += ["--out", ns.out] + (["--submissions", ns.submissions] if ns.submissions else [])
+    words += ["--no-similarity"] if ns.no_similarity else []
+    return " ".join(words)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     p.add_argument("--config", help="course file (default: the repository's course.yml)")
@@ -419,6 +464,26 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Canvas: the student id is the name in the file name (default) or the Canvas user id")
     co.set_defaults(func=cmd_collect)
 
+    rp = sub.add_parser("report", help="class report: score distributions, costliest tests, misconceptions, "
+                        "crashes, students at risk, code similarity (an HTML page, PNG figures, CSV tables)")
+    rp.add_argument("assignment", nargs="?", help="the assignment (with RESULTS_DIR)")
+    rp.add_argument("results", nargs="?", help="the --out folder of `course grade`")
+    rp.add_argument("--all", dest="all_root", metavar="ROOT",
+                    help="every assignment: ROOT holds one results folder per assignment id (ROOT/<id>/ or "
+                    "ROOT/<id>/results/, as `course demo` writes them)")
+    rp.add_argument("--out", required=True, help="folder to write index.html, the figures and the CSV files into")
+    rp.add_argument("--submissions", help="the folder `course grade` graded (with --all: one folder per assignment "
+                    "id; default ROOT/<id>/submissions/ when it exists): needed for code similarity")
+    rp.add_argument("--risk-below", type=float, default=0.5,
+                    help="students at risk: mean share of the points below this (default 0.5)")
+    rp.add_argument("--no-similarity", action="store_true", help="skip code similarity")
+    from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS
+    rp.add_argument("--pairs", type=int, default=MAX_PAIRS,
+                    help="pairs copydetect scores exactly; with more pairs, those a screen on shared fingerprints "
+                    f"ranks highest (default {MAX_PAIRS}: every pair of up to 64 submissions)")
+    rp.add_argument("--top", type=int, default=TOP_PAIRS, help=f"pairs shown side by side (default {TOP_PAIRS})")
+    rp.add_argument("--jobs", type=int, default=None, help="processes fingerprinting code (default: CPU count)")
+    rp.set_defaults(func=cmd_report)
     return p
 
 

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from autograder import config as config_mod
 from autograder.report import figures, loading, page, stats, tables
-from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS, Similarity, class_similarity
+from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS, Similarity, start_similarity
 
 #: Rows of the page's long tables (the CSV files have all of them).
 TESTS_SHOWN = 25
@@ -35,7 +35,7 @@ class Source:
 @dataclass
 class Figure:
     file: str
-    png: bytes
+    png: bytes = field(repr=False)
     width: int = int(figures.WIDTH * figures.DPI)
 
 
@@ -136,8 +136,13 @@ def draw(view: AssignmentView) -> None:
     view.figures["components"] = Figure(f"{a}-components.png", figures.component_histograms(view.components))
     if view.tests:
         view.figures["tests"] = Figure(f"{a}-tests.png", figures.item_analysis(view.tests))
+    draw_similarity(view)
+
+
+def draw_similarity(view: AssignmentView) -> None:
     if view.similarity.pairs:
-        view.figures["similarity"] = Figure(f"{a}-similarity.png", figures.similarity_histogram(view.similarity))
+        view.figures["similarity"] = Figure(f"{view.id}-similarity.png",
+                                            figures.similarity_histogram(view.similarity))
 
 
 def write_report(sources: Sequence[Source], out: Path, *, course: Optional[config_mod.Course] = None,
@@ -149,18 +154,21 @@ def write_report(sources: Sequence[Source], out: Path, *, course: Optional[confi
     jobs = jobs or os.cpu_count() or 1
     out.mkdir(parents=True, exist_ok=True)
     classes, views = [], []
-    for source in sources:
+    pending = []
+    for source in sources:  # fingerprints are made in child processes while this one does the rest
         cls = loading.load_class(source.assignment, source.results, course=course,
                                  submissions_dir=source.submissions if similarity else None)
-        if not similarity:
-            sim = Similarity(False, "switched off (--no-similarity)")
-        else:
-            sim = class_similarity(cls, course, boilerplate=(boilerplate or {}).get(cls.assignment),
-                                   max_pairs=max_pairs, top=top, jobs=jobs)
-        view = assignment_view(cls, sim)
-        draw(view)
         classes.append(cls)
+        pending.append(start_similarity(cls, course, boilerplate=(boilerplate or {}).get(cls.assignment),
+                                        jobs=jobs) if similarity else None)
+    for cls in classes:
+        view = assignment_view(cls, Similarity(False, "switched off (--no-similarity)"))
+        draw(view)
         views.append(view)
+    for view, started in zip(views, pending):
+        if started is not None:
+            view.similarity = started.finish(max_pairs, top)
+            draw_similarity(view)
     students = stats.students(classes, risk_below)
     extra: dict[str, Optional[Figure]] = {"overview_figure": None, "risk_figure": None}
     if len(classes) > 1:

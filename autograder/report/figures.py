@@ -17,10 +17,13 @@ MEDIAN = "#55a868"
 
 
 def _figure(height: float, width: float = WIDTH) -> Any:
+    """A figure with fixed margins (inches): constrained layout would cost more than the drawing."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
-    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.2 / width, bottom=0.55 / height, top=1 - 0.35 / height)
+    return fig
 
 
 def _png(fig: Any) -> bytes:
@@ -61,6 +64,7 @@ def component_histograms(dists: Sequence[Distribution]) -> bytes:
     rows = (len(dists) + cols - 1) // cols
     fig = _figure(2.0 * rows + 0.2)
     axes = fig.subplots(rows, cols, squeeze=False)
+    fig.subplots_adjust(bottom=0.35 / (2.0 * rows + 0.2), hspace=0.55, wspace=0.35)
     for ax, dist in zip(axes.flat, dists):
         _histogram(ax, dist, 10, f"{dist.name} (out of {dist.max_score:g})", legend=False)
     for ax in list(axes.flat)[len(dists):]:

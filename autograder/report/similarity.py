@@ -7,8 +7,8 @@ plus the submission's own top-level functions and classes those definitions use,
 not. Experiments, plots and prints are left out, as the grader leaves them out.
 
 What is excluded: the code cells of the notebook students received (signatures, docstrings,
-`raise NotImplementedError()`, the given experiments), as copydetect boilerplate: any fingerprint
-found in it is dropped from every submission. That notebook is built as `course release` builds
+`raise NotImplementedError()`, the given experiments), and its stubs extracted as a submission's
+code is, as copydetect boilerplate: any fingerprint found in it is dropped from every submission. That notebook is built as `course release` builds
 it, without the gradebook: the instructor notebook (`release.student_notebook`) through nbgrader's
 own ClearSolutions preprocessor, the one step of nbgrader's generate_assignment that changes code
 cells (tests/test_report.py checks the code cells equal those of a real `release.release` build).
@@ -39,33 +39,36 @@ from autograder.report.loading import ClassResults
 NOISE_THRESHOLD = 25
 #: ... and is certain to be found from this many (the winnowing window is the difference + 1).
 GUARANTEE_THRESHOLD = 30
-#: Pairs copydetect scores exactly; beyond, the screen picks which (n = 100 gives 4950 pairs).
-MAX_PAIRS = 5000
+#: Pairs copydetect scores exactly; beyond, the screen picks which (every pair of up to 64 submissions).
+MAX_PAIRS = 2000
 #: Pairs shown side by side on the page.
 TOP_PAIRS = 10
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 # --- what is compared -----------------------------------------------------------------------------
 
-def _definitions(cells: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """name -> source of the last top-level function or class of that name (cells in order)."""
+def _definitions(cells: Sequence[tuple[str, str]]) -> dict[str, tuple[str, set[str]]]:
+    """name -> (source, names it uses) of the last top-level function or class of that name (cells
+    in order), decorators included."""
     from autograder.grading.submission import python_source
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, set[str]]] = {}
     for _, source in cells:
         text = python_source(source)
         try:
             tree = ast.parse(text)
         except SyntaxError:
             continue  # the grader skips such a cell too
+        lines = text.splitlines()
         for node in tree.body:
             if isinstance(node, DEFINITIONS):
-                segment = ast.get_source_segment(text, node) or ""
-                decorators = "".join(f"@{ast.get_source_segment(text, d) or ''}\n" for d in node.decorator_list)
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                code = "\n".join(lines[first - 1:node.end_lineno])  # top level: whole lines
+                used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 found.pop(node.name, None)  # keep definition order: a redefinition moves to the end
-                found[node.name] = decorators + segment
+                found[node.name] = (code, used)
     return found
 
 
@@ -76,16 +79,11 @@ def graded_code(cells: Sequence[tuple[str, str]], components: Sequence[str]) -> 
     chosen = [c for c in components if c in defs]
     todo = list(chosen)
     while todo:
-        name = todo.pop()
-        try:
-            tree = ast.parse(defs[name])
-        except SyntaxError:  # pragma: no cover - a segment of a parsed cell parses
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in defs and node.id not in chosen:
-                chosen.append(node.id)
-                todo.append(node.id)
-    return "\n\n\n".join(defs[name] for name in chosen)
+        for name in sorted(defs[todo.pop()][1]):
+            if name in defs and name not in chosen:
+                chosen.append(name)
+                todo.append(name)
+    return "\n\n\n".join(defs[name][0] for name in chosen)
 
 
 def _cache_dir() -> Path:
@@ -99,8 +97,11 @@ def _sources(assignment_id: str) -> tuple[Path, Path]:
     return root / "assignments" / assignment_id / f"{assignment_id}.py", root / "nbgrader_config.py"
 
 
-def released_code(course: config_mod.Course, assignment_id: str, *, use_cache: bool = True) -> tuple[str, str]:
-    """(the code cells of the notebook students received, joined; where it came from)."""
+def released_cells(course: config_mod.Course, assignment_id: str, *,
+                   use_cache: bool = True) -> tuple[list[str], str]:
+    """(the code cells of the notebook students received, where they came from)."""
+    import json
+
     assignment = course.assignment(assignment_id)
     notebook, nbgrader_config = _sources(assignment_id)
     if not notebook.exists():  # no instructor notebook: the reference module with every body stubbed
@@ -109,7 +110,7 @@ def released_code(course: config_mod.Course, assignment_id: str, *, use_cache: b
 
         from autograder.authoring.samples import stub_source
         module = importlib.import_module(assignment.solution)
-        return stub_source(inspect.getsource(module)), f"the stubbed reference module {assignment.solution}"
+        return [stub_source(inspect.getsource(module))], f"the stubbed reference module {assignment.solution}"
     from importlib.metadata import PackageNotFoundError, version
     try:
         nbgrader_version = version("nbgrader")
@@ -119,25 +120,30 @@ def released_code(course: config_mod.Course, assignment_id: str, *, use_cache: b
     for part in (CACHE_VERSION, nbgrader_version, notebook.read_text(),
                  nbgrader_config.read_text() if nbgrader_config.exists() else ""):
         key.update(part.encode() + b"\0")
-    cached = _cache_dir() / f"{assignment_id}-{key.hexdigest()[:20]}.py"
-    how = f"the released notebook of {assignment_id} (nbgrader ClearSolutions on {notebook.name})"
+    cached = _cache_dir() / f"{assignment_id}-{key.hexdigest()[:20]}.json"
+    how = f"the code cells of the released notebook of {assignment_id} (nbgrader ClearSolutions on {notebook.name})"
     if use_cache and cached.is_file():
-        return cached.read_text(), how
+        try:
+            cells = json.loads(cached.read_text())
+            if isinstance(cells, list) and all(isinstance(c, str) for c in cells):
+                return cells, how
+        except (OSError, ValueError):
+            pass  # rebuilt below
     from nbgrader.preprocessors import ClearSolutions
 
     from autograder.authoring import release
     nb = release.student_notebook(course, assignment)
     nb, _ = ClearSolutions(config=release.nbgrader_config()).preprocess(nb, {})
-    code = "\n\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    cells = [str(cell.source) for cell in nb.cells if cell.cell_type == "code"]
     if use_cache:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(code)
+            tmp.write_text(json.dumps(cells))
             tmp.replace(cached)
         except OSError:
             pass  # an unwritable cache costs time, not results
-    return code, how
+    return cells, how
 
 
 # --- scoring ------------------------------------------------------------------------------------
@@ -192,40 +198,64 @@ def _fingerprint_worker() -> None:
     hashes = CodeFingerprint("boilerplate.py", NOISE_THRESHOLD, 1, fp=io.StringIO(boilerplate)).hashes
     excluded = np.unique(np.array(sorted(hashes), dtype=np.int64)) if hashes else None
     window = GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1
-    done = [CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
-            for i, code in enumerate(codes)]
+    done = []
+    for i, code in enumerate(codes):
+        fp = CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
+        # the same numbers as Python ints (numpy scalars pickle ten times slower); equal values hash alike
+        fp.hashes = {int(h) for h in fp.hashes}
+        fp.hash_idx = {int(h): [int(j) for j in idx] for h, idx in fp.hash_idx.items()}
+        done.append(fp)
     with open(sys.argv[2], "wb") as f:
         pickle.dump(done, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def fingerprints(codes: dict[str, str], boilerplate: str, jobs: int = 1) -> dict[str, Any]:
-    """copydetect's CodeFingerprint of each code, boilerplate excluded (identical codes once), made
-    with a fixed string-hash seed in `jobs` child interpreters."""
-    import pickle
-    import subprocess
-    import sys
-    import tempfile
+class Fingerprinting:
+    """copydetect's CodeFingerprint of each code, boilerplate excluded (identical codes once), being
+    made with a fixed string-hash seed in up to `jobs` child interpreters; `result()` waits for them."""
 
-    unique = list(dict.fromkeys(codes.values()))
-    jobs = max(1, min(jobs, len(unique) // 32 or 1))
-    chunks = [unique[i::jobs] for i in range(jobs)]
-    env = {**os.environ, "PYTHONHASHSEED": HASH_SEED, "OMP_NUM_THREADS": "1"}
-    with tempfile.TemporaryDirectory(prefix="course-report-") as tmp:
-        procs = []
-        for i, chunk in enumerate(chunks):
-            src, dst = Path(tmp) / f"in{i}.pickle", Path(tmp) / f"out{i}.pickle"
+    def __init__(self, codes: dict[str, str], boilerplate: str, jobs: int = 1) -> None:
+        import pickle
+        import subprocess
+        import sys
+        import tempfile
+
+        self.codes = codes
+        unique = list(dict.fromkeys(codes.values()))
+        jobs = max(1, min(jobs, len(unique) // 32 or 1))
+        self.chunks = [unique[i::jobs] for i in range(jobs)]
+        env = {**os.environ, "PYTHONHASHSEED": HASH_SEED, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+        self.tmp = tempfile.TemporaryDirectory(prefix="course-report-")
+        self.procs: list[tuple[Any, Path]] = []
+        for i, chunk in enumerate(self.chunks):
+            src, dst = Path(self.tmp.name) / f"in{i}.pickle", Path(self.tmp.name) / f"out{i}.pickle"
             src.write_bytes(pickle.dumps((boilerplate, chunk)))
-            procs.append((subprocess.Popen(
+            self.procs.append((subprocess.Popen(
                 [sys.executable, "-c", "from autograder.report.similarity import _fingerprint_worker as w; w()",
                  str(src), str(dst)], env=env, stderr=subprocess.PIPE), dst))
-        by_code: dict[str, Any] = {}
-        for (proc, dst), chunk in zip(procs, chunks):
-            _, err = proc.communicate()
-            if proc.returncode != 0:
-                raise RuntimeError(f"fingerprinting failed: {err.decode(errors='replace')[-2000:]}")
-            with dst.open("rb") as f:  # written just now by our own child, from our own data
-                by_code.update(zip(chunk, pickle.load(f)))
-    return {name: by_code[code] for name, code in codes.items()}
+
+    def result(self) -> dict[str, Any]:
+        import pickle
+
+        try:
+            by_code: dict[str, Any] = {}
+            for (proc, dst), chunk in zip(self.procs, self.chunks):
+                _, err = proc.communicate()
+                if proc.returncode != 0:
+                    raise RuntimeError(f"fingerprinting failed: {err.decode(errors='replace')[-2000:]}")
+                with dst.open("rb") as f:  # written just now by our own child, from our own data
+                    by_code.update(zip(chunk, pickle.load(f)))
+        finally:
+            for proc, _ in self.procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            self.tmp.cleanup()
+        return {name: by_code[code] for name, code in self.codes.items()}
+
+
+def fingerprints(codes: dict[str, str], boilerplate: str, jobs: int = 1) -> dict[str, Any]:
+    """copydetect's CodeFingerprint of each code (see Fingerprinting)."""
+    return Fingerprinting(codes, boilerplate, jobs).result()
 
 
 def _screen(names: list[str], fps: dict[str, Any]) -> Any:
@@ -250,7 +280,7 @@ def _screen(names: list[str], fps: dict[str, Any]) -> Any:
 
 
 def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
-            jobs: int = 1) -> tuple[list[Pair], list[str], int, bool, float]:
+            jobs: int = 1, started: Optional[Fingerprinting] = None) -> tuple[list[Pair], list[str], int, bool, float]:
     """Score the pairs of `codes` (name -> code) with copydetect.
 
     Returns (the pairs scored that share code, most similar first, the `top` first with
@@ -258,11 +288,13 @@ def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAI
     those; whether the screen chose the pairs; the median score of all pairs scored)."""
     import statistics
 
+    import matplotlib
     import numpy as np
+    matplotlib.use("Agg")  # copydetect imports pyplot: no backend to look for
     from copydetect import compare_files
     from copydetect.utils import highlight_overlap
 
-    fps = fingerprints(codes, boilerplate, jobs)
+    fps = (started or Fingerprinting(codes, boilerplate, jobs)).result()
     names = sorted(n for n in codes if len(fps[n].hashes) > 0)
     n = len(names)
     total = n * (n - 1) // 2
@@ -288,18 +320,38 @@ def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAI
     return pairs, names, total, screened, statistics.median(scores) if scores else 0.0
 
 
-def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
-                     boilerplate: Optional[str] = None, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
-                     jobs: int = 1) -> Similarity:
-    """The similarity section of one class: needs the submitted files (`cls.submissions_dir`)."""
+@dataclass
+class Pending:
+    """A class's similarity with its fingerprints being made (start_similarity); finish() scores."""
+
+    how: str
+    codes: dict[str, str]
+    no_file: list[str]
+    boilerplate: str
+    fingerprinting: Optional[Fingerprinting] = None
+    not_computed: str = ""
+
+    def finish(self, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS) -> Similarity:
+        if self.fingerprinting is None:
+            return Similarity(False, self.not_computed, self.how, no_file=sorted(self.no_file))
+        pairs, compared, total, screened, median = compare(self.codes, self.boilerplate, max_pairs=max_pairs,
+                                                           top=top, started=self.fingerprinting)
+        no_code = sorted(set(self.codes) - set(compared))
+        return Similarity(True, "", self.how, compared, no_code, sorted(self.no_file), pairs, total, screened, median)
+
+
+def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
+                     boilerplate: Optional[str] = None, jobs: int = 1) -> Pending:
+    """Extract each submission's graded code and start fingerprinting it (child processes), so that
+    the caller can do other work meanwhile; needs the submitted files (`cls.submissions_dir`)."""
     from autograder.grading.submission import SubmissionError, read_cells
 
     if cls.submissions_dir is None:
-        return Similarity(False, "no submissions folder given (course report ... --submissions DIR)")
+        return Pending("", {}, [], "", None, "no submissions folder given (course report ... --submissions DIR)")
     course = course or config_mod.default()
     components = [name for name, _ in cls.components]
     codes: dict[str, str] = {}
-    no_file, no_code = [], []
+    no_file = []
     for sub in cls.submissions:
         if sub.path is None:
             no_file.append(sub.who)
@@ -309,11 +361,19 @@ def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
         except SubmissionError:
             no_file.append(sub.who)
     if boilerplate is None:
-        boilerplate, how = released_code(course, cls.assignment)
+        cells, how = released_cells(course, cls.assignment)
+        # the cells as students got them, and their stubs extracted as a submission's code is (so that
+        # where two stubs meet in extracted code is boilerplate too)
+        boilerplate = "\n\n".join(cells) + "\n\n\n" + graded_code([("release", c) for c in cells], components)
     else:
         how = "the boilerplate file given"
     if not codes:
-        return Similarity(False, "none of the submitted files was found", how, no_file=no_file)
-    pairs, compared, total, screened, median = compare(codes, boilerplate, max_pairs=max_pairs, top=top, jobs=jobs)
-    no_code = sorted(set(codes) - set(compared))
-    return Similarity(True, "", how, compared, no_code, sorted(no_file), pairs, total, screened, median)
+        return Pending(how, {}, no_file, boilerplate, None, "none of the submitted files was found")
+    return Pending(how, codes, no_file, boilerplate, Fingerprinting(codes, boilerplate, jobs))
+
+
+def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
+                     boilerplate: Optional[str] = None, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
+                     jobs: int = 1) -> Similarity:
+    """The similarity section of one class: needs the submitted files (`cls.submissions_dir`)."""
+    return start_similarity(cls, course, boilerplate=boilerplate, jobs=jobs).finish(max_pairs, top)
