@@ -57,6 +57,10 @@ class Scoring(_Strict):
 
     kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "property": 1.0, "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
+    #: The least property and structure tests count for code that is not degenerate (one the
+    #: catalogue's degenerate versions do not reproduce): one realistic mistake that breaks every
+    #: reference comparison (a missing 1/sqrt(d)) keeps this share of that credit.
+    floor: float = Field(0.5, ge=0, le=1)
     tests: dict[str, float] = Field(default_factory=dict)
     #: "<component>::<test function>": kind, for a test whose marker (or its use of the reference)
     #: does not say what it really checks; kept here so that the suites' sources do not change.

@@ -155,13 +155,14 @@ class Variant:
 
 
 @functools.cache
-def variants(component: str) -> tuple[Variant, ...]:
-    """The catalogue's mutants of `component`, each loaded over the course's reference code."""
+def variants(component: str, kind: str = "mutant") -> tuple[Variant, ...]:
+    """The catalogue's entries of one kind (mutants, or degenerate code) of `component`, each loaded
+    over the course's reference code."""
     from autograder import config as config_mod
     course = config_mod.default()
     out = []
     for entry in zoo.entries():
-        if entry.kind != "mutant" or entry.component != component:
+        if entry.kind != kind or entry.component != component:
             continue
         namespace = reference_globals(course, entry.assignment)
         try:
@@ -217,10 +218,19 @@ def family_of(entry: zoo.Entry) -> str:
     return getattr(entry, "family", "") or entry.name
 
 
+#: The evidence a failure gives that the code ignores its inputs (a degenerate catalogue entry reproduces it).
+DEGENERATE = "degenerate"
+
+
 def candidates(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> set[str]:
-    """The families of misconceptions whose variants reproduce `actual` on `call`."""
-    return {family_of(v.entry) for v in variants(call.component)
-            if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
+    """The families of misconceptions whose variants reproduce `actual` on `call`; DEGENERATE when
+    one of the catalogue's degenerate versions (uniform weights, zeros, ...) reproduces it."""
+    found = {family_of(v.entry) for v in variants(call.component)
+             if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
+    if any((out := replay(v, call)) is not None and _same(out, actual, rtol, atol)
+           for v in variants(call.component, DEGENERATE)):
+        found.add(DEGENERATE)
+    return found
 
 
 def explain(component: str, family: str) -> Optional[Diagnosis]:

@@ -51,11 +51,23 @@ def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, 
     return [(e, run_in_process(e.assignment, zoo.compose(e, workdir))) for e in entries]
 
 
+def named_families(result: Result) -> set[str]:
+    """The families the feedback names, with the signatures as they are now (what grading would name)."""
+    named = set()
+    for comp in result.components:
+        failed = [t for t in comp.tests if not t.passed]
+        evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
+        family = diagnosis.conclude(evidence)
+        if family and diagnosis.explain(comp.name, family):
+            named.add(family)
+    return named
+
+
 def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
     tally = Tally()
     for entry, result in graded:
         components = result.components
-        named = {d.family for c in components for d in c.misconceptions}
+        named = named_families(result)
         if entry.kind == "correct":
             tally.correct += 1
             tally.correct_diagnosed += bool(named)
@@ -69,7 +81,9 @@ def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
         tally.own += own in named
         tally.wrong += len(named - {own})
         tally.failing += len(failing)
-        tally.unhinted += sum(not t.misconception for t in failing)
+        family = own if own in named else ""
+        tally.unhinted += sum(not (family and family in (set(t.replayed) | diagnosis.signature_candidates(
+            comp.name, t.function, t.output))) for t in failing)
         if own not in named:
             tally.misses.append(entry.id)
     return tally
@@ -131,9 +145,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows, total = [], Tally()
     for assignment_id in ids:
         graded = grade([e for e in zoo.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
-        if ns.signatures:
+        if ns.signatures:  # measured below with the new signatures, from the same grading
             write_signatures(signature_table(graded), [assignment_id])
-            graded = grade([e for e, _ in graded], workdir)  # measured with the new signatures
         tally = measure(graded)
         rows.append(tally.row(f"`{assignment_id}`"))
         print(rows[-1], flush=True)

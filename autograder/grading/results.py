@@ -26,8 +26,9 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
                                           f"{result.score:g} / {result.max_score:g}")]
     for comp in result.components:
         lines.append(f"  {comp.name}: " + (count(comp.tests) if counts_only else f"{comp.score:g} / {comp.points:g}"))
-        if comp.dependencies:
-            lines.append("    graded with " + "; ".join(u.describe() for u in comp.dependencies))
+        shown = [u for u in comp.dependencies if u.student or u.same_assignment]  # not the given support module's
+        if shown:
+            lines.append("    graded with " + "; ".join(u.describe() for u in shown))
         if comp.withheld:
             lines.append(f"    note: {comp.withheld}")
         if not tests:
@@ -46,7 +47,7 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
     """The Gradescope autograder results format, one entry per test."""
     tests = []
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy or result.scoring):
+        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.degenerate):
             t = share.outcome
             output = t.output
             if t.passed and share.factor < 1:
@@ -84,7 +85,9 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                        "components": {c.name: {"score": c.score, "max_score": c.points,
                                                "dependencies": [{"name": u.name, "student": u.student,
                                                                  "reason": u.reason} for u in c.dependencies],
-                                               "withheld": bool(c.withheld)}
+                                               "withheld": bool(c.withheld),
+                                               "misconceptions": [{"id": d.family, "summary": d.misconception,
+                                                                   "fix": d.fix} for d in c.misconceptions]}
                                       for c in result.components}},
     }
 

@@ -20,6 +20,7 @@ class ComponentScore:
     dependencies: list[DependencyUse] = field(default_factory=list)  # whose version of each it used
     withheld: str = ""  # why its detailed feedback is withheld (reference code in its child), if it is
     misconceptions: list[Diagnosis] = field(default_factory=list)  # what the catalogue recognises
+    degenerate: bool = False  # a degenerate catalogue entry reproduces its output (it ignores its inputs)
 
 
 @dataclass
@@ -65,7 +66,7 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
     return override if override is not None else policy.kinds.get(test_kind(outcome, policy), 1.0) * outcome.weight
 
 
-def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[TestShare]:
+def shares(points: float, tests: list[TestOutcome], policy: Scoring, degenerate: bool = False) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
     earned: a passed reference test its share, a passed property or structure test its share times
     the share of reference weight passed (with `gate: proportional`)."""
@@ -79,6 +80,8 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring) -> list[Tes
     gate = 1.0
     if policy.gate == "proportional" and ref_total > 0:
         gate = sum(w for t, w in reference if t.passed) / ref_total
+        if not degenerate:
+            gate = max(gate, policy.floor)
     units = round(points * 10_000)
     raw = [units * w / total for w in weights]
     maxima = [int(r) for r in raw]
@@ -98,6 +101,10 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
     out = []
     for comp in assignment.components:
         tests = [o for o in outcomes if o.component == comp.name]
-        value = round(sum(sh.score for sh in shares(comp.points, tests, policy)), 4)
+        value = component_score(comp.points, tests, policy)
         out.append(ComponentScore(comp.name, comp.points, value, tests, (notes or {}).get(comp.name, [])))
     return out
+
+
+def component_score(points: float, tests: list[TestOutcome], policy: Scoring, degenerate: bool = False) -> float:
+    return round(sum(sh.score for sh in shares(points, tests, policy, degenerate)), 4)

@@ -62,6 +62,7 @@ class TestOutcome:
     seconds: float = 0.0
     misconception: str = ""  # the catalogue family diagnosed for the component (stable id), if any
     candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
+    replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
 
 
 HYPOTHESIS_PROFILE = "course"
