@@ -145,10 +145,22 @@ def test_release_holds_exactly_what_a_student_receives(built, assignment):
     public = SUITES / "public" / f"test_{assignment}.py"
     if public.exists():
         expected.add(f"autograder/suites/public/test_{assignment}.py")
+    expected.add("autograder/selfcheck/signatures.json")  # generated: what check() knows of known mistakes
     assert set(files_of(folder)) == expected
     for rel, source in {**BUNDLE, f"autograder/suites/public/test_{assignment}.py": public}.items():
         if source is not None and source.exists():
             assert (folder / rel).read_text() == source.read_text(), f"{rel} is not the kit's {source}"
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_the_bundled_signatures_hold_no_code_and_only_this_assignment(built, assignment):
+    import json
+    data = json.loads((built.folder / assignment / "autograder" / "selfcheck" / "signatures.json").read_text())
+    assert set(data) == {"tests", "misconceptions", "needs"}
+    own = {c.name for c in config.default().assignment(assignment).components}
+    assert {k.split("::")[0] for k in data["tests"]} <= own and set(data["misconceptions"]) <= own
+    texts = [w for per in data["misconceptions"].values() for words in per.values() for w in words.values()]
+    assert not [t for t in texts if "def " in t or "return " in t or "\n" in t]
 
 
 @pytest.mark.parametrize("assignment", IDS)
