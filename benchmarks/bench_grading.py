@@ -28,6 +28,9 @@ Dask scheduler and workers started here with the `dask` command line (127.0.0.1,
 * the marginal seconds per submission of each executor, (wall(N) - wall(1)) / (N - 1), less the
   grading itself (the mean `execution_time` of the results): what one more task costs on top of
   grading it;
+* the CPU seconds per submission of the worker (its grading process, fork server and their
+  children), the scheduler and the client, from the processes' own accounting: unlike wall times,
+  they do not depend on what else the machine runs;
 * the round trip of one task carrying a submission's bytes and returning a results dict, with no
   grading: through the scheduler and through the local pool's process pipe (median of 50).
 
@@ -301,6 +304,27 @@ def round_trip(call: Callable[[], object], times: int = 50) -> float:
     return statistics.median(spent)
 
 
+NOOP_TASKS = 300
+
+
+def noop_tasks(client: Any, cluster: DaskCluster, data: bytes, reply: dict) -> dict[str, float]:
+    """NOOP_TASKS tasks like the grading ones (a submission's bytes in, a results dict out) that grade
+    nothing, all submitted at once: the wall time, and the CPU seconds per task of the scheduler, this
+    process (the client) and the workers: the cost of the path itself."""
+    from distributed import as_completed
+    sched0, workers0 = cluster.cpu()
+    own0 = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    futures = [client.submit(_echo, data, reply, pure=False) for _ in range(NOOP_TASKS)]
+    for fut in as_completed(futures, loop=client.loop):
+        fut.result()
+    wall = time.perf_counter() - start
+    own1 = resource.getrusage(resource.RUSAGE_SELF)
+    sched1, workers1 = cluster.cpu()
+    return {"wall": wall, "scheduler": (sched1 - sched0) / NOOP_TASKS, "workers": (workers1 - workers0) / NOOP_TASKS,
+            "client": (own1.ru_utime + own1.ru_stime - own0.ru_utime - own0.ru_stime) / NOOP_TASKS}
+
+
 def load_average() -> float:
     return os.getloadavg()[0]
 
@@ -373,6 +397,8 @@ def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
             reply = json.loads(next((work / "out").glob("*.json")).read_text())
             with Client(clusters[0].address, timeout=30, set_as_default=False) as client:
                 via_scheduler = round_trip(lambda: client.submit(_echo, data, reply, pure=False).result())
+            with Client(clusters[1].address, timeout=30, set_as_default=False) as client:
+                noop = noop_tasks(client, clusters[1], data, reply)
         finally:
             for c in clusters:
                 c.stop()
@@ -402,9 +428,13 @@ def bench_cluster(assignment_id: str, n: int, repeat: int) -> None:
     label = "cluster, 1 worker"
     big, small = runs[(label, n)], runs[(label, 1)]
     for key, what in (("workers_cpu", "the worker (grading process, fork server, children)"),
-                      ("scheduler_cpu", "the scheduler"), ("command_cpu", "the client (course grade --cluster)")):
+                      ("scheduler_cpu", "the scheduler (its background work during the run included)"),
+                      ("command_cpu", "the client (course grade --cluster)")):
         per = statistics.median((b[key] - s[key]) / (n - 1) for b, s in zip(big, small))
         print(f"  {what:55} {per * 1000:8.1f} ms")
+    print(f"\n{NOOP_TASKS} tasks carrying a submission and returning its results, without grading, two workers: "
+          f"{NOOP_TASKS / noop['wall']:.0f} tasks/s; CPU per task: the scheduler {noop['scheduler'] * 1000:.1f} ms, "
+          f"the client {noop['client'] * 1000:.1f} ms, the workers {noop['workers'] * 1000:.1f} ms")
     print(f"\none task's round trip without grading ({len(data) / 1024:.0f} KiB submission, "
           f"{len(json.dumps(reply)) / 1024:.0f} KiB results; median of 50):")
     print(f"  through the Dask scheduler       {via_scheduler * 1000:7.1f} ms")
