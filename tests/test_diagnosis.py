@@ -1,0 +1,65 @@
+"""autograder/catalogue/diagnosis.py: the feedback names the student's actual mistake, never a wrong
+one, and never a hint for a crash, a stub or a missing name (issue #13's walkthrough)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.catalogue import diagnosis, zoo
+from autograder.grading.results import results_json
+from autograder.grading.session import Result, run_in_process
+
+A = "02_attention_scoring"
+
+
+def graded(entry_name: str, tmp_path: Path) -> tuple[zoo.Entry, Result]:
+    entry = next(e for e in zoo.entries() if e.name == entry_name)
+    return entry, run_in_process(entry.assignment, zoo.compose(entry, tmp_path))
+
+
+def component(result: Result, name: str):  # noqa: ANN201 - a ComponentScore
+    return next(c for c in result.components if c.name == name)
+
+
+@pytest.mark.parametrize("name", ["sm_off_by_one", "add_no_tanh", "dot_no_scale", "ms_fill_zero"])
+def test_the_walkthrough_mistakes_are_named(name: str, tmp_path: Path) -> None:
+    entry, result = graded(name, tmp_path)
+    comp = component(result, entry.component)
+    assert [d.family for d in comp.misconceptions] == [diagnosis.family_of(entry)]
+    failed = [t for t in comp.tests if not t.passed]
+    assert any("diagnosis: your" in t.output and entry.fix in t.output for t in failed)
+    assert not any("hint:" in t.output for t in failed)  # no fixed hint naming another mistake
+    others = [d for c in result.components if c.name != entry.component for d in c.misconceptions]
+    assert others == []
+
+
+def test_results_files_record_misconceptions_by_stable_id(tmp_path: Path) -> None:
+    entry, result = graded("ms_fill_zero", tmp_path)
+    recorded = results_json(result)["extra_data"]["components"][entry.component]["misconceptions"]
+    assert recorded == [{"id": diagnosis.family_of(entry), "summary": entry.bug, "fix": entry.fix}]
+
+
+@pytest.mark.parametrize("name", ["ms_masked_fill_inf", "add_loop_over_queries", "dot_einsum_mT"])
+def test_correct_alternatives_are_never_diagnosed(name: str, tmp_path: Path) -> None:
+    _, result = graded(name, tmp_path)
+    assert result.score == result.max_score
+    assert all(not c.misconceptions for c in result.components)
+
+
+def test_stubs_and_crashes_get_their_own_message_and_no_diagnosis(tmp_path: Path) -> None:
+    from solutions import attention_scoring
+    import inspect
+    source = inspect.getsource(attention_scoring)
+    crash = source.replace("torch.softmax(X.reshape(shape), dim=-1)", "nn.Functional.softmax(X.reshape(shape), dim=-1)")
+    stub = source.replace('    if valid_lens is None:\n        return torch.softmax(X, dim=-1)\n',
+                          "    raise NotImplementedError()\n", 1)
+    assert crash != source and stub != source
+    for text, expected in ((crash, "AttributeError"), (stub, "NotImplementedError")):
+        path = tmp_path / "submission.py"
+        path.write_text(text)
+        result = run_in_process(A, path)
+        comp = component(result, "masked_softmax")
+        failed = [t for t in comp.tests if not t.passed]
+        assert failed and all(expected in t.output for t in failed), [t.output[:120] for t in failed]
+        assert not comp.misconceptions and not any("diagnosis:" in t.output or "hint:" in t.output for t in failed)
