@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,7 @@ _ANY_CLASS = re.compile(r"`class (\w+)\(")  # a class documented without its __i
 
 def documented() -> dict[str, list[str]]:
     text = DOC.read_text()
-    out: dict[str, list[str]] = dict.fromkeys(_ANY_CLASS.findall(text), [])
+    out: dict[str, list[str]] = {name: [] for name in _ANY_CLASS.findall(text)}
     out.update({name: _params(params) for name, params in _CLASS.findall(text)})
     out.update({name: _params(params) for name, params in _FUNCTION.findall(text)})
     return out

@@ -18,7 +18,7 @@ def graded(entry_name: str, tmp_path: Path) -> tuple[zoo.Entry, Result]:
     return entry, run_in_process(entry.assignment, zoo.compose(entry, tmp_path))
 
 
-def component(result: Result, name: str):  # noqa: ANN201 - a ComponentScore
+def component(result: Result, name: str):  # -> ComponentScore
     return next(c for c in result.components if c.name == name)
 
 
