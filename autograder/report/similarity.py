@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,12 +32,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from autograder import config as config_mod
+from autograder.report.fingerprint import HASH_SEED
 from autograder.report.loading import ClassResults
 
-#: copydetect's defaults: a match must span this many filtered characters to count ...
-NOISE_THRESHOLD = 25
-#: ... and is certain to be found from this many (the winnowing window is the difference + 1).
-GUARANTEE_THRESHOLD = 30
 #: Pairs copydetect scores exactly; beyond, the screen picks which (every pair of up to 64 submissions).
 MAX_PAIRS = 2000
 #: Pairs shown side by side on the page.
@@ -178,40 +174,15 @@ class Similarity:
         return [p for p in self.pairs if p.highlighted_a or p.highlighted_b]
 
 
-# copydetect hashes k-grams with Python's str hash, which is salted per process: the same code gets
-# other fingerprints in another process, so scores would change from run to run. Fingerprints are
-# therefore made in child interpreters started with PYTHONHASHSEED=0 (in parallel, `jobs` of them);
-# comparing them only intersects the integers they hold.
-HASH_SEED = "0"
-
-
-def _fingerprint_worker() -> None:
-    """In a child interpreter: argv[1] holds (boilerplate, [code]); write [CodeFingerprint] to argv[2]."""
-    import pickle
-    import sys
-
-    import numpy as np
-    from copydetect import CodeFingerprint
-
-    with open(sys.argv[1], "rb") as f:
-        boilerplate, codes = pickle.load(f)
-    hashes = CodeFingerprint("boilerplate.py", NOISE_THRESHOLD, 1, fp=io.StringIO(boilerplate)).hashes
-    excluded = np.unique(np.array(sorted(hashes), dtype=np.int64)) if hashes else None
-    window = GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1
-    done = []
-    for i, code in enumerate(codes):
-        fp = CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
-        # the same numbers as Python ints (numpy scalars pickle ten times slower); equal values hash alike
-        fp.hashes = {int(h) for h in fp.hashes}
-        fp.hash_idx = {int(h): [int(j) for j in idx] for h, idx in fp.hash_idx.items()}
-        done.append(fp)
-    with open(sys.argv[2], "wb") as f:
-        pickle.dump(done, f, protocol=pickle.HIGHEST_PROTOCOL)
+#: Distinct codes per fingerprinting child at least: a child's start (an interpreter, numpy,
+#: copydetect and the matplotlib it imports) costs as much as fingerprinting about 150 of them.
+CODES_PER_CHILD = 150
 
 
 class Fingerprinting:
     """copydetect's CodeFingerprint of each code, boilerplate excluded (identical codes once), being
-    made with a fixed string-hash seed in up to `jobs` child interpreters; `result()` waits for them."""
+    made with a fixed string-hash seed (fingerprint.py) in up to `jobs` child interpreters;
+    `result()` waits for them."""
 
     def __init__(self, codes: dict[str, str], boilerplate: str, jobs: int = 1) -> None:
         import pickle
@@ -221,7 +192,7 @@ class Fingerprinting:
 
         self.codes = codes
         unique = list(dict.fromkeys(codes.values()))
-        jobs = max(1, min(jobs, len(unique) // 32 or 1))
+        jobs = max(1, min(jobs, len(unique) // CODES_PER_CHILD))
         self.chunks = [unique[i::jobs] for i in range(jobs)]
         env = {**os.environ, "PYTHONHASHSEED": HASH_SEED, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
         self.tmp = tempfile.TemporaryDirectory(prefix="course-report-")
@@ -229,9 +200,8 @@ class Fingerprinting:
         for i, chunk in enumerate(self.chunks):
             src, dst = Path(self.tmp.name) / f"in{i}.pickle", Path(self.tmp.name) / f"out{i}.pickle"
             src.write_bytes(pickle.dumps((boilerplate, chunk)))
-            self.procs.append((subprocess.Popen(
-                [sys.executable, "-c", "from autograder.report.similarity import _fingerprint_worker as w; w()",
-                 str(src), str(dst)], env=env, stderr=subprocess.PIPE), dst))
+            self.procs.append((subprocess.Popen([sys.executable, "-m", "autograder.report.fingerprint", str(src),
+                                                 str(dst)], env=env, stderr=subprocess.PIPE), dst))
 
     def result(self) -> dict[str, Any]:
         import pickle
@@ -298,12 +268,15 @@ def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAI
     names = sorted(n for n in codes if len(fps[n].hashes) > 0)
     n = len(names)
     total = n * (n - 1) // 2
-    i_idx, j_idx = np.triu_indices(n, 1)
     screened = total > max_pairs
-    if screened:
-        screen = _screen(names, fps)[i_idx, j_idx]
-        keep = np.argsort(-screen, kind="stable")[:max_pairs]
-        i_idx, j_idx = i_idx[keep], j_idx[keep]
+    if screened:  # the max_pairs pairs (i < j) the screen ranks highest, without listing every pair
+        screen = _screen(names, fps)
+        rows = np.arange(n)
+        screen[rows[:, None] >= rows[None, :]] = -1.0
+        best = np.argpartition(-screen.ravel(), max_pairs - 1)[:max_pairs]
+        i_idx, j_idx = np.divmod(best, n)
+    else:
+        i_idx, j_idx = np.triu_indices(n, 1)
     pairs = []
     scores = []
     for i, j in zip(i_idx.tolist(), j_idx.tolist()):
