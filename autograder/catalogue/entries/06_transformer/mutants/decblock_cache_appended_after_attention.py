@@ -1,8 +1,8 @@
 """
 component: DecoderBlock
 bug: attends over the old cache only and appends X after the attention, so a new token never sees itself
-fix: append X to the cache first, then let attention1 attend over cat(cache, X) with the causal mask
-symptom: itself
+fix: append X to the cache first, then let attention1 attend over cat(cache, X) with the causal mask, so that decoding one step at a time with the cache gives the whole-sequence outputs
+symptom: one step at a time
 """
 import math
 import torch

@@ -1,9 +1,9 @@
 """
 component: DecoderBlock
 bug: uses the causal valid lengths 1 .. T in every mode, not offset by the cache length, so a token decoded step by step sees only position 0
-fix: offset the causal valid lengths by the t cached positions: t+1, ..., t+T for the T new tokens
+fix: offset the causal valid lengths by the t cached positions: t+1, ..., t+T for the T new tokens, so that decoding one step at a time with the cache gives the whole-sequence outputs
 family: causal-mask-ignores-cache
-symptom: valid length
+symptom: one step at a time
 """
 import math
 import torch
