@@ -142,11 +142,11 @@ class GraderPlugin(WorkerPlugin):
         # --die-with-parent needs (the "parent" of a process is the thread that started it).
         loop = asyncio.get_running_loop()
         refusal = await loop.run_in_executor(worker.executors["default"], self._setup, worker.address,
-                                             worker.state.nthreads)
+                                             worker.state.nthreads, worker.local_directory)
         if refusal:
             raise WorkerRefused(refusal)
 
-    def _setup(self, address: str, nthreads: int) -> str:
+    def _setup(self, address: str, nthreads: int, local_directory: Optional[str] = None) -> str:
         """Set up (or keep) this process's grader; the refusal, with this worker's address, or ""."""
         with _State.lock:
             if nthreads > 1:
@@ -164,7 +164,8 @@ class GraderPlugin(WorkerPlugin):
                 return ""  # warm from an earlier run with the same options
             _stop()
             _State.key = self.key
-            _State.private = tempfile.mkdtemp(prefix="course-grader-")
+            # In the worker's own scratch folder, which Dask removes, also after a worker was killed.
+            _State.private = tempfile.mkdtemp(prefix="course-grader-", dir=local_directory)
             default = config_mod.DEFAULT_CONFIG
             if not default.is_file() or self.course_text != default.read_text():
                 _State.config_path = os.path.join(_State.private, "course.yml")
