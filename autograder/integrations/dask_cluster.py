@@ -291,8 +291,12 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
                 return
             path = batch.gradable[name].path
             assert path is not None, "gradable submissions have a file"
-            size = path.stat().st_size
-            data = path.read_bytes() if size <= MAX_SUBMISSION_BYTES else None
+            try:
+                size = path.stat().st_size
+                data = path.read_bytes() if size <= MAX_SUBMISSION_BYTES else None
+            except OSError as exc:  # gone or unreadable since it was listed: that submission only
+                batch.record(name, failed_results(assignment, GRADER_FAILED, grader_error=f"cannot read {path}: {exc}"))
+                continue
             fut = client.submit(grade_task, key, name, path.name, data, size, assignment.id, public_only,
                                 key=f"course-grade-{name}-{uuid.uuid4().hex[:8]}", pure=False)
             in_flight[fut] = name
