@@ -339,7 +339,9 @@ def test_stdout_flood_is_truncated_and_changes_nothing(zygote: Zygote, suites: P
     clean = grade_source(zygote, tmp_path, "stdout_flood", reference_source(), suites, course)
     kept = flood.result.output
     assert "PASSED" in kept and "bytes of output dropped" in kept
-    assert len(kept) <= 2 * 64 * 1024 + 200  # limits.output_kb per component, plus the notes
+    # limits.output_kb per child that runs the printing masked_softmax: its own and, under the
+    # dependency rule (it passes its tests), AdditiveAttention's and DotProductAttention's; plus notes.
+    assert len(kept) <= 3 * 64 * 1024 + 300
     assert len(flood.json["output"]) < len(clean.json["output"]) + 9000  # the results keep 8000 chars
 
     def without_output(j: dict) -> dict:

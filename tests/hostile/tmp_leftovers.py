@@ -43,7 +43,11 @@ def masked_softmax(X, valid_lens):
         valid_lens = torch.repeat_interleave(valid_lens, shape[1])
     else:
         valid_lens = valid_lens.reshape(-1)
-    X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=torch.finfo(X.dtype).min)
+    # Masked here, not by this file's sequence_mask: that one plants files, and (passing its tests)
+    # it is the one this child would use (the dependency rule).
+    flat = X.reshape(-1, shape[-1])
+    keep = torch.arange(shape[-1]).unsqueeze(0) < valid_lens.unsqueeze(1)
+    X = flat.masked_fill(~keep, torch.finfo(X.dtype).min)
     return torch.softmax(X.reshape(shape), dim=-1)
 
 
