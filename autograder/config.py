@@ -57,9 +57,10 @@ class Scoring(_Strict):
 
     kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "property": 1.0, "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
-    #: The least property and structure tests count for code that is not degenerate (one the
-    #: catalogue's degenerate versions do not reproduce): one realistic mistake that breaks every
-    #: reference comparison (a missing 1/sqrt(d)) keeps this share of that credit.
+    #: The least property and structure tests count when the diagnosis names one known realistic
+    #: mistake that explains the component's failures: such a mistake, which breaks every reference
+    #: comparison (a missing 1/sqrt(d)), keeps this share of that credit; code that is wrong in no
+    #: known way, or that a degenerate catalogue entry reproduces, earns only its proportion.
     floor: float = Field(0.5, ge=0, le=1)
     tests: dict[str, float] = Field(default_factory=dict)
     #: "<component>::<test function>": kind, for a test whose marker (or its use of the reference)

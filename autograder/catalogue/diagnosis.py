@@ -24,8 +24,8 @@ from autograder.catalogue import zoo
 from autograder.config import Course
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
 
-__all__ = ["DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "candidates", "conclude", "explain",
-           "signature_candidates", "text_hash"]
+__all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "candidates", "conclude", "conclude_component", "explain",
+           "is_degenerate", "signature_candidates", "text_hash"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Diagnosis:
     entries: tuple[str, ...]
     misconception: str
     fix: str
+    degenerate: bool = False  # a degenerate entry (code that ignores its inputs), not a realistic mistake
 
     def message(self, component: str) -> str:
         return (f"diagnosis: your {component} behaves exactly like one that {self.misconception}\n"
@@ -94,7 +95,18 @@ class Recorder:
         return (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
 
     def lookup(self, value: Any) -> Optional[Call]:
-        return self.calls.get(self._key(value)) if isinstance(value, torch.Tensor) else None
+        """The call that produced `value`: the recorded tensor itself or a view of it, else (a test
+        that copied it, `T.as_plain`) the latest recorded tensor equal to it in shape, dtype and values."""
+        if not isinstance(value, torch.Tensor):
+            return None
+        found = self.calls.get(self._key(value))
+        if found is not None:
+            return found
+        for call in reversed(list(self.calls.values())):
+            if any(isinstance(t, torch.Tensor) and t.shape == value.shape and t.dtype == value.dtype
+                   and t.device == value.device and torch.equal(t.detach(), value.detach()) for t in call.keep):
+                return call
+        return None
 
     @staticmethod
     def from_inputs(component: str, inputs: dict[str, Any]) -> Call:
@@ -218,31 +230,62 @@ def family_of(entry: zoo.Entry) -> str:
     return getattr(entry, "family", "") or entry.name
 
 
-#: The evidence a failure gives that the code ignores its inputs (a degenerate catalogue entry reproduces it).
+#: The prefix of a degenerate entry's family among a failure's candidates: "degenerate:<family>".
 DEGENERATE = "degenerate"
+
+#: What the feedback says to do about code that ignores its inputs (degenerate entries have no fix of their own).
+DEGENERATE_FIX = ("compute the output from the inputs as the contract describes; until it does, the tests "
+                  "that compare your code only with itself (shapes, invariances) earn nothing")
+
+
+def degenerate_family(entry: zoo.Entry) -> str:
+    return f"{DEGENERATE}:{family_of(entry)}"
+
+
+def is_degenerate(family: str) -> bool:
+    return family.startswith(f"{DEGENERATE}:")
+
+
+def conclude_component(evidence: list[set[str]], replayed: list[set[str]]) -> tuple[Optional[str], bool]:
+    """The family that explains a component's failures, if one does, and whether the component is
+    degenerate. `evidence` holds each failure's candidate families, `replayed` those of them found
+    by replaying the catalogue's variants on the failing call (behaviour, not failure text).
+
+    Degenerate versions compete with the mistakes: uniform weights also reproduce a masked_softmax
+    that fills with 0 on equal scores. A failure only degenerate versions reproduce is no evidence
+    against a realistic mistake that explains the rest, provided that replaying the mistake itself
+    reproduces one of the failures; a match of failure text alone does not outweigh it (code that
+    returns zeros fails a training test with the same text as a w.item() mistake). Code a degenerate
+    version reproduces, with no realistic mistake named, is degenerate."""
+    family = conclude(evidence)
+    if family is None:
+        realistic = conclude([{c for c in e if not is_degenerate(c)} for e in evidence])
+        if realistic is not None and any(realistic in r for r in replayed):
+            family = realistic
+    degenerate = is_degenerate(family) if family else any(is_degenerate(c) for e in evidence for c in e)
+    return family, degenerate
 
 
 def candidates(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> set[str]:
-    """The families of misconceptions whose variants reproduce `actual` on `call`; DEGENERATE when
-    one of the catalogue's degenerate versions (uniform weights, zeros, ...) reproduces it."""
+    """The families of the catalogue's variants that reproduce `actual` on `call`: realistic mistakes
+    by their family, degenerate versions (uniform weights, zeros, ...) as "degenerate:<family>"."""
     found = {family_of(v.entry) for v in variants(call.component)
              if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
-    if any((out := replay(v, call)) is not None and _same(out, actual, rtol, atol)
-           for v in variants(call.component, DEGENERATE)):
-        found.add(DEGENERATE)
+    found |= {degenerate_family(v.entry) for v in variants(call.component, DEGENERATE)
+              if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
     return found
 
 
 def explain(component: str, family: str) -> Optional[Diagnosis]:
-    """The catalogue's words for a family of misconceptions of a component."""
-    members = sorted((e for e in zoo.entries() if e.kind == "mutant" and e.component == component
-                      and family_of(e) == family), key=lambda e: e.name)
+    """The catalogue's words for a family of misconceptions (or a degenerate family) of a component."""
+    degenerate = is_degenerate(family)
+    kind, name = ("degenerate", family.split(":", 1)[1]) if degenerate else ("mutant", family)
+    members = sorted((e for e in zoo.entries() if e.kind == kind and e.component == component
+                      and family_of(e) == name), key=lambda e: e.name)
     if not members:
         return None
-    return Diagnosis(family, tuple(e.id for e in members), members[0].bug, getattr(members[0], "fix", ""))
-
-
-
+    fix = DEGENERATE_FIX if degenerate else getattr(members[0], "fix", "")
+    return Diagnosis(family, tuple(e.id for e in members), members[0].bug, fix, degenerate)
 
 
 # --- symptom signatures: the same evidence from the failure text, for every kind of test --------

@@ -57,7 +57,7 @@ def named_families(result: Result) -> set[str]:
     for comp in result.components:
         failed = [t for t in comp.tests if not t.passed]
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
-        family = diagnosis.conclude(evidence)
+        family, _ = diagnosis.conclude_component(evidence, [set(t.replayed) for t in failed])
         if family and diagnosis.explain(comp.name, family):
             named.add(family)
     return named

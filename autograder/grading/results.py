@@ -47,10 +47,14 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
     """The Gradescope autograder results format, one entry per test."""
     tests = []
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.degenerate):
+        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained):
             t = share.outcome
             output = t.output
-            if t.passed and share.factor < 1:
+            if t.passed and share.floored:
+                output = (f"counts {share.factor:.0%} of its share: {comp.name} matches few of the course's values, "
+                          f"but its failures are one known mistake (see the diagnosis), so what it still does "
+                          f"right counts at least {share.factor:.0%}")
+            elif t.passed and share.factor < 1:
                 output = (f"counts {share.factor:.0%} of its share: {comp.name} matches the course's values in "
                           f"{share.factor:.0%} of the comparisons (by weight)")
             tests.append({

@@ -22,6 +22,11 @@ class ComponentScore:
     misconceptions: list[Diagnosis] = field(default_factory=list)  # what the catalogue recognises
     degenerate: bool = False  # a degenerate catalogue entry reproduces its output (it ignores its inputs)
 
+    @property
+    def explained(self) -> bool:
+        """Its failures are one known realistic mistake (the diagnosis names it): the floor applies."""
+        return not self.degenerate and any(not d.degenerate for d in self.misconceptions)
+
 
 @dataclass
 class Result:
@@ -55,6 +60,7 @@ class TestShare:
     max_score: float
     score: float
     factor: float  # the gate: 1 for reference tests, the share of reference comparisons passed otherwise
+    floored: bool = False  # the factor is the policy's floor (more than the share of comparisons passed)
 
 
 def test_kind(outcome: TestOutcome, policy: Scoring) -> str:
@@ -66,10 +72,11 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
     return override if override is not None else policy.kinds.get(test_kind(outcome, policy), 1.0) * outcome.weight
 
 
-def shares(points: float, tests: list[TestOutcome], policy: Scoring, degenerate: bool = False) -> list[TestShare]:
+def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
     earned: a passed reference test its share, a passed property or structure test its share times
-    the share of reference weight passed (with `gate: proportional`)."""
+    the share of reference weight passed (with `gate: proportional`), and at least `policy.floor`
+    of it when the failures are `explained` by one known realistic mistake (the diagnosis names it)."""
     weights = [test_weight(t, policy) for t in tests]
     total = sum(weights)
     if not tests or total <= 0:
@@ -77,11 +84,11 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, degenerate:
     kinds = [test_kind(t, policy) for t in tests]
     reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference"]
     ref_total = sum(w for _, w in reference)
-    gate = 1.0
+    gate, floored = 1.0, False
     if policy.gate == "proportional" and ref_total > 0:
         gate = sum(w for t, w in reference if t.passed) / ref_total
-        if not degenerate:
-            gate = max(gate, policy.floor)
+        if explained and gate < policy.floor:
+            gate, floored = policy.floor, True
     units = round(points * 10_000)
     raw = [units * w / total for w in weights]
     maxima = [int(r) for r in raw]
@@ -90,13 +97,15 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, degenerate:
     out = []
     for t, m, k in zip(tests, maxima, kinds):
         factor = 1.0 if k == "reference" else gate
-        out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000 if t.passed else 0.0, factor))
+        out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000 if t.passed else 0.0, factor,
+                             floored and k != "reference"))
     return out
 
 
 def score(assignment: Assignment, outcomes: list[TestOutcome],
           notes: Optional[dict[str, list[str]]] = None, policy: Optional[Scoring] = None) -> list[ComponentScore]:
-    """Partial credit per component: the sum of its tests' earned shares (see `shares`)."""
+    """Partial credit per component: the sum of its tests' earned shares (see `shares`), before any
+    diagnosis (the grading session rescores a component whose failures the diagnosis explains)."""
     policy = policy or Scoring()
     out = []
     for comp in assignment.components:
@@ -106,5 +115,5 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
     return out
 
 
-def component_score(points: float, tests: list[TestOutcome], policy: Scoring, degenerate: bool = False) -> float:
-    return round(sum(sh.score for sh in shares(points, tests, policy, degenerate)), 4)
+def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False) -> float:
+    return round(sum(sh.score for sh in shares(points, tests, policy, explained)), 4)

@@ -12,8 +12,8 @@ from typing import Any, Optional
 import torch
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (DEGENERATE, DIAGNOSIS_MARK, Recorder, candidates, conclude, explain,
-                                            signature_candidates)
+from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
+                                            explain, signature_candidates)
 from autograder.grading import dependencies
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
@@ -73,8 +73,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
         name_misconceptions(comp)
-        if comp.degenerate:  # its property and structure tests earn nothing (scoring.shares)
-            comp.score = component_score(comp.points, comp.tests, course.scoring, degenerate=True)
+        if comp.explained:  # one known realistic mistake: its property and structure tests count at least the floor
+            comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
         if dependencies.holds_current_reference(comp.dependencies) and not due_passed:
             withhold(comp, assignment.due)
     return Result(assignment_id, submission, components_scored, scoring=course.scoring)
@@ -111,16 +111,17 @@ class Diagnoser:
 
 
 def name_misconceptions(comp: ComponentScore) -> None:
-    """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude): the
-    failures it explains say so, with its fix; no other hint is ever shown."""
+    """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude_component): the
+    failures it explains say so, with its fix; no other hint is ever shown. Code that one of the
+    catalogue's degenerate versions reproduces (and no single realistic mistake explains) is marked
+    degenerate, and named as such where one degenerate version explains every failure."""
     failed = [t for t in comp.tests if not t.passed]
-    comp.degenerate = any(DEGENERATE in t.candidates for t in failed)
     for test in failed:
-        test.candidates = tuple(c for c in test.candidates if c != DEGENERATE)
         test.replayed = test.candidates
         test.candidates = tuple(sorted(set(test.candidates)
                                        | signature_candidates(comp.name, test.function, test.output)))
-    family = conclude([set(t.candidates) for t in failed])
+    family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
+                                                 [set(t.replayed) for t in failed])
     found = explain(comp.name, family) if family else None
     if found is None:
         return

@@ -1,0 +1,130 @@
+"""autograder/grading/scoring.py and the diagnosis's say in it: shares add up exactly, passed
+reference comparisons gate the credit of property and structure tests, and the floor on that gate
+applies only when the diagnosis names one known realistic mistake (never for degenerate code)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder.catalogue import diagnosis
+from autograder.config import Scoring
+from autograder.grading.scoring import ComponentScore, component_score, shares
+from autograder.grading.session import name_misconceptions
+from autograder.selfcheck import plugin
+
+KINDS = ("reference", "property", "structure")
+COMP = "masked_softmax"
+
+
+def outcome(kind: str, passed: bool, weight: float = 1.0, function: str = "") -> plugin.TestOutcome:
+    return plugin.TestOutcome(nodeid=f"t::{function or kind}", name=function or kind, component=COMP, weight=weight,
+                       public=False, kind=kind, function=function or f"test_{kind}", passed=passed)
+
+
+tests_lists = st.lists(st.builds(outcome, st.sampled_from(KINDS), st.booleans(),
+                                 st.sampled_from([0.5, 1.0, 2.0, 3.0])), min_size=1, max_size=12)
+points = st.integers(1, 400).map(lambda n: n / 4)  # 0.25 .. 100 points
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(points, tests_lists, st.booleans(), st.sampled_from(["proportional", "none"]))
+def test_shares_add_up_to_exactly_the_points_and_never_exceed_them(pts, tests, explained, gate):
+    out = shares(pts, tests, Scoring(gate=gate), explained)
+    assert round(sum(s.max_score for s in out) * 10_000) == round(pts * 10_000)
+    assert all(0 <= s.score <= s.max_score for s in out)
+    assert all(s.score == 0 for s in out if not s.outcome.passed)
+    if all(t.passed for t in tests):
+        assert component_score(pts, tests, Scoring(gate=gate), explained) == pts
+
+
+def test_property_tests_count_in_proportion_to_the_reference_comparisons_passed():
+    tests = [outcome("reference", True), outcome("reference", False), outcome("property", True)]
+    out = shares(7.0, tests, Scoring())  # weights 3, 3, 1: shares 3, 3, 1 points
+    assert [s.max_score for s in out] == [3.0, 3.0, 1.0]
+    assert [s.score for s in out] == [3.0, 0.0, 0.5]
+    assert out[2].factor == 0.5 and not out[2].floored
+
+
+def test_code_that_fails_every_comparison_earns_nothing_for_its_invariances_unless_explained():
+    tests = [outcome("reference", False), outcome("property", True), outcome("structure", True)]
+    assert component_score(5.0, tests, Scoring()) == 0.0  # wrong in no known way, or degenerate
+    explained = shares(5.0, tests, Scoring(), explained=True)  # one known realistic mistake
+    assert [s.score for s in explained] == [0.0, 0.5, 0.5]
+    assert [s.floored for s in explained] == [False, True, True]
+    assert component_score(5.0, tests, Scoring(floor=0.2), explained=True) == 0.4
+
+
+def test_the_floor_never_lowers_a_gate_above_it():
+    tests = [outcome("reference", True)] * 3 + [outcome("reference", False), outcome("property", True)]
+    out = shares(13.0, tests, Scoring(), explained=True)
+    assert out[-1].factor == 0.75 and not out[-1].floored
+
+
+def test_gate_none_counts_every_passed_test_in_full():
+    tests = [outcome("reference", False), outcome("property", True)]
+    assert component_score(4.0, tests, Scoring(gate="none")) == 1.0
+
+
+def test_course_overrides_of_a_tests_weight_and_kind():
+    tests = [outcome("reference", True, function="test_a"), outcome("property", True, function="test_b"),
+             outcome("reference", False, function="test_c")]
+    policy = Scoring(tests={f"{COMP}::test_a": 0.0}, kinds_of={f"{COMP}::test_b": "reference"})
+    out = shares(4.0, tests, policy)  # weights 0, 3, 3
+    assert [s.max_score for s in out] == [0.0, 2.0, 2.0]
+    assert [s.score for s in out] == [0.0, 2.0, 0.0]
+
+
+def test_a_marker_weight_scales_a_tests_share():
+    tests = [outcome("reference", True, weight=2.0), outcome("reference", False)]
+    assert [s.max_score for s in shares(9.0, tests, Scoring())] == [6.0, 3.0]
+
+
+# --- what the diagnosis decides (grading/session.name_misconceptions) ---------------------------
+
+def diagnosed(*evidence: tuple[str, ...]) -> ComponentScore:
+    tests = [outcome("property", True)]
+    for i, found in enumerate(evidence):
+        failed = outcome("reference", False, function=f"test_ref_{i}")
+        failed.candidates = found
+        tests.append(failed)
+    comp = ComponentScore(COMP, 4.0, 0.0, tests)
+    name_misconceptions(comp)
+    return comp
+
+
+def test_one_realistic_mistake_explaining_every_failure_is_named_and_floored():
+    comp = diagnosed(("ms_fill_zero", "ms_zeros"), ("ms_fill_zero",))
+    assert [d.family for d in comp.misconceptions] == ["ms_fill_zero"]
+    assert comp.explained and not comp.degenerate
+
+
+def test_code_a_degenerate_version_reproduces_is_named_degenerate_and_not_floored():
+    comp = diagnosed(("degenerate:ms_zeros",), ("degenerate:ms_zeros",))
+    assert comp.degenerate and not comp.explained
+    [named] = comp.misconceptions
+    assert named.degenerate and "compute the output from the inputs" in named.fix
+
+
+def test_a_degenerate_match_does_not_hide_the_one_mistake_that_explains_the_rest():
+    # uniform weights also reproduce a fill-with-0 masked_softmax on equal scores
+    comp = diagnosed(("ms_fill_zero", "degenerate:ms_uniform_valid"), ("ms_fill_zero",),
+                     ("degenerate:ms_uniform_valid",))
+    assert [d.family for d in comp.misconceptions] == ["ms_fill_zero"]
+    assert comp.explained and not comp.degenerate
+
+
+@pytest.mark.parametrize("evidence", [(), (("ms_fill_zero",), ("ms_detached",)), (("degenerate:ms_zeros",), ())])
+def test_no_single_named_realistic_mistake_means_no_floor(evidence):
+    comp = diagnosed(*evidence)
+    assert not comp.explained
+
+
+def test_a_failure_text_match_alone_does_not_name_a_mistake_against_degenerate_behaviour():
+    # code that returns zeros: the reference comparison is reproduced only by degenerate versions,
+    # and a training test fails with the same text as a w.item() mistake (signatures, not replay)
+    evidence = [{"degenerate:nwk_zeros", "degenerate:nwk_mean_of_values"}, {"nwk_w_item"}]
+    replayed = [{"degenerate:nwk_zeros", "degenerate:nwk_mean_of_values"}, set()]
+    assert diagnosis.conclude_component(evidence, replayed) == (None, True)
+    # ... but a replay of the mistake itself reproducing a failure is behaviour, and it is named
+    assert diagnosis.conclude_component(evidence, [replayed[0], {"nwk_w_item"}]) == ("nwk_w_item", False)
