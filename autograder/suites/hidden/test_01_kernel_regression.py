@@ -3,6 +3,7 @@
 Properties of attention pooling (normalized weights, predictions inside the range of the values,
 invariance to reordering the training pairs and to shifting x, the two limits of the kernel
 width) plus one comparison with the reference, and a short training run for the learnable width.
+Each component is also compared with the reference on a few fixed problems at realistic sizes.
 """
 from __future__ import annotations
 
@@ -205,6 +206,23 @@ def test_nw_mean_for_close_keys(student, case):
                         "the weights must be normalized over the keys")
 
 
+#: Fixed problems at realistic sizes (n queries != m keys, float32): mistakes that only show on larger inputs.
+NW_REALISTIC = [Case(40, 64, torch.float32, 101), Case(64, 48, torch.float32, 102), Case(32, 56, torch.float32, 103)]
+
+
+@pytest.mark.component("nadaraya_watson")
+@pytest.mark.parametrize("case", NW_REALISTIC, ids=repr)
+def test_nw_at_realistic_size(student, ref, case):
+    """predictions and weights match the reference at realistic sizes (32-64 queries and keys, float32)"""
+    queries, keys, values = _nw_data(case)
+    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
+    y_ref, w_ref = _nw(ref.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    inputs = {"queries": queries, "keys": keys, "values": values}
+    T.assert_close(weights, w_ref, what="attention_weights", inputs=inputs, hint=KERNEL_HINT)
+    T.assert_close(y_hat, y_ref, what="y_hat", inputs=inputs, hint=KERNEL_HINT)
+
+
 # ============================================================ NWKernelRegression
 
 W_VALUES = st.sampled_from([-1.5, -0.7, 0.3, 1.0, 2.5])
@@ -380,3 +398,29 @@ def test_nwk_training_lowers_loss(student, dtype):
             f"{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after:.4g}. "
             "w must be an nn.Parameter used as a tensor in forward (no .item(), float() or .detach()), "
             "so that gradients reach it")
+
+
+#: Fixed problems at realistic sizes (n queries, each with its own row of m != n keys; float32) and a w each.
+NWK_REALISTIC = [(Case(40, 64, torch.float32, 111), 0.7), (Case(64, 48, torch.float32, 112), -1.5),
+                 (Case(32, 56, torch.float32, 113), 2.5)]
+
+
+@pytest.mark.component("NWKernelRegression")
+@pytest.mark.parametrize("case,w", NWK_REALISTIC, ids=[f"{c!r}-w={w}" for c, w in NWK_REALISTIC])
+def test_nwk_at_realistic_size(student, ref, case, w):
+    """output and attention_weights match the reference at realistic sizes (32-64 queries, 32-64 keys each, float32)"""
+    queries, keys, values = _nwk_data(case)
+    model = student.NWKernelRegression()
+    reference = ref.NWKernelRegression()
+    if case.dtype == torch.float64:
+        model.double()
+        reference.double()
+    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
+    T.copy_weights(model, reference)
+    model.eval()
+    y_hat, weights = _nwk(model, queries, keys, values)
+    y_ref, w_ref = _nwk(reference, queries, keys, values)
+    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
+    T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
+    T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)

@@ -3,6 +3,7 @@
 Each component is compared once with the reference (reference weights copied in) and otherwise
 checked through properties: normalization, exact zeros past the valid length, invariances
 (junk in masked positions, padding, shifts, batch items), gradients, and where dropout acts.
+Each is also compared with the reference on a few fixed problems at realistic sizes.
 Valid lengths are always >= 1 (rows with valid length 0 are outside the contract).
 """
 from __future__ import annotations
@@ -104,6 +105,28 @@ def dropout_cases(draw, same_qk=False):
     return Case(B, Q, K, dq, dk, K + 1, lens, draw(S.FLOAT_DTYPES), draw(S.SEEDS))
 
 
+def realistic_case(Q: int, K: int, dq: int, dk: int, dv: int, kind: str, seed: int, B: int = 8) -> Case:
+    """A fixed float32 problem at a realistic size, valid lengths ("none", "1d" or "2d") drawn from `seed`."""
+    g = torch.Generator().manual_seed(seed + 1000)
+    lens = None if kind == "none" else torch.randint(1, K + 1, (B,) if kind == "1d" else (B, Q), generator=g)
+    return Case(B, Q, K, dq, dk, dv, lens, torch.float32, seed)
+
+
+#: Fixed problems at realistic sizes: batch 8, Q != K, query, key and value sizes apart, each form of valid_lens.
+REALISTIC = [realistic_case(40, 64, 32, 48, 56, "none", 201), realistic_case(64, 48, 56, 40, 32, "1d", 202),
+             realistic_case(32, 56, 48, 64, 40, "2d", 203)]
+#: ... with the query size equal to the key size (dot-product attention).
+REALISTIC_SAME_QK = [realistic_case(40, 64, 48, 48, 56, "none", 211),
+                     realistic_case(64, 48, 32, 32, 40, "1d", 212),
+                     realistic_case(32, 56, 64, 64, 48, "2d", 213)]
+
+
+def realistic_id(case: Case) -> str:
+    """A short test id (a case's repr lists every valid length)."""
+    lens = "none" if case.lens is None else f"{case.lens.dim()}d"
+    return f"B={case.B}-Q={case.Q}-K={case.K}-sizes={case.dq},{case.dk},{case.dv}-valid_lens={lens}"
+
+
 # ============================================================ calling the student's code
 
 # The name the tests were written with. A derandomized hypothesis test draws its examples from a seed
@@ -172,6 +195,25 @@ def test_sequence_mask_matches_reference(student, ref, N, L, data):
     """matches the reference on random rows (default value 0)"""
     lens = S.valid_lens(data.draw, "1d", N, L, low=0, label="valid_len")
     X = torch.randn(N, L, generator=torch.Generator().manual_seed(N * 7 + L))
+    out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
+    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
+                   inputs={"X": X, "valid_len": lens},
+                   hint="masked entries become the default value 0 when no value is given")
+
+
+#: Fixed (rows, row length, seed) at realistic sizes: 8 sequences; 8 x 40 queries of 64 keys (as masked_softmax
+#: flattens them); 48 rows of 56.
+SM_REALISTIC = [(8, 64, 221), (320, 40, 222), (48, 56, 223)]
+
+
+@pytest.mark.component("sequence_mask")
+@pytest.mark.parametrize("N,L,seed", SM_REALISTIC, ids=[f"N={n}-L={m}" for n, m, _ in SM_REALISTIC])
+def test_sequence_mask_at_realistic_size(student, ref, N, L, seed):
+    """matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L)"""
+    g = torch.Generator().manual_seed(seed)
+    lens = torch.randint(0, L + 1, (N,), generator=g)
+    lens[:2] = torch.tensor([0, L])  # both ends: a row masked whole and a row kept whole
+    X = torch.randn(N, L, generator=g)
     out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
     T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
                    inputs={"X": X, "valid_len": lens},
@@ -315,6 +357,17 @@ def test_ms_gradient(student, ref, case):
     (expected,) = T.vjp(ref.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
     T.assert_close(grad, expected, what="gradient of <masked_softmax(X, valid_lens), G> with respect to X",
                    inputs={"case": case}, hint="the gradient must flow through the softmax of the kept scores only")
+
+
+@pytest.mark.component("masked_softmax")
+@pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
+def test_ms_at_realistic_size(student, ref, case):
+    """matches the reference at realistic sizes (batch 8, 32-64 queries and keys; valid_lens None, (B,) and (B, Q))"""
+    X = _scores(case)
+    out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
+    T.assert_close(out, ref.masked_softmax(X.clone(), _clone(case.lens)), what="masked_softmax(X, valid_lens)",
+                   inputs={"case": case, "X": X},
+                   hint=MASK_HINT + "; " + LENS_HINT + "; the output keeps X's dtype")
 
 
 # ============================================================ attention modules: shared checks
@@ -611,6 +664,13 @@ def test_add_gradient(student, ref, case):
     check_gradient(student, ref, ADD, case)
 
 
+@pytest.mark.component(ADD)
+@pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
+def test_add_at_realistic_size(student, ref, case):
+    """output and attention_weights match the reference with the same weights at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""
+    check_matches_reference(student, ref, ADD, case)
+
+
 # ============================================================ DotProductAttention
 
 DOT = "DotProductAttention"
@@ -702,3 +762,10 @@ def test_dot_eval_no_dropout(student, case):
 def test_dot_gradient(student, ref, case):
     """gradients with respect to queries, keys and values match the reference (float64)"""
     check_gradient(student, ref, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@pytest.mark.parametrize("case", REALISTIC_SAME_QK, ids=realistic_id)
+def test_dot_at_realistic_size(student, ref, case):
+    """output and attention_weights match the reference at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""
+    check_matches_reference(student, ref, DOT, case)

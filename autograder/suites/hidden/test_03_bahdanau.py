@@ -3,8 +3,8 @@
 Encoder outputs come from the given Seq2SeqEncoder run here in the grader and are sent as tensors.
 Properties are checked against computations from the student's own weights (the query of each
 step, the GRU input of one step); then the whole decoder is compared with the reference with
-its weights copied in; finally one SGD step and a short training run go through an
-EncoderDecoder built from the student's classes.
+its weights copied in (also on a few fixed problems at realistic sizes); finally one SGD step
+and a short training run go through an EncoderDecoder built from the student's classes.
 
 Feeding a whole target sequence in eval mode is outside the contract: whole sequences are fed in
 training mode with dropout 0 (deterministic), eval mode is exercised one step at a time.
@@ -288,6 +288,45 @@ def test_matches_reference(student, ref, c):
 @given(c=dec_case(steps=st.integers(1, 4)))
 def test_matches_reference_whole_sequence(student, ref, c):
     """on a whole target sequence (training mode, dropout 0) the decoder matches the course's decoder with the same weights"""
+    dec = build(student, c)
+    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
+    T.copy_weights(dec, r)
+    enc = encoder_outputs(ref, c)
+    X = targets(c)
+    out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
+    with torch.no_grad():
+        r_out, r_state = r(X, r.init_state(enc, c["lens"]))
+    what = f"{describe(c)} on X of shape {tuple(X.shape)} vs the course's decoder with the same weights"
+    T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)
+    T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
+                   what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
+    T.assert_close(state[1], r_state[1], what=f"{what}: final hidden state", hint=MODULE_HINT)
+    T.assert_close(state[0], r_state[0], what=f"{what}: returned state[0], the encoder outputs batch first")
+
+
+def realistic_case(V, E, H, L, T_enc, T_dec, kind, seed, B=8):
+    """A fixed problem at a realistic size (the keys of dec_case), enc_valid_lens None or (B,) drawn from `seed`."""
+    g = torch.Generator().manual_seed(seed + 1000)
+    lens = None if kind == "none" else torch.randint(1, T_enc + 1, (B,), generator=g)
+    return dict(V=V, E=E, H=H, L=L, B=B, T_enc=T_enc, T_dec=T_dec, lens=lens, seed=seed)
+
+
+#: Fixed problems at realistic sizes: batch 8, source length != target length, embed_size != num_hiddens != vocab.
+REALISTIC = [realistic_case(48, 32, 64, 1, 64, 40, "none", 301), realistic_case(40, 56, 32, 2, 48, 32, "1d", 302),
+             realistic_case(64, 40, 48, 2, 56, 36, "1d", 303)]
+
+
+def realistic_id(c):
+    """A short test id for a realistic case."""
+    lens = "none" if c["lens"] is None else "1d"
+    return (f"B={c['B']}-T_enc={c['T_enc']}-T_dec={c['T_dec']}-V={c['V']}-E={c['E']}-H={c['H']}-L={c['L']}-"
+            f"valid_lens={lens}")
+
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.parametrize("c", REALISTIC, ids=realistic_id)
+def test_matches_reference_at_realistic_size(student, ref, c):
+    """at realistic sizes (batch 8, 32-64 source and target steps, 32-64 features) the decoder matches the course's decoder with the same weights"""
     dec = build(student, c)
     r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
     T.copy_weights(dec, r)
