@@ -98,6 +98,22 @@ def test_qkv_is_inverted_by_transpose_output(student, ref, case):
           f"transpose_output(transpose_qkv(X, {h}), {h}) must give X back", {"X": X}, QKV_HINT)
 
 
+#: Fixed problems at realistic sizes, (B, L, num_heads, d/h, seed): batch 8, 32-64 steps, 32-64 features
+#: (L differs from d, B and h so that swapped axes show).
+REALISTIC_RESHAPES = [(8, 40, 4, 8, 101), (8, 64, 8, 6, 102), (8, 32, 4, 16, 103)]
+REALISTIC_RESHAPE_IDS = [f"B{B}-L{L}-h{h}-d{h * dh}" for B, L, h, dh, _ in REALISTIC_RESHAPES]
+
+
+@pytest.mark.component("transpose_qkv")
+@pytest.mark.weight(1 / len(REALISTIC_RESHAPES))  # the cases share one test's weight
+@pytest.mark.parametrize("B,L,h,dh,seed", REALISTIC_RESHAPES, ids=REALISTIC_RESHAPE_IDS)
+def test_qkv_at_realistic_size(student, ref, B, L, h, dh, seed):
+    """transpose_qkv equals the course's rearrangement exactly at realistic sizes (batch 8, 32-64 steps, 32-64 features)"""
+    X = values(seed, (B, L, h * dh), torch.float32)
+    equal(student.transpose_qkv(X, h), ref.transpose_qkv(X, h),
+          f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})", {"X": X}, QKV_HINT)
+
+
 # ---------------------------------------------------------------- transpose_output
 
 @pytest.mark.component("transpose_output")
@@ -136,6 +152,16 @@ def test_output_inverts_transpose_qkv(student, ref, case):
     Y = values(seed + 1, (B * h, L, dh), dtype)
     equal(ref.transpose_qkv(student.transpose_output(Y, h), h), Y,
           f"transpose_qkv(transpose_output(Y, {h}), {h}) must give Y back", {"Y": Y}, OUT_HINT)
+
+
+@pytest.mark.component("transpose_output")
+@pytest.mark.weight(1 / len(REALISTIC_RESHAPES))  # the cases share one test's weight
+@pytest.mark.parametrize("B,L,h,dh,seed", REALISTIC_RESHAPES, ids=REALISTIC_RESHAPE_IDS)
+def test_output_at_realistic_size(student, ref, B, L, h, dh, seed):
+    """transpose_output equals the course's rearrangement exactly at realistic sizes (batch 8, 32-64 steps, 32-64 features)"""
+    X = values(seed, (B * h, L, dh), torch.float32)
+    equal(student.transpose_output(X, h), ref.transpose_output(X, h),
+          f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})", {"X": X}, OUT_HINT)
 
 
 # ---------------------------------------------------------------- MultiHeadAttention
@@ -375,4 +401,40 @@ def test_mha_matches_reference_in_eval_mode(student, ref, c):
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
                    what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights", inputs={"valid_lens": c["lens"]},
+                   hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)
+
+
+#: Fixed problems at realistic sizes: batch 8, 40 queries and 64 keys (or the other way round, so that
+#: swapped query/key axes show), query/key/value sizes 32-64 that all differ, num_hiddens 32 or 64 with
+#: 4 or 8 heads, valid_lens None, (B,) and (B, Q), float32.
+REALISTIC_MHA = [
+    dict(B=8, Q=40, K=64, h=4, dh=8, qs=48, ks=32, vs=64, lens="none", bias=False, seed=201),
+    dict(B=8, Q=64, K=40, h=8, dh=8, qs=32, ks=64, vs=48, lens="1d", bias=True, seed=202),
+    dict(B=8, Q=40, K=64, h=4, dh=16, qs=64, ks=48, vs=32, lens="2d", bias=False, seed=203),
+]
+
+
+def realistic_mha_case(spec):
+    """A case like mha_case's from a fixed spec: seeded valid lengths (each in 1..K) of the spec's kind."""
+    c = dict(spec, dtype=torch.float32)
+    shape = {"none": None, "1d": (c["B"],), "2d": (c["B"], c["Q"])}[spec["lens"]]
+    c["lens"] = None if shape is None else torch.randint(1, c["K"] + 1, shape, generator=S.generator(c["seed"] + 3))
+    return c
+
+
+@pytest.mark.component("MultiHeadAttention")
+@pytest.mark.weight(1 / len(REALISTIC_MHA))  # the cases share one test's weight
+@pytest.mark.parametrize("spec", REALISTIC_MHA,
+                         ids=[f"Q{s['Q']}-K{s['K']}-d{s['h'] * s['dh']}-h{s['h']}-lens_{s['lens']}" for s in REALISTIC_MHA])
+def test_mha_at_realistic_size(student, ref, spec):
+    """matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, 4-8 heads)"""
+    c = realistic_mha_case(spec)
+    m = build(student, c, dropout=0.5)
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.5, c["bias"]).eval()
+    r.to(c["dtype"])
+    T.copy_weights(m, r)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
+                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights",
+                   inputs={"valid_lens": c["lens"]},
                    hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)

@@ -179,3 +179,29 @@ def test_dropout_in_training_only(student, d, p, seed):
     T.assert_close(pe(X), full, what=f"PositionalEncoding({d}, dropout={p}) in eval mode", atol=ATOL, rtol=0,
                    check_dtype=False, hint="eval mode must switch dropout off: use nn.Dropout, not F.dropout(..., "
                                            "training=True)")
+
+
+#: Fixed problems at realistic sizes, (num_hiddens, max_len, T, seed): the default max_len 1000 or a table
+#: just long enough, batch 8, 40-64 steps, 32-64 features.
+REALISTIC_PE = [(32, 1000, 64, 301), (64, 1000, 40, 302), (64, 64, 64, 303)]
+
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.weight(1 / len(REALISTIC_PE))  # the cases share one test's weight
+@pytest.mark.parametrize("d,max_len,steps,seed", REALISTIC_PE,
+                         ids=[f"d{d}-max_len{m}-T{t}" for d, m, t, _ in REALISTIC_PE])
+def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed):
+    """the table and the eval-mode forward match the course's at realistic sizes (batch 8, 40-64 steps, 32-64 features, max_len up to 1000)"""
+    _, P = table(student, d, max_len)
+    r = ref.PositionalEncoding(d, 0.5, max_len).eval()
+    T.assert_close(P, T.as_plain(r.P).to(torch.float64),
+                   what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table",
+                   hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+    pe = student.PositionalEncoding(d, 0.5, max_len)
+    pe.eval()
+    X = S.randn((8, steps, d), seed)
+    expected = r(X)
+    what = f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {tuple(X.shape)}"
+    T.assert_close(call(what, pe, X), expected, what=what + " vs the course's model", check_dtype=False, atol=ATOL,
+                   rtol=0, hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of "
+                                "X, and eval mode switches dropout off")

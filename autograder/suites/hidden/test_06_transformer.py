@@ -147,6 +147,40 @@ def chunking(draw, length: int) -> list[int]:
     return sizes
 
 
+# Realistic sizes for the *_at_realistic_size tests: batch 8, 32-64 steps, num_hiddens 32 or 64 with 4
+# or 8 heads, FFN hidden size 64, whole models with 2 blocks and a vocabulary small enough to stay fast.
+REAL_B, REAL_FFN_H, REAL_VOCAB, REAL_LAYERS = 8, 64, 50, 2
+
+
+def sized_block_args(d: int, heads: int, dropout: float = 0.0) -> tuple:
+    """block_args() at num_hiddens d with `heads` heads and the realistic FFN hidden size."""
+    return (d, d, d, d, [d], d, REAL_FFN_H, heads, dropout)
+
+
+def sized_model_args(d: int, heads: int, dropout: float = 0.0) -> tuple:
+    """model_args() at num_hiddens d with `heads` heads, REAL_LAYERS blocks and the realistic vocabulary."""
+    return (REAL_VOCAB, d, d, d, d, [d], d, REAL_FFN_H, heads, REAL_LAYERS, dropout)
+
+
+def realistic_paired(student_cls: Any, ref_cls: Any, args: tuple, seed: int, student: Any) -> tuple[Any, Any]:
+    """paired() in float32 for a realistic width: the reference's random weight matrices are then scaled by
+    sqrt(D / fan_in) and copied into the student's module again, so that every layer amplifies as much as at
+    the suite's width D (randomize_'s 0.5 * noise at width 64 saturates the attention and blows float32
+    rounding, such as an exp/log positional encoding's, up far past MODEL_TOL)."""
+    mine, theirs = paired(student_cls, ref_cls, args, torch.float32, seed, student)
+    with torch.no_grad():
+        for name, p in theirs.named_parameters():
+            if p.dim() == 2 and "embedding" not in name:
+                p.mul_(math.sqrt(D / p.shape[1]))
+    T.copy_weights(mine, theirs)
+    return mine, theirs
+
+
+def realistic_lens(kind: str, batch: int, length: int, seed: int) -> Optional[torch.Tensor]:
+    """Seeded valid lengths: None ("none") or (batch,) in 1..length ("1d"), the forms lens_for draws."""
+    return None if kind == "none" else randint(length + 1, (batch,), seed, low=1)
+
+
 # ------------------------------------------------------------------------------ PositionWiseFFN
 @pytest.mark.component("PositionWiseFFN")
 @pytest.mark.weight(2)
@@ -189,6 +223,31 @@ def test_ffn_position_wise(student, B, steps, data, seed):
     keep[b, t] = False
     T.assert_close(Y2[keep], Y[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
                    hint="the FFN is position-wise: the same MLP applied to each position separately")
+
+
+REALISTIC_FFN = [(40, 32, 64, 401), (64, 64, 32, 402)]  # (steps, ffn_num_input, ffn_num_outputs, seed)
+
+
+@pytest.mark.component("PositionWiseFFN")
+@pytest.mark.weight(1 / len(REALISTIC_FFN))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,n_in,n_out,seed", REALISTIC_FFN,
+                         ids=[f"T{t}-{i}to{o}" for t, i, o, _ in REALISTIC_FFN])
+def test_ffn_at_realistic_size(student, ref, steps, n_in, n_out, seed):
+    """matches the course's dense2(relu(dense1(X))) at realistic sizes (batch 8, 40-64 steps, 32-64 features, hidden 64)"""
+    dtype = torch.float32
+    args = (n_in, REAL_FFN_H, n_out)
+    ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
+    X = randn((REAL_B, steps, n_in), seed, dtype, 2.0)
+    with torch.no_grad():
+        expected = r(X)
+    compare(ffn(X), expected, what=f"PositionWiseFFN{args} output on X of shape {tuple(X.shape)}", dtype=dtype,
+            tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
+            hint="dense1, then ReLU, then dense2 (no activation on the output)",
+            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
+                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
+                       lambda: torch.relu(r(X)),
+                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
+                       lambda: torch.relu(r.dense2(r.dense1(X)))})
 
 
 # ------------------------------------------------------------------------------------- AddNorm
@@ -293,6 +352,31 @@ def test_addnorm_dropout_on_y(student, seed, p):
             f"(and let it follow the module's training mode)")
 
 
+REALISTIC_ADDNORM = [(40, 32, 0.0, 411), (64, 64, 0.5, 412)]  # (steps, d, dropout, seed)
+
+
+@pytest.mark.component("AddNorm")
+@pytest.mark.weight(1 / len(REALISTIC_ADDNORM))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,d,p,seed", REALISTIC_ADDNORM,
+                         ids=[f"T{t}-d{d}-p{p}" for t, d, p, _ in REALISTIC_ADDNORM])
+def test_addnorm_at_realistic_size(student, ref, steps, d, p, seed):
+    """in eval mode the output equals ln(X + Y) with the same LayerNorm weights at realistic sizes (batch 8, 40-64 steps, 32-64 features)"""
+    dtype = torch.float32
+    addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
+    X, Y = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, steps, d), seed + 1, dtype)
+    with torch.no_grad():
+        expected = r(X, Y)
+    compare(addnorm(X, Y), expected, what=f"AddNorm([{d}], {p}) in eval mode on X, Y of shape {tuple(X.shape)}",
+            dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
+            hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
+                 "training=self.training)",
+            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
+                       lambda: r.ln(X) + Y,
+                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
+                       lambda: X + r.ln(Y),
+                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+
+
 # -------------------------------------------------------------------------------- EncoderBlock
 @st.composite
 def enc_case(draw, max_b: int = 3, max_t: int = 5):
@@ -380,6 +464,40 @@ def test_encoder_block_matches_reference(student, ref, case, p):
                    "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
 
 
+#: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed)
+REALISTIC_ENCODER_BLOCK = [(40, 32, 4, "none", 0.0, 421), (64, 64, 8, "1d", 0.3, 422), (48, 64, 4, "1d", 0.0, 423)]
+
+
+@pytest.mark.component("EncoderBlock")
+@pytest.mark.weight(1 / len(REALISTIC_ENCODER_BLOCK))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,d,heads,lens_kind,p,seed", REALISTIC_ENCODER_BLOCK,
+                         ids=[f"T{t}-d{d}-h{h}-lens_{k}-p{p}" for t, d, h, k, p, _ in REALISTIC_ENCODER_BLOCK])
+def test_encoder_block_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, seed):
+    """matches the course's EncoderBlock with the same weights (eval mode) at realistic sizes (batch 8, 40-64 steps, 32-64 features, 4-8 heads)"""
+    dtype = torch.float32
+    blk, r = realistic_paired(student.EncoderBlock, ref.EncoderBlock, sized_block_args(d, heads, p), seed, student)
+    X = randn((REAL_B, steps, d), seed, dtype, 2.0)
+    lens = realistic_lens(lens_kind, REAL_B, steps, seed + 1)
+    with torch.no_grad():
+        expected = r(X, lens)
+
+    def variant(ffn_in: str = "Y", residual2: str = "Y", norm2: str = "addnorm2") -> Callable:
+        def run() -> torch.Tensor:
+            Y = r.addnorm1(X, r.attention(X, X, X, lens))
+            inner = {"X": X, "Y": Y}
+            return getattr(r, norm2)(inner[residual2], r.ffn(inner[ffn_in]))
+        return run
+
+    compare(blk(X, lens), expected, what=f"EncoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape "
+                                         f"{tuple(X.shape)} (dropout={p}, eval mode)", dtype=dtype,
+            inputs={"valid_lens": lens},
+            hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
+            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
+                       variant(ffn_in="X"),
+                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
+                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
+
+
 # -------------------------------------------------------------------------- TransformerEncoder
 @pytest.mark.component("TransformerEncoder")
 def test_encoder_blocks_have_own_weights(student, ref):
@@ -459,6 +577,50 @@ def test_encoder_weights_from_last_call(student):
                                f"per block (2), got {len(weights)}: reset the list in every forward call")
     for i in range(2):
         T.assert_shape(weights[i], (HEADS, 3, 3), f"attention_weights[{i}] after a call on a (1, 3) input")
+
+
+#: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed); REAL_LAYERS blocks
+REALISTIC_ENCODER = [(40, 32, 4, "1d", 0.0, 431), (64, 64, 8, "none", 0.2, 432), (56, 64, 4, "1d", 0.2, 433)]
+
+
+@pytest.mark.component("TransformerEncoder")
+@pytest.mark.weight(1 / len(REALISTIC_ENCODER))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,d,heads,lens_kind,p,seed", REALISTIC_ENCODER,
+                         ids=[f"T{t}-d{d}-h{h}-lens_{k}-p{p}" for t, d, h, k, p, _ in REALISTIC_ENCODER])
+def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, seed):
+    """matches the course's encoder (2 blocks, eval mode), attention weights included, at realistic sizes (batch 8, 40-64 steps, 32-64 features, 4-8 heads)"""
+    dtype, layers = torch.float32, REAL_LAYERS
+    enc, r = realistic_paired(student.TransformerEncoder, ref.TransformerEncoder, sized_model_args(d, heads, p), seed,
+                              student)
+    X = randint(REAL_VOCAB, (REAL_B, steps), seed)
+    lens = realistic_lens(lens_kind, REAL_B, steps, seed + 1)
+    with torch.no_grad():
+        expected = r(X, lens)
+    ref_weights = [T.as_plain(w) for w in r.attention_weights]
+
+    def variant(scale: str) -> Callable:
+        def run() -> torch.Tensor:
+            E = r.embedding(X)
+            H = r.pos_encoding(E) * math.sqrt(d) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(d)))
+            for blk in r.blks:
+                H = blk(H, lens)
+            return H
+        return run
+
+    compare(enc(X, lens), expected, what=f"TransformerEncoder output ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
+                                         f"eval mode) on X of shape {tuple(X.shape)}",
+            dtype=dtype, inputs={"X": X, "valid_lens": lens},
+            hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
+            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
+                       variant("none"),
+                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
+    weights = enc.attention_weights
+    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
+                                    f"got {len(weights)}")
+    for i in range(layers):
+        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
+                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
+                                  "right after block i ran")
 
 
 # -------------------------------------------------------------------------------- DecoderBlock
@@ -630,6 +792,41 @@ def test_decoder_block_matches_reference(student, ref, case, p):
         expected, _ = r(X, fresh_state(enc, lens))
     Y, state = blk(X, fresh_state(enc, lens))
     compare(Y, expected, what=f"DecoderBlock output (dropout={p}, eval mode)", dtype=dtype,
+            inputs={"enc_valid_lens": lens},
+            hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
+                 "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
+            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
+                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
+                   "the encoder-decoder attention ignoring enc_valid_lens":
+                       lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
+                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
+    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+                   hint="the cache holds the block's inputs X")
+
+
+#: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed)
+REALISTIC_DECODER_BLOCK = [(40, 64, 32, 4, "1d", 0.0, 441), (64, 40, 64, 8, "none", 0.3, 442),
+                           (48, 64, 64, 4, "1d", 0.3, 443)]
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(1 / len(REALISTIC_DECODER_BLOCK))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,T_enc,d,heads,lens_kind,p,seed", REALISTIC_DECODER_BLOCK,
+                         ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER_BLOCK])
+def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed):
+    """matches the course's DecoderBlock with the same weights (eval mode) at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads)"""
+    dtype = torch.float32
+    blk, r = realistic_paired(student.DecoderBlock, ref.DecoderBlock, sized_block_args(d, heads, p) + (0,), seed,
+                              student)
+    X, enc = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, T_enc, d), seed + 1, dtype)
+    lens = realistic_lens(lens_kind, REAL_B, T_enc, seed + 2)
+    with torch.no_grad():
+        expected, _ = r(X, fresh_state(enc, lens))
+    Y, state = blk(X, fresh_state(enc, lens))
+    compare(Y, expected, what=f"DecoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape {tuple(X.shape)}, "
+                              f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)", dtype=dtype,
             inputs={"enc_valid_lens": lens},
             hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
                  "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
@@ -881,3 +1078,56 @@ def test_transformer_trains(student):
             f"to {after:.3f} (expected it to at least halve).\n"
             f"  hint: check that the logits come from dense(X) after all blocks and that every layer "
             f"is registered as a submodule (so that its parameters are trained)")
+
+
+#: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed); REAL_LAYERS blocks
+REALISTIC_DECODER = [(40, 64, 32, 4, "1d", 0.0, 451), (64, 40, 64, 8, "none", 0.2, 452),
+                     (48, 56, 64, 4, "1d", 0.2, 453)]
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(1 / len(REALISTIC_DECODER))  # the cases share one test's weight
+@pytest.mark.parametrize("steps,T_enc,d,heads,lens_kind,p,seed", REALISTIC_DECODER,
+                         ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER])
+def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed):
+    """matches the course's decoder (2 blocks, eval mode) on a whole sequence at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads): logits, caches and attention weights"""
+    dtype, layers = torch.float32, REAL_LAYERS
+    dec, r = realistic_paired(student.TransformerDecoder, ref.TransformerDecoder, sized_model_args(d, heads, p), seed,
+                              student)
+    X, enc = randint(REAL_VOCAB, (REAL_B, steps), seed), randn((REAL_B, T_enc, d), seed + 1, dtype)
+    lens = realistic_lens(lens_kind, REAL_B, T_enc, seed + 2)
+    with torch.no_grad():
+        expected, ref_state = r(X, r.init_state(enc, lens))
+    ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
+    logits, state = dec(X, dec.init_state(enc, lens))
+    compare(logits, expected, what=f"TransformerDecoder logits ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
+                                   f"eval mode) on X of shape {tuple(X.shape)}, enc_outputs of shape {tuple(enc.shape)}",
+            dtype=dtype, inputs={"X": X, "enc_valid_lens": lens},
+            hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
+                 "order, then dense",
+            # ref_decoder_run's scaling uses the suite's D = 8, so only its unscaled form is used here.
+            known={"embeddings NOT multiplied by sqrt(num_hiddens)":
+                       lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
+                   "enc_valid_lens dropped from the state (padded source positions attended)":
+                       lambda: r(X, r.init_state(enc, None))[0]})
+    T.check(len(state) == 3 and len(state[2]) == layers,
+            f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
+    for i in range(layers):
+        T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
+                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                       hint="each block appends its own input to its cache slot")
+    weights = dec.attention_weights
+    T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
+            f"attention_weights should be [self-attention weights, cross-attention weights], "
+            f"each a list of {layers} (one per block)")
+    for i in range(layers):
+        compare(weights[0][i], ref_self[i], dtype=dtype, what=f"attention_weights[0][{i}] (block {i}'s self-attention)",
+                hint="attention_weights[0][i] is blks[i].attention1.attention.attention_weights "
+                     "(B*h, T, t+T); [1][i] is attention2's (B*h, T, T_enc)",
+                known={"block i's encoder-decoder (attention2) weights: self and cross swapped or "
+                       "stored from the wrong attention": lambda i=i: ref_cross[i]})
+        compare(weights[1][i], ref_cross[i], dtype=dtype,
+                what=f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention)",
+                hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
+                known={"block i's self-attention (attention1) weights: stored from the wrong attention":
+                           lambda i=i: ref_self[i]})
