@@ -211,6 +211,7 @@ NW_REALISTIC = [Case(40, 64, torch.float32, 101), Case(64, 48, torch.float32, 10
 
 
 @pytest.mark.component("nadaraya_watson")
+@pytest.mark.weight(1 / len(NW_REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("case", NW_REALISTIC, ids=repr)
 def test_nw_at_realistic_size(student, ref, case):
     """predictions and weights match the reference at realistic sizes (32-64 queries and keys, float32)"""
@@ -406,6 +407,7 @@ NWK_REALISTIC = [(Case(40, 64, torch.float32, 111), 0.7), (Case(64, 48, torch.fl
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.weight(1 / len(NWK_REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("case,w", NWK_REALISTIC, ids=[f"{c!r}-w={w}" for c, w in NWK_REALISTIC])
 def test_nwk_at_realistic_size(student, ref, case, w):
     """output and attention_weights match the reference at realistic sizes (32-64 queries, 32-64 keys each, float32)"""

@@ -207,6 +207,7 @@ SM_REALISTIC = [(8, 64, 221), (320, 40, 222), (48, 56, 223)]
 
 
 @pytest.mark.component("sequence_mask")
+@pytest.mark.weight(1 / len(SM_REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("N,L,seed", SM_REALISTIC, ids=[f"N={n}-L={m}" for n, m, _ in SM_REALISTIC])
 def test_sequence_mask_at_realistic_size(student, ref, N, L, seed):
     """matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L)"""
@@ -360,6 +361,7 @@ def test_ms_gradient(student, ref, case):
 
 
 @pytest.mark.component("masked_softmax")
+@pytest.mark.weight(1 / len(REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
 def test_ms_at_realistic_size(student, ref, case):
     """matches the reference at realistic sizes (batch 8, 32-64 queries and keys; valid_lens None, (B,) and (B, Q))"""
@@ -665,6 +667,7 @@ def test_add_gradient(student, ref, case):
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.weight(1 / len(REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
 def test_add_at_realistic_size(student, ref, case):
     """output and attention_weights match the reference with the same weights at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""
@@ -765,6 +768,7 @@ def test_dot_gradient(student, ref, case):
 
 
 @pytest.mark.component(DOT)
+@pytest.mark.weight(1 / len(REALISTIC_SAME_QK))  # the cases share one test's weight
 @pytest.mark.parametrize("case", REALISTIC_SAME_QK, ids=realistic_id)
 def test_dot_at_realistic_size(student, ref, case):
     """output and attention_weights match the reference at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""

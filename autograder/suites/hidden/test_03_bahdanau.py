@@ -324,6 +324,7 @@ def realistic_id(c):
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.weight(1 / len(REALISTIC))  # the cases share one test's weight
 @pytest.mark.parametrize("c", REALISTIC, ids=realistic_id)
 def test_matches_reference_at_realistic_size(student, ref, c):
     """at realistic sizes (batch 8, 32-64 source and target steps, 32-64 features) the decoder matches the course's decoder with the same weights"""
