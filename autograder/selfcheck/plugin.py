@@ -101,10 +101,17 @@ def kind_of(item: pytest.Item) -> str:
 
 
 def describe_test(item: pytest.Item) -> str:
-    """The test's name for students: the first line of its docstring, else its function name."""
+    """The test's name for students: the first line of its docstring, else its function name; a test
+    with several parametrized cases adds the case's id ("... [B8-L40-h4-d32]"), so that each case's
+    name is its own in the results and the class report."""
     fn = getattr(item, "function", None)
     doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
-    return doc[0].strip() if doc else item.name
+    name = doc[0].strip() if doc else item.name
+    cases = 1
+    for mark in item.iter_markers("parametrize"):
+        cases *= len(mark.args[1]) if len(mark.args) > 1 else 1
+    callspec = getattr(item, "callspec", None)
+    return f"{name} [{callspec.id}]" if doc and cases > 1 and callspec is not None else name
 
 
 _FALSIFYING = re.compile(r"Falsifying example: \w+\((?P<args>.*?)\n\)", re.S)
