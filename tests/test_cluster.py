@@ -213,19 +213,13 @@ def first_result(folder: Path, proc: subprocess.Popen) -> Path:
     return wait_for("a first result", found, 120, every=0.05)
 
 
-HANGS = """
-def masked_softmax(X, valid_lens):
-    while True:  # stopped by the per-test time limit
-        pass
-"""
-
-
 def test_ctrl_c_cancels_the_rest_and_exits_nonzero(cluster: Cluster, submissions: Path, work: Path):
-    # One submission spins until the test time limit (20 s), so the batch cannot end on its own
-    # between its first result and the interrupt, however fast or loaded the machine is.
-    folder = work / "with_a_hang"
+    # Thirty more correct submissions: two workers need tens of seconds for them, so the batch cannot
+    # end on its own between its first result and the interrupt (seven could: all graded in 7.9 s).
+    folder = work / "a_large_class"
     shutil.copytree(submissions, folder)
-    (folder / "zeno.py").write_text((submissions / "reference.py").read_text() + HANGS)
+    for i in range(30):
+        (folder / f"copy{i:02}.py").write_text((submissions / "reference.py").read_text())
     out = work / "interrupted"
     proc = course_grade(str(folder), "--out", str(out), "--cluster-file", str(cluster.scheduler_file), "-q",
                         cwd=work)
@@ -234,7 +228,7 @@ def test_ctrl_c_cancels_the_rest_and_exits_nonzero(cluster: Cluster, submissions
     code, output = finish(proc, timeout=60)
     assert code == 130, output
     assert "interrupted" in output and "Traceback" not in output, output
-    assert not (out / "zeno.json").exists() and len(list(out.glob("*.json"))) < 8
+    assert len(list(out.glob("*.json"))) < 37
     with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
         wait_for("the scheduler to forget the cancelled tasks",
                  lambda: client.run_on_scheduler(lambda dask_scheduler: not dask_scheduler.tasks), 30, every=0.5)
