@@ -97,10 +97,17 @@ class Cluster:
         return (self.folder / f"{name}.log").read_text(errors="replace")[-3000:]
 
 
+def _as_in_a_terminal() -> None:
+    # A run in the background (CI, `cmd &` in a script) ignores SIGINT, and a Python started with SIGINT
+    # ignored never raises KeyboardInterrupt: give the command the disposition of a foreground command.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def course_grade(*args: str, cwd: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, *args], cwd=cwd,
                             env=dict(os.environ, **DASK_ENV), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_as_in_a_terminal)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 180) -> tuple[int, str]:
