@@ -235,6 +235,11 @@ W_VALUES = st.sampled_from([-1.5, -0.7, 0.3, 1.0, 2.5])
 @given(case=cases(), w=W_VALUES)
 def test_nwk_matches_reference(student, ref, case, w):
     """output and attention_weights match the reference for a given w (float32 and float64)"""
+    _check_nwk_matches_reference(student, ref, case, w)
+
+
+def _check_nwk_matches_reference(student, ref, case, w):
+    """The student's model and the course's, both with w, on the case's data: shapes, weights, output."""
     queries, keys, values = _nwk_data(case)
     model = student.NWKernelRegression()
     reference = ref.NWKernelRegression()
@@ -411,18 +416,4 @@ NWK_REALISTIC = [(Case(40, 64, torch.float32, 111), 0.7), (Case(64, 48, torch.fl
 @pytest.mark.parametrize("case,w", NWK_REALISTIC, ids=[f"{c!r}-w={w}" for c, w in NWK_REALISTIC])
 def test_nwk_at_realistic_size(student, ref, case, w):
     """output and attention_weights match the reference at realistic sizes (32-64 queries, 32-64 keys each, float32)"""
-    queries, keys, values = _nwk_data(case)
-    model = student.NWKernelRegression()
-    reference = ref.NWKernelRegression()
-    if case.dtype == torch.float64:
-        model.double()
-        reference.double()
-    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
-    T.copy_weights(model, reference)
-    model.eval()
-    y_hat, weights = _nwk(model, queries, keys, values)
-    y_ref, w_ref = _nwk(reference, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
-    inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
-    T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
-    T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)
+    _check_nwk_matches_reference(student, ref, case, w)

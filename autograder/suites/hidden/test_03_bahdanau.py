@@ -288,6 +288,12 @@ def test_matches_reference(student, ref, c):
 @given(c=dec_case(steps=st.integers(1, 4)))
 def test_matches_reference_whole_sequence(student, ref, c):
     """on a whole target sequence (training mode, dropout 0) the decoder matches the course's decoder with the same weights"""
+    check_whole_sequence_matches_reference(student, ref, c)
+
+
+def check_whole_sequence_matches_reference(student, ref, c):
+    """The student's decoder and the course's, same weights, training mode, dropout 0, on case `c`: logits,
+    attention weights step after step, final hidden state, state[0]."""
     dec = build(student, c)
     r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
     T.copy_weights(dec, r)
@@ -328,20 +334,7 @@ def realistic_id(c):
 @pytest.mark.parametrize("c", REALISTIC, ids=realistic_id)
 def test_matches_reference_at_realistic_size(student, ref, c):
     """at realistic sizes (batch 8, 32-64 source and target steps, 32-64 features) the decoder matches the course's decoder with the same weights"""
-    dec = build(student, c)
-    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
-    T.copy_weights(dec, r)
-    enc = encoder_outputs(ref, c)
-    X = targets(c)
-    out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
-    with torch.no_grad():
-        r_out, r_state = r(X, r.init_state(enc, c["lens"]))
-    what = f"{describe(c)} on X of shape {tuple(X.shape)} vs the course's decoder with the same weights"
-    T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)
-    T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
-                   what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
-    T.assert_close(state[1], r_state[1], what=f"{what}: final hidden state", hint=MODULE_HINT)
-    T.assert_close(state[0], r_state[0], what=f"{what}: returned state[0], the encoder outputs batch first")
+    check_whole_sequence_matches_reference(student, ref, c)
 
 
 # ---------------------------------------------------------------- training through the given EncoderDecoder

@@ -394,13 +394,19 @@ def test_mha_bias_matches_reference(student, ref, c):
 @given(c=mha_case())
 def test_mha_matches_reference_in_eval_mode(student, ref, c):
     """in eval mode (dropout 0.5 switched off) the output matches the course's model with the same weights"""
+    check_eval_mode_matches_reference(student, ref, c)
+
+
+def check_eval_mode_matches_reference(student, ref, c):
+    """The student's model built with dropout 0.5, in eval mode, against the course's with the same weights."""
     m = build(student, c, dropout=0.5)
     r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.5, c["bias"]).eval()
     r.to(c["dtype"])
     T.copy_weights(m, r)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
-                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights", inputs={"valid_lens": c["lens"]},
+                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights",
+                   inputs={"valid_lens": c["lens"]},
                    hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)
 
 
@@ -428,13 +434,4 @@ def realistic_mha_case(spec):
                          ids=[f"Q{s['Q']}-K{s['K']}-d{s['h'] * s['dh']}-h{s['h']}-lens_{s['lens']}" for s in REALISTIC_MHA])
 def test_mha_at_realistic_size(student, ref, spec):
     """matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, 4-8 heads)"""
-    c = realistic_mha_case(spec)
-    m = build(student, c, dropout=0.5)
-    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.5, c["bias"]).eval()
-    r.to(c["dtype"])
-    T.copy_weights(m, r)
-    q, k, v = make_inputs(c)
-    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
-                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights",
-                   inputs={"valid_lens": c["lens"]},
-                   hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)
+    check_eval_mode_matches_reference(student, ref, realistic_mha_case(spec))

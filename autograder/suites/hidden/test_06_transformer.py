@@ -872,27 +872,23 @@ def test_decoder_blocks_have_own_weights(student, ref):
     distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder")
 
 
-@pytest.mark.component("TransformerDecoder")
-@pytest.mark.weight(2)
-@settings(max_examples=8)
-@given(case=model_case(), p=st.sampled_from([0.0, 0.2]))
-def test_decoder_matches_reference(student, ref, case, p):
-    """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
-    B, steps, T_enc, lens, layers, dtype, seed = case
-    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, p), dtype, seed, student)
-    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
+                       lens: Optional[torch.Tensor], layers: int, dtype: torch.dtype, what: str,
+                       without_lens: Callable[[], torch.Tensor]) -> None:
+    """One whole-sequence call of the student's decoder against the course's: logits (`what`), caches and
+    attention weights. `without_lens` gives the course's logits with enc_valid_lens dropped (a known mistake)."""
     with torch.no_grad():
         expected, ref_state = r(X, r.init_state(enc, lens))
     ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
     logits, state = dec(X, dec.init_state(enc, lens))
-    compare(logits, expected, what=f"TransformerDecoder logits ({layers} blocks, eval mode)", dtype=dtype,
+    compare(logits, expected, what=what, dtype=dtype,
             inputs={"X": X, "enc_valid_lens": lens},
             hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
                  "order, then dense",
             known={"embeddings NOT multiplied by sqrt(num_hiddens)":
                        lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
                    "enc_valid_lens dropped from the state (padded source positions attended)":
-                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0]})
+                       without_lens})
     T.check(len(state) == 3 and len(state[2]) == layers,
             f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
     for i in range(layers):
@@ -914,6 +910,19 @@ def test_decoder_matches_reference(student, ref, case, p):
                 hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
                 known={"block i's self-attention (attention1) weights: stored from the wrong attention":
                            lambda i=i: ref_self[i]})
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(2)
+@settings(max_examples=8)
+@given(case=model_case(), p=st.sampled_from([0.0, 0.2]))
+def test_decoder_matches_reference(student, ref, case, p):
+    """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, p), dtype, seed, student)
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    check_decoder_call(dec, r, X, enc, lens, layers, dtype, f"TransformerDecoder logits ({layers} blocks, eval mode)",
+                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0])
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -1096,38 +1105,8 @@ def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_ki
                               student)
     X, enc = randint(REAL_VOCAB, (REAL_B, steps), seed), randn((REAL_B, T_enc, d), seed + 1, dtype)
     lens = realistic_lens(lens_kind, REAL_B, T_enc, seed + 2)
-    with torch.no_grad():
-        expected, ref_state = r(X, r.init_state(enc, lens))
-    ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
-    logits, state = dec(X, dec.init_state(enc, lens))
-    compare(logits, expected, what=f"TransformerDecoder logits ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
-                                   f"eval mode) on X of shape {tuple(X.shape)}, enc_outputs of shape {tuple(enc.shape)}",
-            dtype=dtype, inputs={"X": X, "enc_valid_lens": lens},
-            hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
-                 "order, then dense",
-            # ref_decoder_run's scaling uses the suite's D = 8, so only its unscaled form is used here.
-            known={"embeddings NOT multiplied by sqrt(num_hiddens)":
-                       lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
-                   "enc_valid_lens dropped from the state (padded source positions attended)":
-                       lambda: r(X, r.init_state(enc, None))[0]})
-    T.check(len(state) == 3 and len(state[2]) == layers,
-            f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
-    for i in range(layers):
-        T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
-                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
-                       hint="each block appends its own input to its cache slot")
-    weights = dec.attention_weights
-    T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
-            f"attention_weights should be [self-attention weights, cross-attention weights], "
-            f"each a list of {layers} (one per block)")
-    for i in range(layers):
-        compare(weights[0][i], ref_self[i], dtype=dtype, what=f"attention_weights[0][{i}] (block {i}'s self-attention)",
-                hint="attention_weights[0][i] is blks[i].attention1.attention.attention_weights "
-                     "(B*h, T, t+T); [1][i] is attention2's (B*h, T, T_enc)",
-                known={"block i's encoder-decoder (attention2) weights: self and cross swapped or "
-                       "stored from the wrong attention": lambda i=i: ref_cross[i]})
-        compare(weights[1][i], ref_cross[i], dtype=dtype,
-                what=f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention)",
-                hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
-                known={"block i's self-attention (attention1) weights: stored from the wrong attention":
-                           lambda i=i: ref_self[i]})
+    # ref_decoder_run's scaling uses the suite's D = 8: the known mistake without enc_valid_lens runs the course's decoder.
+    check_decoder_call(dec, r, X, enc, lens, layers, dtype,
+                       f"TransformerDecoder logits ({layers} blocks, num_hiddens={d}, num_heads={heads}, eval mode) "
+                       f"on X of shape {tuple(X.shape)}, enc_outputs of shape {tuple(enc.shape)}",
+                       lambda: r(X, r.init_state(enc, None))[0])
