@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder.catalogue import diagnosis, zoo
 from autograder.grading.results import results_json
@@ -63,3 +64,15 @@ def test_stubs_and_crashes_get_their_own_message_and_no_diagnosis(tmp_path: Path
         failed = [t for t in comp.tests if not t.passed]
         assert failed and all(expected in t.output for t in failed), [t.output[:120] for t in failed]
         assert not comp.misconceptions and not any("diagnosis:" in t.output or "hint:" in t.output for t in failed)
+
+
+def test_a_copy_of_a_reference_output_is_traced_back_to_its_call() -> None:
+    """Suites compare with copies of the reference's output (T.as_plain clones): the recorder finds the
+    call by value, so the catalogue's variants can be replayed on it."""
+    recorder = diagnosis.Recorder()
+    softmax = recorder.function("masked_softmax", lambda X, lens: torch.softmax(X, -1))
+    first = softmax(torch.zeros(2, 3), None)
+    second = softmax(torch.arange(6.0).reshape(2, 3), None)
+    assert recorder.lookup(second.clone()).args[0].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert recorder.lookup(first.clone()).args[0].tolist() == [[0.0] * 3] * 2
+    assert recorder.lookup(second.clone() + 1) is None
