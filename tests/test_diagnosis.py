@@ -76,3 +76,13 @@ def test_a_copy_of_a_reference_output_is_traced_back_to_its_call() -> None:
     assert recorder.lookup(second.clone()).args[0].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert recorder.lookup(first.clone()).args[0].tolist() == [[0.0] * 3] * 2
     assert recorder.lookup(second.clone() + 1) is None
+
+
+def test_a_floored_test_says_why_it_counts_half(tmp_path: Path) -> None:
+    """fill-with-0 fails every comparison of masked_softmax; the diagnosis names it, so its passed
+    property tests count the floor, and the results file says so."""
+    entry, result = graded("ms_fill_zero", tmp_path)
+    tests = [t for t in results_json(result)["tests"] if t["name"].startswith(f"{entry.component}: ")]
+    floored = [t for t in tests if "its failures are one known mistake (see the diagnosis)" in t["output"]]
+    assert floored and all(t["output"].startswith("counts 50% of its share") and 0 < t["score"] < t["max_score"]
+                           for t in floored)
