@@ -149,6 +149,8 @@ def chunking(draw, length: int) -> list[int]:
 
 # Realistic sizes for the *_at_realistic_size tests: batch 8, 32-64 steps, num_hiddens 32 or 64 with 4
 # or 8 heads, FFN hidden size 64, whole models with 2 blocks and a vocabulary small enough to stay fast.
+# Two cases per component: between them, both widths, both head counts, both valid_lens forms and dropout
+# on and off (in eval mode); a third case cost 5% of the suite's time and caught no further mutant.
 REAL_B, REAL_FFN_H, REAL_VOCAB, REAL_LAYERS = 8, 64, 50, 2
 
 
@@ -465,7 +467,7 @@ def test_encoder_block_matches_reference(student, ref, case, p):
 
 
 #: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed)
-REALISTIC_ENCODER_BLOCK = [(40, 32, 4, "none", 0.0, 421), (64, 64, 8, "1d", 0.3, 422), (48, 64, 4, "1d", 0.0, 423)]
+REALISTIC_ENCODER_BLOCK = [(40, 32, 4, "none", 0.0, 421), (64, 64, 8, "1d", 0.3, 422)]
 
 
 @pytest.mark.component("EncoderBlock")
@@ -580,7 +582,7 @@ def test_encoder_weights_from_last_call(student):
 
 
 #: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed); REAL_LAYERS blocks
-REALISTIC_ENCODER = [(40, 32, 4, "1d", 0.0, 431), (64, 64, 8, "none", 0.2, 432), (56, 64, 4, "1d", 0.2, 433)]
+REALISTIC_ENCODER = [(40, 32, 4, "1d", 0.0, 431), (64, 64, 8, "none", 0.2, 432)]
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -807,8 +809,7 @@ def test_decoder_block_matches_reference(student, ref, case, p):
 
 
 #: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed)
-REALISTIC_DECODER_BLOCK = [(40, 64, 32, 4, "1d", 0.0, 441), (64, 40, 64, 8, "none", 0.3, 442),
-                           (48, 64, 64, 4, "1d", 0.3, 443)]
+REALISTIC_DECODER_BLOCK = [(40, 64, 32, 4, "1d", 0.0, 441), (64, 40, 64, 8, "none", 0.3, 442)]
 
 
 @pytest.mark.component("DecoderBlock")
@@ -1090,8 +1091,7 @@ def test_transformer_trains(student):
 
 
 #: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed); REAL_LAYERS blocks
-REALISTIC_DECODER = [(40, 64, 32, 4, "1d", 0.0, 451), (64, 40, 64, 8, "none", 0.2, 452),
-                     (48, 56, 64, 4, "1d", 0.2, 453)]
+REALISTIC_DECODER = [(40, 64, 32, 4, "1d", 0.0, 451), (64, 40, 64, 8, "none", 0.2, 452)]
 
 
 @pytest.mark.component("TransformerDecoder")
