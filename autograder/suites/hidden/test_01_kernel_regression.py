@@ -97,6 +97,10 @@ def _check_shapes(y_hat, weights, n, m, who):
 @given(case=cases())
 def test_nw_matches_reference(student, ref, case):
     """predictions and weights match the Gaussian-kernel reference (float32 and float64)"""
+    _check_nw_matches_reference(student, ref, case)
+
+
+def _check_nw_matches_reference(student, ref, case: Case) -> None:
     queries, keys, values = _nw_data(case)
     y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
     y_ref, w_ref = _nw(ref.nadaraya_watson, queries, keys, values)
@@ -161,12 +165,20 @@ def test_nw_shift(student, case, shift):
     queries, keys, values = _nw_data(case)
     y1, w1 = _nw(student.nadaraya_watson, queries, keys, values)
     y2, w2 = _nw(student.nadaraya_watson, queries + shift, keys + shift, values)
-    _check_shapes(y1, w1, case.n, case.m, "nadaraya_watson")
+    _check_shift_invariant((y1, w1), (y2, w2), case, "nadaraya_watson", "y_hat",
+                           {"queries": queries, "keys": keys, "shift": shift},
+                           hint="the kernel must depend on the difference query - key only")
+
+
+def _check_shift_invariant(first: tuple, shifted: tuple, case: Case, who: str, output: str, inputs: dict,
+                           hint: str) -> None:
+    """Predictions (`output`) and weights unchanged by shifting queries and keys together."""
+    (y1, w1), (y2, w2) = first, shifted
+    _check_shapes(y1, w1, case.n, case.m, who)
     rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
-    inputs = {"queries": queries, "keys": keys, "shift": shift}
     T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
-                   rtol=rtol, atol=atol, hint="the kernel must depend on the difference query - key only")
-    T.assert_close(y2, y1, what="y_hat after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+                   rtol=rtol, atol=atol, hint=hint)
+    T.assert_close(y2, y1, what=f"{output} after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -215,13 +227,7 @@ NW_REALISTIC = [Case(40, 64, torch.float32, 101), Case(64, 48, torch.float32, 10
 @pytest.mark.parametrize("case", NW_REALISTIC, ids=repr)
 def test_nw_at_realistic_size(student, ref, case):
     """predictions and weights match the reference at realistic sizes (32-64 queries and keys, float32)"""
-    queries, keys, values = _nw_data(case)
-    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
-    y_ref, w_ref = _nw(ref.nadaraya_watson, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
-    inputs = {"queries": queries, "keys": keys, "values": values}
-    T.assert_close(weights, w_ref, what="attention_weights", inputs=inputs, hint=KERNEL_HINT)
-    T.assert_close(y_hat, y_ref, what="y_hat", inputs=inputs, hint=KERNEL_HINT)
+    _check_nw_matches_reference(student, ref, case)
 
 
 # ============================================================ NWKernelRegression
@@ -319,12 +325,9 @@ def test_nwk_shift(student, case, w, shift):
     model = _model(student, case.dtype, w)
     y1, w1 = _nwk(model, queries, keys, values)
     y2, w2 = _nwk(model, queries + shift, keys + shift, values)
-    _check_shapes(y1, w1, case.n, case.m, "NWKernelRegression")
-    rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
-    inputs = {"w": w, "queries": queries, "keys": keys, "shift": shift}
-    T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
-                   rtol=rtol, atol=atol, hint="the kernel must depend on (query - key) * w only")
-    T.assert_close(y2, y1, what="output after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+    _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", "output",
+                           {"w": w, "queries": queries, "keys": keys, "shift": shift},
+                           hint="the kernel must depend on (query - key) * w only")
 
 
 @pytest.mark.component("NWKernelRegression")

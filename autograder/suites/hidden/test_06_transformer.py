@@ -184,6 +184,19 @@ def realistic_lens(kind: str, batch: int, length: int, seed: int) -> Optional[to
 
 
 # ------------------------------------------------------------------------------ PositionWiseFFN
+def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.dtype, what: str) -> None:
+    """The student's PositionWiseFFN on X against the course's with the same weights (`what` names the output)."""
+    with torch.no_grad():
+        expected = r(X)
+    compare(ffn(X), expected, what=what, dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
+            hint="dense1, then ReLU, then dense2 (no activation on the output)",
+            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
+                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
+                       lambda: torch.relu(r(X)),
+                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
+                       lambda: torch.relu(r.dense2(r.dense1(X)))})
+
+
 @pytest.mark.component("PositionWiseFFN")
 @pytest.mark.weight(2)
 @settings(max_examples=10)
@@ -193,17 +206,7 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
     """matches the course's dense2(relu(dense1(X))) with the same weights"""
     args = (n_in, n_hid, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
-    X = randn((B, steps, n_in), seed, dtype, 2.0)
-    with torch.no_grad():
-        expected = r(X)
-    compare(ffn(X), expected, what=f"PositionWiseFFN{args} output", dtype=dtype,
-            tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
-            hint="dense1, then ReLU, then dense2 (no activation on the output)",
-            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
-                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
-                       lambda: torch.relu(r(X)),
-                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
-                       lambda: torch.relu(r.dense2(r.dense1(X)))})
+    check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype, f"PositionWiseFFN{args} output")
 
 
 @pytest.mark.component("PositionWiseFFN")
@@ -240,19 +243,25 @@ def test_ffn_at_realistic_size(student, ref, steps, n_in, n_out, seed):
     args = (n_in, REAL_FFN_H, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
     X = randn((REAL_B, steps, n_in), seed, dtype, 2.0)
-    with torch.no_grad():
-        expected = r(X)
-    compare(ffn(X), expected, what=f"PositionWiseFFN{args} output on X of shape {tuple(X.shape)}", dtype=dtype,
-            tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
-            hint="dense1, then ReLU, then dense2 (no activation on the output)",
-            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
-                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
-                       lambda: torch.relu(r(X)),
-                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
-                       lambda: torch.relu(r.dense2(r.dense1(X)))})
+    check_ffn_call(ffn, r, X, dtype, f"PositionWiseFFN{args} output on X of shape {tuple(X.shape)}")
 
 
 # ------------------------------------------------------------------------------------- AddNorm
+def check_addnorm_call(addnorm: Any, r: torch.nn.Module, X: torch.Tensor, Y: torch.Tensor, dtype: torch.dtype,
+                       what: str) -> None:
+    """The student's AddNorm (eval mode) on X, Y against the course's with the same LayerNorm weights."""
+    with torch.no_grad():
+        expected = r(X, Y)
+    compare(addnorm(X, Y), expected, what=what, dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
+            hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
+                 "training=self.training)",
+            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
+                       lambda: r.ln(X) + Y,
+                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
+                       lambda: X + r.ln(Y),
+                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+
+
 @pytest.mark.component("AddNorm")
 @settings(max_examples=10)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8),
@@ -261,17 +270,7 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
     """in eval mode (dropout off) the output equals ln(X + Y) with the same LayerNorm weights"""
     addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
     X, Y = randn((B, steps, d), seed, dtype, 2.0), randn((B, steps, d), seed + 1, dtype)
-    with torch.no_grad():
-        expected = r(X, Y)
-    compare(addnorm(X, Y), expected, what=f"AddNorm([{d}], {p}) in eval mode", dtype=dtype,
-            tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
-            hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
-                 "training=self.training)",
-            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
-                       lambda: r.ln(X) + Y,
-                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
-                       lambda: X + r.ln(Y),
-                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+    check_addnorm_call(addnorm, r, X, Y, dtype, f"AddNorm([{d}], {p}) in eval mode")
 
 
 @pytest.mark.component("AddNorm")
@@ -366,17 +365,7 @@ def test_addnorm_at_realistic_size(student, ref, steps, d, p, seed):
     dtype = torch.float32
     addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
     X, Y = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, steps, d), seed + 1, dtype)
-    with torch.no_grad():
-        expected = r(X, Y)
-    compare(addnorm(X, Y), expected, what=f"AddNorm([{d}], {p}) in eval mode on X, Y of shape {tuple(X.shape)}",
-            dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
-            hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
-                 "training=self.training)",
-            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
-                       lambda: r.ln(X) + Y,
-                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
-                       lambda: X + r.ln(Y),
-                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+    check_addnorm_call(addnorm, r, X, Y, dtype, f"AddNorm([{d}], {p}) in eval mode on X, Y of shape {tuple(X.shape)}")
 
 
 # -------------------------------------------------------------------------------- EncoderBlock
@@ -384,6 +373,28 @@ def test_addnorm_at_realistic_size(student, ref, steps, d, p, seed):
 def enc_case(draw, max_b: int = 3, max_t: int = 5):
     B, steps = draw(st.integers(1, max_b), "B"), draw(st.integers(1, max_t), "steps")
     return B, steps, draw(lens_for(B, steps), "valid_lens"), draw(S.FLOAT_DTYPES, "dtype"), draw(S.SEEDS, "seed")
+
+
+def check_encoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, lens: Optional[torch.Tensor],
+                             dtype: torch.dtype, what: str) -> None:
+    """The student's EncoderBlock (eval mode) on X, valid_lens against the course's with the same weights."""
+    with torch.no_grad():
+        expected = r(X, lens)
+
+    def variant(ffn_in: str = "Y", residual2: str = "Y", norm2: str = "addnorm2") -> Callable:
+        def run() -> torch.Tensor:
+            Y = r.addnorm1(X, r.attention(X, X, X, lens))
+            inner = {"X": X, "Y": Y}
+            return getattr(r, norm2)(inner[residual2], r.ffn(inner[ffn_in]))
+        return run
+
+    compare(blk(X, lens), expected, what=what, dtype=dtype,
+            inputs={"valid_lens": lens},
+            hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
+            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
+                       variant(ffn_in="X"),
+                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
+                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
 
 
 @pytest.mark.component("EncoderBlock")
@@ -446,24 +457,8 @@ def test_encoder_block_matches_reference(student, ref, case, p):
     """matches the course's EncoderBlock with the same weights (eval mode)"""
     B, steps, lens, dtype, seed = case
     blk, r = paired(student.EncoderBlock, ref.EncoderBlock, block_args(p), dtype, seed, student)
-    X = randn((B, steps, D), seed, dtype, 2.0)
-    with torch.no_grad():
-        expected = r(X, lens)
-
-    def variant(ffn_in: str = "Y", residual2: str = "Y", norm2: str = "addnorm2") -> Callable:
-        def run() -> torch.Tensor:
-            Y = r.addnorm1(X, r.attention(X, X, X, lens))
-            inner = {"X": X, "Y": Y}
-            return getattr(r, norm2)(inner[residual2], r.ffn(inner[ffn_in]))
-        return run
-
-    compare(blk(X, lens), expected, what=f"EncoderBlock output (dropout={p}, eval mode)", dtype=dtype,
-            inputs={"valid_lens": lens},
-            hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
-            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
-                       variant(ffn_in="X"),
-                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
-                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
+    check_encoder_block_call(blk, r, randn((B, steps, D), seed, dtype, 2.0), lens, dtype,
+                             f"EncoderBlock output (dropout={p}, eval mode)")
 
 
 #: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed)
@@ -479,28 +474,43 @@ def test_encoder_block_at_realistic_size(student, ref, steps, d, heads, lens_kin
     dtype = torch.float32
     blk, r = realistic_paired(student.EncoderBlock, ref.EncoderBlock, sized_block_args(d, heads, p), seed, student)
     X = randn((REAL_B, steps, d), seed, dtype, 2.0)
-    lens = realistic_lens(lens_kind, REAL_B, steps, seed + 1)
-    with torch.no_grad():
-        expected = r(X, lens)
-
-    def variant(ffn_in: str = "Y", residual2: str = "Y", norm2: str = "addnorm2") -> Callable:
-        def run() -> torch.Tensor:
-            Y = r.addnorm1(X, r.attention(X, X, X, lens))
-            inner = {"X": X, "Y": Y}
-            return getattr(r, norm2)(inner[residual2], r.ffn(inner[ffn_in]))
-        return run
-
-    compare(blk(X, lens), expected, what=f"EncoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape "
-                                         f"{tuple(X.shape)} (dropout={p}, eval mode)", dtype=dtype,
-            inputs={"valid_lens": lens},
-            hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
-            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
-                       variant(ffn_in="X"),
-                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
-                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
+    check_encoder_block_call(blk, r, X, realistic_lens(lens_kind, REAL_B, steps, seed + 1), dtype,
+                             f"EncoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape "
+                             f"{tuple(X.shape)} (dropout={p}, eval mode)")
 
 
 # -------------------------------------------------------------------------- TransformerEncoder
+def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Optional[torch.Tensor], layers: int,
+                       num_hiddens: int, dtype: torch.dtype, what: str) -> None:
+    """The student's TransformerEncoder (eval mode) on tokens X against the course's with the same weights:
+    the output (`what`), then every block's attention weights."""
+    with torch.no_grad():
+        expected = r(X, lens)
+    ref_weights = [T.as_plain(w) for w in r.attention_weights]
+
+    def variant(scale: str) -> Callable:
+        def run() -> torch.Tensor:
+            E = r.embedding(X)
+            H = r.pos_encoding(E) * math.sqrt(num_hiddens) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(num_hiddens)))
+            for blk in r.blks:
+                H = blk(H, lens)
+            return H
+        return run
+
+    compare(enc(X, lens), expected, what=what, dtype=dtype, inputs={"X": X, "valid_lens": lens},
+            hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
+            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
+                       variant("none"),
+                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
+    weights = enc.attention_weights
+    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
+                                    f"got {len(weights)}")
+    for i in range(layers):
+        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
+                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
+                                  "right after block i ran")
+
+
 @pytest.mark.component("TransformerEncoder")
 def test_encoder_blocks_have_own_weights(student, ref):
     """each of the encoder's num_layers blocks has its own weights (no block shared)"""
@@ -538,33 +548,8 @@ def test_encoder_matches_reference(student, ref, case, layers, p):
     B, steps, lens, dtype, seed = case
     args = model_args(layers, p)
     enc, r = paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed, student)
-    X = randint(VOCAB, (B, steps), seed)
-    with torch.no_grad():
-        expected = r(X, lens)
-    ref_weights = [T.as_plain(w) for w in r.attention_weights]
-
-    def variant(scale: str) -> Callable:
-        def run() -> torch.Tensor:
-            E = r.embedding(X)
-            H = r.pos_encoding(E) * math.sqrt(D) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(D)))
-            for blk in r.blks:
-                H = blk(H, lens)
-            return H
-        return run
-
-    compare(enc(X, lens), expected, what=f"TransformerEncoder output ({layers} blocks, eval mode)",
-            dtype=dtype, inputs={"X": X, "valid_lens": lens},
-            hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
-            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
-                       variant("none"),
-                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
-    weights = enc.attention_weights
-    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
-                                    f"got {len(weights)}")
-    for i in range(layers):
-        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
-                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
-                                  "right after block i ran")
+    check_encoder_call(enc, r, randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
+                       f"TransformerEncoder output ({layers} blocks, eval mode)")
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -595,34 +580,9 @@ def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, 
     enc, r = realistic_paired(student.TransformerEncoder, ref.TransformerEncoder, sized_model_args(d, heads, p), seed,
                               student)
     X = randint(REAL_VOCAB, (REAL_B, steps), seed)
-    lens = realistic_lens(lens_kind, REAL_B, steps, seed + 1)
-    with torch.no_grad():
-        expected = r(X, lens)
-    ref_weights = [T.as_plain(w) for w in r.attention_weights]
-
-    def variant(scale: str) -> Callable:
-        def run() -> torch.Tensor:
-            E = r.embedding(X)
-            H = r.pos_encoding(E) * math.sqrt(d) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(d)))
-            for blk in r.blks:
-                H = blk(H, lens)
-            return H
-        return run
-
-    compare(enc(X, lens), expected, what=f"TransformerEncoder output ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
-                                         f"eval mode) on X of shape {tuple(X.shape)}",
-            dtype=dtype, inputs={"X": X, "valid_lens": lens},
-            hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
-            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
-                       variant("none"),
-                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
-    weights = enc.attention_weights
-    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
-                                    f"got {len(weights)}")
-    for i in range(layers):
-        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
-                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
-                                  "right after block i ran")
+    check_encoder_call(enc, r, X, realistic_lens(lens_kind, REAL_B, steps, seed + 1), layers, d, dtype,
+                       f"TransformerEncoder output ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
+                       f"eval mode) on X of shape {tuple(X.shape)}")
 
 
 # -------------------------------------------------------------------------------- DecoderBlock
@@ -636,6 +596,28 @@ def dec_case(draw, min_t: int = 1, max_t: int = 5):
 
 def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> list:
     return [enc, lens, [None] * n]
+
+
+def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
+                             lens: Optional[torch.Tensor], dtype: torch.dtype, what: str) -> None:
+    """One call of the student's DecoderBlock (eval mode, empty cache) against the course's with the same
+    weights: the output (`what`), then the cache it leaves."""
+    with torch.no_grad():
+        expected, _ = r(X, fresh_state(enc, lens))
+    Y, state = blk(X, fresh_state(enc, lens))
+    compare(Y, expected, what=what, dtype=dtype,
+            inputs={"enc_valid_lens": lens},
+            hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
+                 "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
+            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
+                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
+                   "the encoder-decoder attention ignoring enc_valid_lens":
+                       lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
+                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
+                       lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
+    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+                   hint="the cache holds the block's inputs X")
 
 
 def student_block(student: Any, dtype: torch.dtype, seed: int, dropout: float = 0.0, i: int = 0) -> Any:
@@ -790,22 +772,7 @@ def test_decoder_block_matches_reference(student, ref, case, p):
     B, steps, T_enc, lens, dtype, seed = case
     blk, r = paired(student.DecoderBlock, ref.DecoderBlock, block_args(p) + (0,), dtype, seed, student)
     X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
-    with torch.no_grad():
-        expected, _ = r(X, fresh_state(enc, lens))
-    Y, state = blk(X, fresh_state(enc, lens))
-    compare(Y, expected, what=f"DecoderBlock output (dropout={p}, eval mode)", dtype=dtype,
-            inputs={"enc_valid_lens": lens},
-            hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
-                 "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
-            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
-                       lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
-                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
-                   "the encoder-decoder attention ignoring enc_valid_lens":
-                       lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
-                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
-                       lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
-    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
-                   hint="the cache holds the block's inputs X")
+    check_decoder_block_call(blk, r, X, enc, lens, dtype, f"DecoderBlock output (dropout={p}, eval mode)")
 
 
 #: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed)
@@ -822,24 +789,9 @@ def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, l
     blk, r = realistic_paired(student.DecoderBlock, ref.DecoderBlock, sized_block_args(d, heads, p) + (0,), seed,
                               student)
     X, enc = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, T_enc, d), seed + 1, dtype)
-    lens = realistic_lens(lens_kind, REAL_B, T_enc, seed + 2)
-    with torch.no_grad():
-        expected, _ = r(X, fresh_state(enc, lens))
-    Y, state = blk(X, fresh_state(enc, lens))
-    compare(Y, expected, what=f"DecoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape {tuple(X.shape)}, "
-                              f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)", dtype=dtype,
-            inputs={"enc_valid_lens": lens},
-            hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
-                 "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
-            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
-                       lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
-                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
-                   "the encoder-decoder attention ignoring enc_valid_lens":
-                       lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
-                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
-                       lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
-    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
-                   hint="the cache holds the block's inputs X")
+    check_decoder_block_call(blk, r, X, enc, realistic_lens(lens_kind, REAL_B, T_enc, seed + 2), dtype,
+                             f"DecoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape {tuple(X.shape)}, "
+                             f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)")
 
 
 # -------------------------------------------------------------------------- TransformerDecoder
