@@ -10,7 +10,7 @@ import pytest
 
 from autograder.authoring import samples
 from autograder.grading.results import results_json, write_results
-from autograder.grading.session import grade_file
+from autograder.grading.session import SUITES, grade_file
 from autograder import config
 from autograder.config import ConfigError, load
 from kit_helpers import reference_source, write_notebook
@@ -88,6 +88,24 @@ def test_no_double_jeopardy_components_use_reference_dependencies(zygote, tmp_pa
     assert scores["masked_softmax"] < 4
     assert scores["AdditiveAttention"] == 4 and scores["DotProductAttention"] == 4
     assert scores["sequence_mask"] == 2
+
+
+def test_a_failure_shows_the_suites_message_and_inputs_never_test_source(zygote, tmp_path):
+    """The plugin reports a failure by its exception's message alone: no traceback (pytest's would quote
+    the suite's source around every frame), no hypothesis notes; the message carries the shrunk input."""
+    sub = tmp_path / "fill0.py"
+    sub.write_text(reference_source("02_attention_scoring").replace("value=fill", "value=0"))
+    result = grade_file(zygote, "02_attention_scoring", sub)
+    failed = [t for c in result.components for t in c.tests if not t.passed]
+    assert failed and all(t.output for t in failed)
+    suites = [p for d in ("public", "hidden") for p in (SUITES / d).glob("test_02_*.py")]
+    source = {line.strip() for p in suites for line in p.read_text().splitlines() if len(line.strip()) > 12}
+    for t in failed:
+        shown = [line.strip() for line in t.output.splitlines()]
+        assert not source & set(shown), (t.name, sorted(source & set(shown)))
+        assert not any(s in t.output for s in ("Traceback", "Falsifying example", ".py:", "\nE ")), t.output
+    compared = [t for t in failed if "expected" in t.output]
+    assert compared and all("input" in t.output for t in compared), [t.output for t in compared]
 
 
 def test_py_submission_with_several_assignments_grades_only_the_named_one(zygote, tmp_path):
