@@ -191,7 +191,7 @@ class GradingPlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
         """A failure is reported by its message alone (with hypothesis's notes: the falsifying example),
         never a traceback, which would show test code and which pytest builds by parsing the source of
-        every frame (about 70% of grading a buggy submission); a FailFast is marked as such, and a
+        every frame (a third to a half of grading a buggy submission); a FailFast is marked as such, and a
         diagnosed failure carries its misconception's id."""
         excinfo = call.excinfo
         if excinfo is None or call.when == "collect" or isinstance(excinfo.value, _PYTEST_OUTCOMES):
