@@ -282,6 +282,10 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
         # Suites state their messages; rewriting would re-parse them every session and could put
         # test source into a message.
         "--assert=plain",
+        # Hypothesis formats every failing example it meets (shrinking included) with the item's
+        # repr_failure; pytest's default style parses the suite's source for each frame. Our reports
+        # never show a traceback (pytest_runtest_makereport), so the cheap native style will do.
+        "--tb=native",
         # Plugins the grader does not need; unraisableexception alone costs a gc.collect per test.
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
         "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
