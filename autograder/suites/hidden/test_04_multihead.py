@@ -82,7 +82,11 @@ def test_qkv_rows_follow_repeat_interleave(student, case):
 @given(case=reshape_case())
 def test_qkv_matches_reference(student, ref, case):
     """transpose_qkv equals the course's rearrangement exactly"""
-    B, L, h, dh, dtype, seed = case
+    check_qkv_matches_reference(student, ref, *case)
+
+
+def check_qkv_matches_reference(student, ref, B: int, L: int, h: int, dh: int, dtype: torch.dtype, seed: int) -> None:
+    """transpose_qkv on a (B, L, h * dh) input equals the course's exactly."""
     X = values(seed, (B, L, h * dh), dtype)
     equal(student.transpose_qkv(X, h), ref.transpose_qkv(X, h),
           f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})", {"X": X}, QKV_HINT)
@@ -109,9 +113,7 @@ REALISTIC_RESHAPE_IDS = [f"B{B}-L{L}-h{h}-d{h * dh}" for B, L, h, dh, _ in REALI
 @pytest.mark.parametrize("B,L,h,dh,seed", REALISTIC_RESHAPES, ids=REALISTIC_RESHAPE_IDS)
 def test_qkv_at_realistic_size(student, ref, B, L, h, dh, seed):
     """transpose_qkv equals the course's rearrangement exactly at realistic sizes (batch 8, 32-64 steps, 32-64 features)"""
-    X = values(seed, (B, L, h * dh), torch.float32)
-    equal(student.transpose_qkv(X, h), ref.transpose_qkv(X, h),
-          f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})", {"X": X}, QKV_HINT)
+    check_qkv_matches_reference(student, ref, B, L, h, dh, torch.float32, seed)
 
 
 # ---------------------------------------------------------------- transpose_output
@@ -135,7 +137,11 @@ def test_output_head_slices(student, case):
 @given(case=reshape_case())
 def test_output_matches_reference(student, ref, case):
     """transpose_output equals the course's rearrangement exactly"""
-    B, L, h, dh, dtype, seed = case
+    check_output_matches_reference(student, ref, *case)
+
+
+def check_output_matches_reference(student, ref, B: int, L: int, h: int, dh: int, dtype: torch.dtype, seed: int) -> None:
+    """transpose_output on a (B * h, L, dh) input equals the course's exactly."""
     X = values(seed, (B * h, L, dh), dtype)
     equal(student.transpose_output(X, h), ref.transpose_output(X, h),
           f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})", {"X": X}, OUT_HINT)
@@ -159,9 +165,7 @@ def test_output_inverts_transpose_qkv(student, ref, case):
 @pytest.mark.parametrize("B,L,h,dh,seed", REALISTIC_RESHAPES, ids=REALISTIC_RESHAPE_IDS)
 def test_output_at_realistic_size(student, ref, B, L, h, dh, seed):
     """transpose_output equals the course's rearrangement exactly at realistic sizes (batch 8, 32-64 steps, 32-64 features)"""
-    X = values(seed, (B * h, L, dh), torch.float32)
-    equal(student.transpose_output(X, h), ref.transpose_output(X, h),
-          f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})", {"X": X}, OUT_HINT)
+    check_output_matches_reference(student, ref, B, L, h, dh, torch.float32, seed)
 
 
 # ---------------------------------------------------------------- MultiHeadAttention
