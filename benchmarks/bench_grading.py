@@ -70,10 +70,11 @@ from autograder.authoring import release  # noqa: E402
 from autograder.catalogue import zoo  # noqa: E402
 
 
-def tree_rss(pid: int) -> int:
-    """Resident memory (bytes) of a process and all its descendants."""
+def tree_total(pid: int, field: Callable[[list[str]], float]) -> float:
+    """The sum of `field` (of a /proc/<pid>/stat line's fields after the command name) over a process and
+    all its live descendants."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
+    values: dict[int, float] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -81,15 +82,21 @@ def tree_rss(pid: int) -> int:
             with open(f"/proc/{entry}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(entry))
-            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            values[int(entry)] = field(fields)
         except (OSError, IndexError, ValueError):
             continue
-    total, stack = 0, [pid]
+    total, stack = 0.0, [pid]
     while stack:
         p = stack.pop()
-        total += rss.get(p, 0)
+        total += values.get(p, 0.0)
         stack += children.get(p, [])
     return total
+
+
+def tree_rss(pid: int) -> int:
+    """Resident memory (bytes) of a process and all its descendants."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return int(tree_total(pid, lambda fields: int(fields[21]) * page))
 
 
 def run(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, int, str]:
@@ -267,25 +274,8 @@ class DaskCluster:
 
 def tree_cpu(pid: int) -> float:
     """CPU seconds (user + system, with those of reaped children) of a process and its live descendants."""
-    children: dict[int, list[int]] = {}
-    cpu: dict[int, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-            cpu[int(entry)] = sum(int(v) for v in fields[11:15]) / tick
-        except (OSError, IndexError, ValueError):
-            continue
-    total, stack = 0.0, [pid]
-    while stack:
-        p = stack.pop()
-        total += cpu.get(p, 0.0)
-        stack += children.get(p, [])
-    return total
+    return tree_total(pid, lambda fields: sum(int(v) for v in fields[11:15]) / tick)
 
 
 def _echo(data: bytes, reply: dict) -> dict:

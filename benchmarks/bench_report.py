@@ -34,30 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from autograder import config as config_mod  # noqa: E402
-from autograder.authoring.samples import stub_source  # noqa: E402
+from autograder.authoring.samples import disguised_copy, stub_source  # noqa: E402
 from autograder.catalogue import zoo  # noqa: E402
 from autograder.grading.results import GRADER_FAILED, failed_results  # noqa: E402
-
-
-def renamed(source: str, prefix: str, reformat: bool) -> str:
-    """Local variables renamed (what copydetect's name filtering ignores); reformatted with ast.unparse."""
-    tree = ast.parse(source)
-    spots = set()
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-            params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-            local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - params
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Name) and n.id in local:
-                    spots.add((n.lineno, n.col_offset))
-                    n.id = prefix + n.id
-    if reformat:
-        return ast.unparse(tree)
-    lines = source.splitlines(keepends=True)
-    for lineno, col in sorted(spots, reverse=True):
-        lines[lineno - 1] = lines[lineno - 1][:col] + prefix + lines[lineno - 1][col:]
-    return "".join(lines)
 
 
 def definitions(source: str) -> dict[str, str]:
@@ -101,7 +80,7 @@ def generate(assignment_id: str, n: int, folder: Path, seed: int = 0) -> tuple[P
         name = f"student{i:04d}"
         if codes and rng.random() < 0.02:  # a copy of an earlier student, variables renamed
             code, picks = rng.choice(codes)
-            code = renamed(code, f"c{i}_", reformat=False)
+            code = disguised_copy(code, f"c{i}_", reformat=False)
         else:
             picks = {c: rng.choice(pool) if rng.random() < 0.6 else pool[0] for c, pool in pools.items()}
             stubbed = rng.random() < 0.04
@@ -110,7 +89,7 @@ def generate(assignment_id: str, n: int, folder: Path, seed: int = 0) -> tuple[P
                 if stubbed:
                     code = stub_source(code)
                 parts.append(code)
-            code = renamed(header + "\n\n\n" + "\n\n\n".join(parts), f"v{i % 7}_", reformat=rng.random() < 0.3)
+            code = disguised_copy(header + "\n\n\n" + "\n\n\n".join(parts), f"v{i % 7}_", reformat=rng.random() < 0.3)
             if stubbed:
                 picks = {c: ("stub", "", "") for c in picks}
         codes.append((code, picks))

@@ -1,15 +1,19 @@
 """Helpers shared by the kit's tests (importable: tests/ is on pytest's pythonpath)."""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import io
 import os
+import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import nbformat
+import pytest
 
 from autograder import config
 
@@ -56,3 +60,44 @@ def poll(probe: Callable[[], T], done: Callable[[T], bool], deadline: float, int
         if done(value) or time.monotonic() >= deadline:
             return value
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def headless_chromium(profile: Path, window: str, browser_log: bool = False) -> Iterator[Any]:
+    """A headless Chromium (Debian's chromium and chromedriver, through selenium) for rendering a page as
+    a reader's browser does, quit afterwards; a skip where it is missing, a failure in CI (which installs it)."""
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        webdriver = None  # type: ignore[assignment]
+    if not (chromium and driver_path and webdriver):
+        if os.environ.get("CI"):
+            pytest.fail("CI needs chromium, chromium-driver (.ci/install) and selenium (the dev extra)")
+        pytest.skip("chromium, chromedriver or selenium missing (bash .ci/install as root installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+                 f"--window-size={window}"):
+        options.add_argument(flag)
+    if browser_log:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def screenshot(driver: Any) -> Any:
+    """What the browser window shows now, as a greyscale PIL image."""
+    from PIL import Image
+    return Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
+
+
+def looks_blank(image: Any) -> bool:
+    """A blank or failed page is (nearly) one flat colour."""
+    from PIL import ImageStat
+    return ImageStat.Stat(image).var[0] <= 200

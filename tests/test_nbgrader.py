@@ -13,9 +13,7 @@ import copy
 import csv
 import datetime as dt
 import html
-import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -30,6 +28,7 @@ import yaml
 from autograder import config
 from autograder.authoring import release
 from autograder.grading.session import SUITES
+from kit_helpers import headless_chromium, looks_blank, screenshot
 
 # One worker runs the whole module: its nbgrader course is built once (module fixture), not per worker.
 pytestmark = pytest.mark.xdist_group("nbgrader")
@@ -392,35 +391,10 @@ def test_feedback_page_names_components_has_no_stray_outputs_and_renders_math_of
     assert page.count("<math") > 20 and "white-space: pre-wrap" in page
 
 
-def _chrome():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-    except ImportError:
-        webdriver = None
-    if not (chromium and driver and webdriver):
-        if os.environ.get("CI"):
-            pytest.fail("CI needs chromium, chromium-driver (.ci/install) and selenium (the dev extra)")
-        pytest.skip("chromium, chromedriver or selenium missing (bash .ci/install as root installs them)")
-    return chromium, driver
-
-
 def test_feedback_page_in_chromium(course_run, tmp_path):
     """The page as a student sees it, offline: not blank, math drawn (no `$...$` or `\\(` left in
     the visible text), every feedback line inside its box, nothing fetched from the network."""
-    chromium, driver_path = _chrome()
-    from PIL import Image, ImageStat
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-                 "--window-size=1200,1400"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    try:
+    with headless_chromium(tmp_path / "profile", "1200,1400") as driver:
         driver.get((course_run["root"] / "feedback" / "carol" / A / f"{A}.html").as_uri())
         text = driver.execute_script("return document.body.innerText")
         assert "masked_softmax (Score: " in text and "Test cell" not in text
@@ -436,10 +410,6 @@ def test_feedback_page_in_chromium(course_run, tmp_path):
                                        ".filter(n => !n.startsWith('file:') && !n.startsWith('data:'))")
         assert remote == []
         driver.execute_script("document.querySelector('a[name=test_masked_softmax]').scrollIntoView()")
-        shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
-        assert ImageStat.Stat(shot).var[0] > 200, "the screenshot looks blank"
+        assert not looks_blank(screenshot(driver)), "the screenshot looks blank"
         driver.execute_script("window.scrollTo(0, 0)")
-        top = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
-        assert ImageStat.Stat(top).var[0] > 200
-    finally:
-        driver.quit()
+        assert not looks_blank(screenshot(driver)), "the top of the page looks blank"

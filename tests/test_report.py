@@ -21,11 +21,8 @@ from __future__ import annotations
 import ast
 import base64
 import csv
-import io
 import json
-import os
 import re
-import shutil
 import statistics
 from pathlib import Path
 from typing import Any
@@ -33,12 +30,12 @@ from typing import Any
 import pytest
 
 from autograder import cli
-from autograder.authoring.samples import stub_source
+from autograder.authoring.samples import disguised_copy, stub_source
 from autograder.catalogue import zoo
 from autograder.grading.pool import grade_directory
 from autograder.grading.results import GRADER_FAILED, failed_results
 from autograder.report import build, loading, page, similarity, stats
-from kit_helpers import reference_source, write_notebook
+from kit_helpers import headless_chromium, looks_blank, reference_source, screenshot, write_notebook
 
 pytestmark = pytest.mark.xdist_group("report")
 
@@ -84,30 +81,6 @@ class DotProductAttention(nn.Module):
 '''
 
 
-def renamed(source: str, prefix: str, reformat: bool = False) -> str:
-    """The source with every function's local variables (not its parameters) renamed: what a
-    student who copies and disguises code hands in; with `reformat`, also rewritten by ast.unparse
-    (other parentheses and line breaks, comments gone)."""
-    tree = ast.parse(source)
-    spots = set()
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-        params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-        local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - params
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and n.id in local:
-                spots.add((n.lineno, n.col_offset))
-                n.id = prefix + n.id
-    if reformat:
-        return ast.unparse(tree)
-    lines = source.splitlines(keepends=True)
-    for lineno, col in sorted(spots, reverse=True):  # the sources are ASCII: offsets are characters
-        lines[lineno - 1] = lines[lineno - 1][:col] + prefix + lines[lineno - 1][col:]
-    return "".join(lines)
-
-
 def with_entries(assignment: str, names: list[str]) -> str:
     """The reference followed by zoo entries, as zoo.compose writes one."""
     by_name = {e.name: e for e in zoo.entries(assignment)}
@@ -126,11 +99,11 @@ def write_class_02(folder: Path, course: Any) -> None:
     for i, (student, name) in enumerate(MUTANTS.items()):
         others = [pool[(i + k) % len(pool)] for k, (comp, pool) in enumerate(POOLS.items()) if comp != owner[name]]
         files[f"{student}.py"] = with_entries(A, [p for p in others if p] + [name])
-    files["dave.py"] = renamed(files["carol.py"], "my_")
+    files["dave.py"] = disguised_copy(files["carol.py"], "my_")
     for name, text in files.items():
         (folder / name).write_text(text)
     cells: list[tuple[str, str]] = [("markdown", "# Attention scoring (erin)")]
-    body = ast.parse(renamed(files["carol.py"], "v_", reformat=True)).body
+    body = ast.parse(disguised_copy(files["carol.py"], "v_", reformat=True)).body
     imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     cells.append(("code", "\n".join(ast.unparse(s) for s in imports)))
     cells += [("code", ast.unparse(s)) for s in body if s not in imports]
@@ -376,51 +349,22 @@ def test_demo_ends_with_the_report(tmp_path: Path, capsys: pytest.CaptureFixture
 
 # --- the page in a browser ------------------------------------------------------------------------
 
-def _chrome() -> Any:
-    """A headless Chromium from Debian's packages through chromedriver, or a skip (never in CI)."""
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-    except ImportError:
-        webdriver = None
-    if not (chromium and driver and webdriver):
-        if os.environ.get("CI"):
-            pytest.fail("CI needs chromium, chromium-driver (.ci/install) and selenium (the dev extra)")
-        pytest.skip("chromium, chromedriver or selenium missing (bash .ci/install as root installs them)")
-    return chromium, driver
-
-
 def test_page_renders_in_chromium(report02: build.Report, tmp_path: Path) -> None:
-    chromium, driver_path = _chrome()
-    from PIL import Image, ImageStat
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.print_page_options import PrintOptions
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-                 "--window-size=1366,900"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    try:
+    with headless_chromium(tmp_path / "profile", "1366,900", browser_log=True) as driver:
         driver.get(report02.page.as_uri())
         assert driver.title.startswith("Class report: ")
         assert driver.execute_script(
             "return Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
         assert driver.execute_script("return document.images.length") >= 4
         assert driver.execute_script("return document.querySelectorAll('pre.code mark').length") > 0
-        shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
-        assert shot.size[0] >= 1200
-        assert ImageStat.Stat(shot).var[0] > 200, "the screenshot looks blank"
+        shot = screenshot(driver)
+        assert shot.size[0] >= 1200 and not looks_blank(shot), "the screenshot looks blank"
         pdf = base64.b64decode(driver.print_page(PrintOptions()))
         assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 3
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert errors == [], errors
-    finally:
-        driver.quit()
 
 
 # --- what is excluded -----------------------------------------------------------------------------
@@ -456,7 +400,7 @@ def test_graded_code_is_the_last_definitions_and_their_helpers() -> None:
 
 def test_scores_repeat_and_renaming_changes_nothing() -> None:
     code = reference_source(A)
-    codes = {"a": code, "b": renamed(code, "z_"), "c": renamed(code, "y_", reformat=True)}
+    codes = {"a": code, "b": disguised_copy(code, "z_"), "c": disguised_copy(code, "y_", reformat=True)}
     first = similarity.compare(codes, "")
     again = similarity.compare(codes, "")
     assert [(p.a, p.b, p.score) for p in first[0]] == [(p.a, p.b, p.score) for p in again[0]]
@@ -469,7 +413,7 @@ def test_scores_repeat_and_renaming_changes_nothing() -> None:
 def test_screen_picks_the_pairs_to_score() -> None:
     entries = [e.path.read_text() for e in zoo.entries(A)][:12]
     codes = {f"s{i}": text for i, text in enumerate(entries)}
-    codes["copy"] = renamed(entries[3], "q_")
+    codes["copy"] = disguised_copy(entries[3], "q_")
     pairs, names, total, screened, _ = similarity.compare(codes, "", max_pairs=10)
     assert screened and total == len(names) * (len(names) - 1) // 2 and len(pairs) <= 10
     assert {pairs[0].a, pairs[0].b} == {"copy", "s3"}
