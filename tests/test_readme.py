@@ -1,0 +1,64 @@
+"""The README's first lines and its map stay true: the test command is the one CI runs, and every path
+and module the map ("What is where") names exists."""
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+from autograder import config
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_test_command_is_the_one_ci_runs() -> None:
+    first_block = README.split("```bash\n", 1)[1].split("```", 1)[0]
+    demo, tests = [line.split("#")[0].strip() for line in first_block.strip().splitlines()]
+    assert demo == "bash .ci/install && course demo"
+    ci = (REPO / ".ci" / "run").read_text()
+    assert tests.startswith("bash .ci/install && ") and "bash .ci/install" in ci
+    assert tests.removeprefix("bash .ci/install && ") in ci.splitlines()
+
+
+def expand(pattern: str) -> list[str]:
+    """`a/{b,c}/<id>.py` -> every concrete path (assignment ids for <id>)."""
+    ids = [a.id for a in config.default().assignments]
+    options = [part.split(",") for part in re.findall(r"\{([^}]*)\}", pattern)]
+    template = re.sub(r"\{[^}]*\}", "{}", pattern)
+    out = []
+    for choice in itertools.product(*options):
+        path = template.format(*choice)
+        out += [path.replace("<id>", i) for i in ids] if "<id>" in path else [path]
+    return out
+
+
+def map_rows() -> list[tuple[list[str], str]]:
+    section = README.split("## What is where", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) >= 2:
+            rows.append((re.findall(r"`([^`]+)`", cells[0]), cells[1]))
+    return rows
+
+
+def test_every_path_and_module_in_the_map_exists() -> None:
+    rows = map_rows()
+    assert len(rows) >= 15
+    missing = []
+    for paths, what in rows:
+        for pattern in paths:
+            for path in expand(pattern):
+                if not (any(REPO.glob(path)) if "*" in path else (REPO / path).exists()):
+                    missing.append(path)
+        folder = paths[0]
+        if folder.startswith("autograder/") and folder.endswith("/") and "{" not in folder:
+            # The folder's modules are listed as "`name` (what it does)", "`a`, `b` and `c`".
+            for name in re.findall(r"`([\w<>{},/*.-]+)`(?= \(|,| and\b| \||$)", what):
+                if re.fullmatch(r"[a-z_]+/?", name):  # a module or subpackage of the folder
+                    if not ((REPO / folder / f"{name}.py").exists() or (REPO / folder / name).is_dir()):
+                        missing.append(folder + name)
+                elif name.endswith((".py", ".json")):  # a file of the folder
+                    missing += [path for path in expand(folder + name) if not any(REPO.glob(path))]
+    assert missing == [], f"the README's map names what is not in the tree: {missing}"
