@@ -23,9 +23,9 @@ def stub_source(source: str) -> str:
 
 
 def disguised_copy(source: str, prefix: str, reformat: bool = False) -> str:
-    """The source with every function's local variables (not its parameters) renamed: what a
-    student who copies and disguises code hands in (samples for the class report's similarity check); with `reformat`, also rewritten by ast.unparse
-    (other parentheses and line breaks, comments gone)."""
+    """The source with every function's local variables (not its parameters) renamed: what a student
+    who copies and disguises code hands in (samples for the class report's similarity check); with
+    `reformat`, also rewritten by ast.unparse (other parentheses and line breaks, comments gone)."""
     tree = ast.parse(source)
     spots = set()
     for fn in ast.walk(tree):

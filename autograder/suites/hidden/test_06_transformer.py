@@ -150,7 +150,8 @@ def chunking(draw, length: int) -> list[int]:
 # Realistic sizes for the *_at_realistic_size tests: batch 8, 32-64 steps, num_hiddens 32 or 64 with 4
 # or 8 heads, FFN hidden size 64, whole models with 2 blocks and a vocabulary small enough to stay fast.
 # Two cases per component: between them, both widths, both head counts, both valid_lens forms and dropout
-# on and off (in eval mode); a third case cost 5% of the suite's time and caught no further mutant.
+# on and off (in eval mode); a third case caught no further mutant and cost about 10% of the suite's time
+# (the reference in-process, median of 3: 0.86 s with three, 0.78 s with two).
 REAL_B, REAL_FFN_H, REAL_VOCAB, REAL_LAYERS = 8, 64, 50, 2
 
 
@@ -491,7 +492,10 @@ def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Opti
     def variant(scale: str) -> Callable:
         def run() -> torch.Tensor:
             E = r.embedding(X)
-            H = r.pos_encoding(E) * math.sqrt(num_hiddens) if scale == "after" else r.pos_encoding(E * (1 if scale == "none" else math.sqrt(num_hiddens)))
+            if scale == "after":
+                H = r.pos_encoding(E) * math.sqrt(num_hiddens)
+            else:
+                H = r.pos_encoding(E * (1 if scale == "none" else math.sqrt(num_hiddens)))
             for blk in r.blks:
                 H = blk(H, lens)
             return H
