@@ -1,13 +1,17 @@
 """autograder/selfcheck: the notebook's check(), offline, in the student's own process."""
 from __future__ import annotations
 
+import importlib
 import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from autograder.catalogue import zoo
 from autograder.selfcheck import check, symptoms
+from autograder.selfcheck.plugin import register_hypothesis_profile
 
 A = "02_attention_scoring"
 
@@ -40,3 +44,25 @@ def test_symptoms_conclude_needs_every_failure_to_agree() -> None:
     assert symptoms.conclude([set(), set()]) is None
     assert symptoms.conclude([{"a"}, {"b"}]) is None
     assert symptoms.text_hash("x" + symptoms.DIAGNOSIS_MARK + "anything") == symptoms.text_hash("x")
+
+
+def test_a_submissions_literals_do_not_change_the_examples_hypothesis_draws(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis draws some values from the literals of loaded non-library modules; a submission is
+    one. Under the course profile the examples follow from the test alone (plugin.py,
+    examples_from_the_test_alone): without it, importing the module below changes them."""
+    register_hypothesis_profile()
+    drawn: list[tuple[int, float]] = []
+
+    @given(st.integers(1, 1000), st.floats(-10, 10))
+    def sizes_and_scales(n: int, x: float) -> None:
+        drawn.append((n, x))
+
+    sizes_and_scales()
+    before, drawn[:] = list(drawn), []
+    (tmp_path / "steering_literals.py").write_text(
+        "SIZES = (" + ", ".join(str(n) for n in range(500, 540)) + ")\nSCALES = (0.125, -3.5, 7.75)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("steering_literals")
+    sizes_and_scales()
+    assert len(before) == 20 and drawn == before
