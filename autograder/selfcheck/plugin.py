@@ -315,6 +315,9 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
         "-p", "no:doctest", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise",
         "-p", "no:logging",
         "-o", "python_files=test_*.py", "--rootdir", str(suites), "-c", os.devnull,
+        # pytest collects a file by scanning each of its ancestors up to the confcutdir (/dev's
+        # parent, with -c /dev/null): a grading cost that grew with the folders above the kit.
+        "--confcutdir", str(suites),
         "-W", "ignore", *extra]
     # importlib mode names suite modules after their path under the root ("hidden.test_02_...") and
     # reuses a module already in sys.modules: keep those of these very files (a warm grading worker
