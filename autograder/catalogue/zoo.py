@@ -28,7 +28,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from autograder import config as config_mod
 
@@ -173,12 +173,29 @@ def later_assignments(component: str) -> list[str]:
             and component in course.closure([c.name for c in a.components])]
 
 
-def compose_into(entry: Entry, assignment_id: str, out_dir: Path) -> Path:
-    """A submission of a later assignment that also carries the entry's buggy code."""
+def compose_into(entries: Sequence[Entry], assignment_id: str, out_dir: Path) -> Path:
+    """A submission of a later assignment that also carries the entries' buggy code (each entry's
+    file after the reference, in order; one entry per component, or a later one replaces it)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{assignment_id}__with__{entry.assignment}__{entry.name}.py"
-    path.write_text(reference_source(assignment_id) + "\n\n# ---- zoo entry ----\n" + entry.path.read_text())
+    path = out_dir / f"{assignment_id}__with__{'__'.join(e.name for e in entries)}.py"
+    path.write_text(reference_source(assignment_id)
+                    + "".join("\n\n# ---- zoo entry ----\n" + e.path.read_text() for e in entries))
     return path
+
+
+def cross_groups(mutants: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
+    """The mutants grouped for grading in the first later assignment that builds on each: per later
+    assignment, the i-th mutant of every earlier component it builds on, in one submission (the
+    dependency rule must give that assignment full marks whatever earlier code it carries)."""
+    by_later: dict[str, dict[str, list[Entry]]] = {}
+    for e in mutants:
+        for later in later_assignments(e.component)[:1]:
+            by_later.setdefault(later, {}).setdefault(e.component, []).append(e)
+    groups = []
+    for later, per_component in sorted(by_later.items()):
+        for i in range(max(len(v) for v in per_component.values())):
+            groups.append((later, [v[i] for v in per_component.values() if i < len(v)]))
+    return groups
 
 
 def table(verdicts: list[Verdict]) -> str:
