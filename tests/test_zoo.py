@@ -75,11 +75,6 @@ def test_correct_alternative_gets_full_marks(entry, verdicts):
     assert not v.lost, f"{entry.bug}: lost points in {v.lost}\n{v.first_failure}"
 
 
-#: Every mutant in the first later assignment that builds on its component, one mutant of each such
-#: component per submission (33 gradings for 61 mutants; a failure names the group).
-CROSS = zoo.cross_groups(MUTANTS)
-
-
 @pytest.mark.parametrize("entry", DEGENERATE, ids=[e.id for e in DEGENERATE])
 def test_degenerate_code_earns_at_most_a_tenth_of_its_component(entry, verdicts):
     v = verdicts.of(entry)
@@ -113,13 +108,25 @@ def test_the_diagnosis_names_the_mutants_own_misconception_and_never_a_wrong_one
     assert diagnosed_correct == {}
 
 
-@pytest.mark.parametrize("later,group", CROSS, ids=[f"{'+'.join(e.name for e in g)}->{a}" for a, g in CROSS])
-def test_mutants_cost_nothing_in_later_assignments(later, group, tmp_path):
-    # No double jeopardy across assignments: the later assignment's components are graded
-    # on the reference versions of what they build on.
+#: Every mutant in the first later assignment that builds on its component, one mutant of each such
+#: component per submission (33 gradings for 61 mutants; a failure names the group); every correct
+#: alternative alone in every later assignment that builds on it (two alternatives can be wrong
+#: together: the book's in-place sequence_mask under the book's masked_softmax writes into X).
+CROSS = [("mutants", later, group) for later, group in zoo.cross_groups(MUTANTS)] + [
+    ("correct", later, [e]) for e in CORRECT for later in zoo.later_assignments(e.component)]
+
+
+@pytest.mark.parametrize("kind,later,group", CROSS,
+                         ids=[f"{'+'.join(e.name for e in g)}->{a}" for _, a, g in CROSS])
+def test_earlier_code_costs_nothing_in_later_assignments(kind, later, group, tmp_path):
+    """No double jeopardy across assignments. A mutant fails its own tests, so the later assignment's
+    components are graded on the reference versions of what they build on; a correct alternative
+    passes them, so they are graded on it, and it must serve them as well as the reference does
+    (the earlier suites' unscored "for 06" tests decide that where 06 needs more than 04 or 05 ask)."""
     result = run_in_process(later, zoo.compose_into(group, later, tmp_path))
     assert [c.name for c in result.components] == [c.name for c in default().assignment(later).components]
-    assert result.score == result.max_score, [c.name for c in result.components if c.score < c.points]
+    assert result.score == result.max_score, (kind, [(c.name, c.score, c.points) for c in result.components
+                                                     if c.score < c.points])
 
 
 def hidden_tests() -> list[tuple[str, str]]:

@@ -439,3 +439,38 @@ def realistic_mha_case(spec):
 def test_mha_at_realistic_size(student, ref, spec):
     """matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, 4-8 heads)"""
     check_eval_mode_matches_reference(student, ref, realistic_mha_case(spec))
+
+
+# ---------------------------------------------------------------- for 06 (not scored)
+# The 06 contract reads blks[i].attention.attention.attention_weights as every head's weights at once,
+# (B*h, Q, K). Assignment 04's contract does not ask for it, so these tests cost nothing here; they
+# decide the dependency rule: a MultiHeadAttention that fails one is replaced by the course's when 06
+# grades the Transformer built on it, instead of costing 06 points for code that 04 accepted.
+
+def head_weights(sd, c, q, k):
+    """(B*h, Q, K): row b*h + i holds head i of batch item b's attention weights (transpose_qkv's order)."""
+    mask = key_mask(c["lens"], c["B"], c["Q"], c["K"])
+    dh, rows = c["dh"], []
+    for b in range(c["B"]):
+        for i in range(c["h"]):
+            cols = slice(i * dh, (i + 1) * dh)
+            scores = linear(sd, "W_q", q[b:b + 1], cols) @ linear(sd, "W_k", k[b:b + 1], cols).transpose(1, 2)
+            rows.append(torch.softmax((scores / math.sqrt(dh)).masked_fill(~mask[b:b + 1], -math.inf), dim=-1))
+    return torch.cat(rows)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@pytest.mark.weight(0)  # not scored: decides which MultiHeadAttention 06 grades with (see above)
+@pytest.mark.keep("06's contract, not 04's: a correct loop over heads fails it and keeps its 04 points")
+@given(c=mha_case(heads=st.integers(2, 3)))
+def test_mha_attention_weights_hold_every_head_for_06(student, c):
+    """for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, (batch*heads, queries, keys)"""
+    m = build(student, c)
+    sd = weights(m, c)
+    q, k, v = make_inputs(c)
+    run(m, c, q, k, v, c["lens"])
+    what = (f"{describe(c)}: attention.attention_weights after a forward call (not scored in 04; 06's "
+            "Transformer reads it, and 06 grades with the course's MultiHeadAttention while yours fails this)")
+    held = T.attribute(T.attribute(m, "attention", describe(c)), "attention_weights", describe(c) + ".attention")
+    T.assert_shape(held, (c["B"] * c["h"], c["Q"], c["K"]), what)
+    T.assert_close(held, head_weights(sd, c, q, k), what=what, inputs={"valid_lens": c["lens"]})

@@ -205,3 +205,49 @@ def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed):
     T.assert_close(call(what, pe, X), expected, what=what + " vs the course's model", check_dtype=False, atol=ATOL,
                    rtol=0, hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of "
                                 "X, and eval mode switches dropout off")
+
+
+# ---------------------------------------------------------------- for 06 (not scored)
+# 06's Transformer feeds PositionalEncoding's output to float32 layers, and its decoder adds the
+# positions of the tokens' true places itself, then applies `pos_encoding.dropout`. Assignment 05's
+# contract asks for neither (the tests above compare values), so these cost nothing here; they decide
+# the dependency rule: a PositionalEncoding that fails one is replaced by the course's when 06 grades
+# the Transformer built on it, instead of costing 06 points for code that 05 accepted.
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.weight(0)  # not scored: decides which PositionalEncoding 06 grades with (see above)
+@pytest.mark.keep("06's need, not 05's contract: a correct float64 table fails it and keeps its 05 points")
+@given(case=forward_case())
+def test_forward_keeps_the_input_dtype_for_06(student, case):
+    """for 06, not scored: forward(X) has X's dtype (a float32 X comes out float32)"""
+    d, max_len, X = case
+    pe = student.PositionalEncoding(d, 0.5, max_len)
+    pe.eval()
+    what = f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {tuple(X.shape)}"
+    out = call(what, pe, X)
+    T.check(isinstance(out, torch.Tensor) and out.dtype == X.dtype,
+            f"{what}: the output's dtype is {getattr(out, 'dtype', type(out).__name__)}, X's {X.dtype} (not "
+            "scored in 05; 06's float32 layers need X's dtype, and 06 grades with the course's "
+            "PositionalEncoding while yours fails this: build P in X's dtype, or cast P[:, :T] to X.dtype)")
+
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.weight(0)  # not scored: decides which PositionalEncoding 06 grades with (see above)
+@pytest.mark.keep("06's need, not 05's contract: a correct F.dropout(..., self.training) fails it and keeps its 05 points")
+@settings(max_examples=5)
+@given(d=EVEN_D, seed=S.SEEDS)
+def test_dropout_is_a_module_for_06(student, d, seed):
+    """for 06, not scored: pos_encoding.dropout is the dropout module forward applies: the identity in eval mode, zeroing entries in training mode"""
+    pe = student.PositionalEncoding(d, 0.5, 16)
+    what = f"PositionalEncoding({d}, dropout=0.5).dropout"
+    why = ("(not scored in 05; 06's decoder adds the positions itself and applies pos_encoding.dropout, and 06 "
+           "grades with the course's PositionalEncoding while yours fails this: self.dropout = nn.Dropout(dropout))")
+    drop = T.attribute(pe, "dropout", f"PositionalEncoding({d}, dropout=0.5)")
+    T.check(callable(drop), f"{what} should be the nn.Dropout that forward applies {why}")
+    Y = torch.rand(4, 16, d, generator=torch.Generator().manual_seed(seed)) + 1.0
+    pe.eval()
+    T.assert_close(call(f"{what} in eval mode", drop, Y), Y, what=f"{what} in eval mode {why}", atol=0, rtol=0)
+    pe.train()
+    T.seed(student, seed)
+    out = T.as_plain(call(f"{what} in training mode", drop, Y))
+    T.check(bool((out == 0).any()), f"{what} in training mode zeroed none of the {Y.numel()} entries {why}")
