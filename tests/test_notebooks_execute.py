@@ -33,6 +33,10 @@ def test_instructor_notebook_executes(assignment_id, tmp_path, monkeypatch):
     client.execute()
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "FAIL" not in outputs, "a self-check failed on the reference solution"
+    checks = [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("check(")]
+    assert checks and all("PASS" in "".join(o.get("text", "") for o in c.outputs) for c in checks)
+    assert not [c.source for c in checks if any(o.output_type == "execute_result" for o in c.outputs)], \
+        "a check cell shows check()'s value (True/False) under its report"
     figures = list((folder / "figures").glob("*.png"))
     assert figures, "the notebook saves its plots under figures/"
     nbformat.validate(nb)

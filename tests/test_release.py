@@ -329,7 +329,7 @@ def test_self_check_bundle_imports_nothing_of_the_grader(built, assignment, tmp_
     code = (
         "import sys, json, autograder, autograder.selfcheck, autograder.selfcheck.plugin, autograder.selfcheck.testing\n"
         "from autograder.selfcheck import check\n"
-        "ok = check(namespace={})\n"
+        "ok = bool(check(namespace={}))\n"
         "files = {n: getattr(m, '__file__', None) for n, m in sys.modules.items() if n.split('.')[0] == 'autograder'}\n"
         "print(json.dumps({'ok': ok, 'modules': sorted(sys.modules), 'files': files}))\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -27,14 +27,14 @@ def namespace_with(entry_name: str) -> dict[str, Any]:
 
 
 def test_a_wrong_dependency_is_named_first_and_the_component_is_not_blamed(capsys: pytest.CaptureFixture[str]) -> None:
-    assert check("AdditiveAttention", namespace_with("ms_fill_zero"), assignment=A) is False
+    assert not check("AdditiveAttention", namespace_with("ms_fill_zero"), assignment=A)
     out = capsys.readouterr().out
     assert "AdditiveAttention uses your masked_softmax, which fails its own check: fix that first" in out
     assert "diagnosis:" not in out and "hint:" not in out
 
 
 def test_a_correct_component_with_correct_dependencies_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert check("AdditiveAttention", namespace_with("add_loop_over_queries"), assignment=A) is True
+    assert check("AdditiveAttention", namespace_with("add_loop_over_queries"), assignment=A)
     assert "fix that first" not in capsys.readouterr().out
 
 

@@ -5,8 +5,9 @@
     check()                          # every component of this assignment
 
 Runs in the student's kernel (their own machine, public tests only), prints one line per test
-with the feedback of failures, and returns True when everything passed. It never raises, so a
-notebook with unfinished stubs still runs top to bottom.
+with the feedback of failures, and returns a `Checked`, true when everything passed (a notebook shows
+nothing for it: the report is the cell's output). It never raises, so a notebook with unfinished
+stubs still runs top to bottom.
 
 This package is the student bundle: `course release` ships it (with `sandbox/runtime/procedures.py`
 and the assignment's public suite) next to every notebook, so it imports nothing else of the kit.
@@ -23,13 +24,30 @@ from autograder.selfcheck import symptoms
 PUBLIC = Path(__file__).resolve().parents[1] / "suites" / "public"
 
 
+class Checked:
+    """What check() returns: true when every public test it ran passed. A notebook displays nothing
+    for it, so a cell ending in check(...) shows the report and no stray True or False."""
+
+    def __init__(self, passed: int, total: int) -> None:
+        self.passed, self.total = passed, total
+
+    def __bool__(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+    def __repr__(self) -> str:
+        return f"Checked({self.passed}/{self.total} public tests passed)"
+
+    def _ipython_display_(self) -> None:
+        """IPython calls this instead of showing an Out[ ] value; there is nothing to add."""
+
+
 def _public_files(assignment: Optional[str]) -> list[Path]:
     pattern = f"test_{assignment}.py" if assignment else "test_*.py"
     return sorted(PUBLIC.glob(pattern))
 
 
 def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] = None,
-          assignment: Optional[str] = None) -> bool:
+          assignment: Optional[str] = None) -> Checked:
     """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals).
 
     The component's own dependencies (your earlier functions of this assignment) are checked first:
@@ -51,7 +69,7 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
     outcomes = [plugin.outcomes[n] for n in plugin.order]
     if not outcomes:
         print(f"no public tests found for {component or 'this assignment'}")
-        return False
+        return Checked(0, 0)
     failing = {o.component for o in outcomes if not o.passed}
     shown = [o for o in outcomes if component is None or o.component == component]
     for name in dict.fromkeys(o.component for o in shown):
@@ -68,7 +86,7 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
             print("      " + o.output.replace("\n", "\n      "))
     print(f"{passed}/{len(shown)} public tests passed"
           + ("" if passed == len(shown) else " — the hidden tests check more than these"))
-    return passed == len(shown)
+    return Checked(passed, len(shown))
 
 
 def _diagnose(component: str, failed: list[Any], known: dict[str, Any]) -> None:
