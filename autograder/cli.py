@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import gc
 import json
+import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional
 
 from autograder import config as config_mod
 from autograder.grading.errors import GradingRefused
@@ -132,14 +135,20 @@ def cmd_grade(ns: argparse.Namespace) -> int:
             raise SystemExit("course grade: grading a directory needs --out DIR")
         from autograder.grading.pool import grade_directory
         start = time.monotonic()
-        if ns.cluster or ns.cluster_file:
-            rows = _grade_on_cluster(ns, target)
-            if isinstance(rows, int):
-                return rows
-        else:
-            rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
-                                   mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
-                                   allow_unisolated=ns.allow_unisolated)
+        with _terminate_interrupts() as signum:
+            try:
+                if ns.cluster or ns.cluster_file:
+                    rows = _grade_on_cluster(ns, target)
+                    if isinstance(rows, int):
+                        return rows
+                else:
+                    rows = grade_directory(ns.assignment, target, Path(ns.out), jobs=ns.jobs,
+                                           mode=ns.sandbox, progress=not ns.quiet, config_path=ns.config,
+                                           allow_unisolated=ns.allow_unisolated)
+            except KeyboardInterrupt:
+                print(f"course: interrupted ({signal.Signals(signum[0]).name}); the submissions not yet graded "
+                      f"were cancelled ({ns.out}/ has the others' results; no grades.csv)", file=sys.stderr)
+                return 128 + signum[0]
         from autograder.grading.export import finalize_folder  # student ids, late penalties, overrides
         rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
         took = time.monotonic() - start
@@ -186,6 +195,24 @@ def _submitted_at(ns: argparse.Namespace, course: config_mod.Course) -> Optional
     return SubmissionTime(when.astimezone(dt.timezone.utc), "--submitted-at")
 
 
+@contextlib.contextmanager
+def _terminate_interrupts() -> Iterator[list[int]]:
+    """While a class is graded, SIGTERM (a batch scheduler, `kill`) stops it as Ctrl-C does: what was
+    not graded is cancelled and no worker is left behind. Yields [the number of the signal that
+    interrupted] (SIGINT unless SIGTERM came)."""
+    got = [int(signal.SIGINT)]
+
+    def on_terminate(signum: int, frame: Any) -> None:
+        got[0] = signum
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _grade_on_cluster(ns: argparse.Namespace, target: Path) -> list[dict] | int:
     """`course grade A DIR --cluster ADDRESS`: the class on a Dask cluster; an exit code if it stopped."""
     from autograder.integrations import dask_cluster
@@ -197,10 +224,6 @@ def _grade_on_cluster(ns: argparse.Namespace, target: Path) -> list[dict] | int:
     except dask_cluster.ClusterError as exc:
         print(f"course: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"course: interrupted; the submissions not yet graded were cancelled ({ns.out}/ has the others)",
-              file=sys.stderr)
-        return 130
 
 
 def cmd_build(ns: argparse.Namespace) -> int:

@@ -3,8 +3,12 @@ no double jeopardy, determinism, notebooks and .py files, and the Gradescope res
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +17,7 @@ from autograder.grading.results import results_json, write_results
 from autograder.grading.session import SUITES, grade_file
 from autograder import config
 from autograder.config import ConfigError, load
-from kit_helpers import reference_source, write_notebook
+from kit_helpers import poll, reference_source, write_notebook
 
 ASSIGNMENTS = ["01_kernel_regression", "02_attention_scoring", "03_bahdanau", "04_multihead",
                "05_positional_encoding", "06_transformer"]
@@ -187,6 +191,46 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
     assert set(by_name) == {"reference", "stubs", "broken", "hangs"}
     assert float(by_name["reference"][1]) == 14 and float(by_name["stubs"][1]) == 0
     assert {p.name for p in out.glob("*.json")} == {"reference.json", "stubs.json", "broken.json", "hangs.json"}
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that contain `text` (a class's --out folder: the `course`
+    process and its pool workers name it, and each fork server protects it)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError, ValueError):
+            continue
+        if text in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
+    """`course grade DIR` stopped by a batch scheduler or `kill`: SIGTERM cancels the rest (exit 143, one
+    line, no traceback) and SIGKILL leaves no choice; either way no pool worker or fork server lives on
+    (they had: the workers outlived the parent for good, each holding a warm sandbox)."""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for i in range(12):
+        (subs / f"s{i:02}.py").write_text(reference_source("02_attention_scoring"))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", "02_attention_scoring", str(subs),
+                             "--out", str(out), "--jobs", "2", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    poll(lambda: list(out.glob("*.json")) or proc.poll() is not None, bool, time.monotonic() + 300)
+    assert proc.poll() is None, proc.communicate()[0][-2000:]
+    proc.send_signal(stop)
+    output = proc.communicate(timeout=120)[0]
+    if stop == signal.SIGTERM:
+        assert proc.returncode == 143, output
+        assert "course: interrupted (SIGTERM)" in output and "Traceback" not in output, output
+    assert len(list(out.glob("*.json"))) < 12 and not (out / "grades.csv").exists()
+    left = poll(lambda: processes_mentioning(str(out)), lambda found: not found, time.monotonic() + 30)
+    assert not left, left
 
 
 def test_course_yml_errors_are_clear(tmp_path):

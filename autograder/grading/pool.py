@@ -6,6 +6,7 @@ import concurrent.futures as cf
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -36,6 +37,12 @@ class _Worker:
     started: Any = None  # queue of submission names the parent reads to know what was in flight
 
 
+def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any) -> None:
+    """A worker of this machine's pool (a Dask worker runs `_init_worker` alone)."""
+    _die_with_parent(parent)
+    _init_worker(mode, protect, allow_unisolated, started)
+
+
 def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started: Any) -> None:
     from autograder.sandbox import bwrap
     launched = bwrap.launch(mode, protect=protect)  # the fork server warms up while this worker does
@@ -51,6 +58,21 @@ def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started:
     if isolation is not None and not isolation.isolated and not allow_unisolated:
         _Worker.refusal = isolation.describe()
     _limit_own_memory(WORKER_MEMORY_MB)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker never outlives the `course` process that started it, however that ends (Ctrl-C,
+    SIGTERM, SIGKILL, a crash): the kernel kills it with its parent (its fork server, started by
+    bubblewrap with --die-with-parent, goes with it). Ctrl-C reaches the whole terminal's process
+    group; the parent decides what it means, so a worker ignores it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by fork
+    if sys.platform.startswith("linux"):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _limit_own_memory(megabytes: int) -> None:
@@ -159,40 +181,52 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     ctx = multiprocessing.get_context("fork")
     while todo:
         started = ctx.SimpleQueue()
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                    initargs=(mode, protect, allow_unisolated, started)) as pool:
-            futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
-                                   config_path): name for name in todo}
-            todo = []
-            broken = False
-            for fut in cf.as_completed(futures):
-                name = futures[fut]
-                try:
-                    res = fut.result()
-                except cf.process.BrokenProcessPool:
-                    broken = True
-                    continue
-                except Exception as exc:  # a result that cannot come back costs that result only
-                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
-                if "refused" in res:
-                    raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
-                                         f"bubblewrap (README, Security) or pass --allow-unisolated")
-                batch.record(name, res)
-                done.add(name)
-            if broken:
-                in_flight = set()
-                while not started.empty():
-                    in_flight.add(started.get())
-                for name in futures.values():
-                    if name in done:
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_local_worker,
+                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool:
+            try:
+                futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
+                                       config_path): name for name in todo}
+                todo = []
+                broken = False
+                for fut in cf.as_completed(futures):
+                    name = futures[fut]
+                    try:
+                        res = fut.result()
+                    except cf.process.BrokenProcessPool:
+                        broken = True
                         continue
-                    if name in in_flight:
-                        attempts[name] += 1
-                    if attempts[name] >= MAX_ATTEMPTS:
-                        batch.record(name, worker_died(assignment, attempts[name]))
-                        done.add(name)
-                    else:
-                        todo.append(name)
+                    except Exception as exc:  # a result that cannot come back costs that result only
+                        res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                    if "refused" in res:
+                        raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
+                                             f"bubblewrap (README, Security) or pass --allow-unisolated")
+                    batch.record(name, res)
+                    done.add(name)
+                if broken:
+                    in_flight = set()
+                    while not started.empty():
+                        in_flight.add(started.get())
+                    for name in futures.values():
+                        if name in done:
+                            continue
+                        if name in in_flight:
+                            attempts[name] += 1
+                        if attempts[name] >= MAX_ATTEMPTS:
+                            batch.record(name, worker_died(assignment, attempts[name]))
+                            done.add(name)
+                        else:
+                            todo.append(name)
+            except BaseException:  # Ctrl-C, SIGTERM (made one by `course grade`), a refusal
+                _stop_now(pool)
+                raise
+
+
+def _stop_now(pool: cf.ProcessPoolExecutor) -> None:
+    """Cancel the submissions not started and kill the workers, instead of the executor's exit
+    waiting for every submission still queued (their fork servers die with them)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in list((getattr(pool, "_processes", None) or {}).values()):  # no public handle on them
+        worker.kill()
 
 
 def worker_died(assignment: Assignment, times: int) -> dict[str, Any]:
