@@ -254,3 +254,13 @@ def test_validate_checks_the_extensions_and_overrides_files(tmp_path, capsys):
     write_overrides(tmp_path / "overrides.csv", f"{A},carol,masked_softmax,3,ta,why,")
     code, out, err = run_cli(capsys, "--config", str(path), "validate")
     assert code == 0 and "1 extensions, 1 overrides, OK" in out and "10% per started day late" in out
+
+
+def test_the_grade_sheet_commands_do_not_load_torch():
+    """`course export`, nbgrader's export plugin and the results files need no torch (it had made
+    `course export` 2.5 s instead of 1.4 s, `nbgrader export` 3.2 s instead of 1.7 s)."""
+    code = ("import sys, autograder.cli, autograder.grading.export, autograder.grading.results, "
+            "autograder.integrations.nbgrader_bridge, autograder.integrations.lms\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')[:3])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from autograder.config import Assignment, Scoring
-from autograder.catalogue.diagnosis import Diagnosis
-from autograder.grading.dependencies import DependencyUse
-from autograder.selfcheck.plugin import TestOutcome
+
+if TYPE_CHECKING:  # these import torch (through the catalogue and the sandbox's procedures); scores,
+    # results files and `course export` need none of it
+    from autograder.catalogue.diagnosis import Diagnosis
+    from autograder.grading.dependencies import DependencyUse
+    from autograder.selfcheck.plugin import TestOutcome
 
 
 @dataclass
