@@ -180,10 +180,14 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
     subs = tmp_path / "subs"
     samples.write_samples("02_attention_scoring", subs, mutants=0)
     (subs / "hangs.py").write_text("class X:\n    while True:\n        pass\n")  # runs at load time
+    # The course's own file with a short load limit: the hang costs 3 s of a core, not the default 20.
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3 "))
+    assert load(course_file).limits.load_seconds == 3
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "02_attention_scoring",
-                           str(subs), "--out", str(out), "--jobs", "2"], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(course_file), "grade",
+                           "02_attention_scoring", str(subs), "--out", str(out), "--jobs", "2"],
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = (out / "grades.csv").read_text().splitlines()
     assert rows[0].startswith("submission,score,max_score,sequence_mask")

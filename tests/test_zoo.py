@@ -110,10 +110,12 @@ def test_the_diagnosis_names_the_mutants_own_misconception_and_never_a_wrong_one
 
 #: Every mutant in the first later assignment that builds on its component, one mutant of each such
 #: component per submission (33 gradings for 61 mutants; a failure names the group); every correct
-#: alternative alone in every later assignment that builds on it (two alternatives can be wrong
-#: together: the book's in-place sequence_mask under the book's masked_softmax writes into X).
+#: alternative in every later assignment that builds on it, at most one of each earlier assignment
+#: per submission (two of one assignment can be wrong together: the book's in-place sequence_mask
+#: under the book's masked_softmax writes into X), 24 gradings for 32 pairs.
 CROSS = [("mutants", later, group) for later, group in zoo.cross_groups(MUTANTS)] + [
-    ("correct", later, [e]) for e in CORRECT for later in zoo.later_assignments(e.component)]
+    ("correct", later, group) for later, group in zoo.cross_groups(CORRECT, per=lambda e: e.assignment,
+                                                                   every_later=True)]
 
 
 @pytest.mark.parametrize("kind,later,group", CROSS,

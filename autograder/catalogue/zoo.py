@@ -183,18 +183,20 @@ def compose_into(entries: Sequence[Entry], assignment_id: str, out_dir: Path) ->
     return path
 
 
-def cross_groups(mutants: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
-    """The mutants grouped for grading in the first later assignment that builds on each: per later
-    assignment, the i-th mutant of every earlier component it builds on, in one submission (the
-    dependency rule must give that assignment full marks whatever earlier code it carries)."""
+def cross_groups(entries: Sequence[Entry], *, per: Callable[[Entry], str] = lambda e: e.component,
+                 every_later: bool = False) -> list[tuple[str, list[Entry]]]:
+    """The entries grouped for grading in the later assignments that build on them: per later
+    assignment (the first one, or with `every_later` each one), the i-th entry of every `per` key
+    (by default its component: one mutant of each component) in one submission."""
     by_later: dict[str, dict[str, list[Entry]]] = {}
-    for e in mutants:
-        for later in later_assignments(e.component)[:1]:
-            by_later.setdefault(later, {}).setdefault(e.component, []).append(e)
+    for e in entries:
+        later = later_assignments(e.component)
+        for a in later if every_later else later[:1]:
+            by_later.setdefault(a, {}).setdefault(per(e), []).append(e)
     groups = []
-    for later, per_component in sorted(by_later.items()):
-        for i in range(max(len(v) for v in per_component.values())):
-            groups.append((later, [v[i] for v in per_component.values() if i < len(v)]))
+    for a, keyed in sorted(by_later.items()):
+        for i in range(max(len(v) for v in keyed.values())):
+            groups.append((a, [v[i] for v in keyed.values() if i < len(v)]))
     return groups
 
 
