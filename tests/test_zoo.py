@@ -83,6 +83,23 @@ def test_degenerate_code_earns_at_most_a_tenth_of_its_component(entry, verdicts)
     assert all(c == entry.component for c in v.lost), f"{entry.id} costs other components: {v.lost}"
 
 
+def test_an_entry_is_graded_on_the_components_it_can_change(tmp_path):
+    """zoo.judge grades an entry's own component and those built on it; anything else its file runs
+    at load time, or another component it defines, makes it grade them all."""
+    sm = next(e for e in MUTANTS if e.component == "sequence_mask")
+    assert zoo.affected_components(sm) == ["sequence_mask", "masked_softmax", "AdditiveAttention",
+                                           "DotProductAttention"]
+    dec = next(e for e in MUTANTS if e.component == "TransformerDecoder")
+    assert zoo.affected_components(dec) == ["TransformerDecoder"]
+    assert zoo.affected_components(BY_ID["02_attention_scoring/mutant/ms_book_view_in_place_mask"]) is None
+    seeded = tmp_path / "seeded.py"
+    seeded.write_text(dec.path.read_text() + "\ntorch.manual_seed(0)\n")
+    assert zoo.affected_components(dataclasses.replace(dec, path=seeded)) is None
+    table = tmp_path / "table.py"
+    table.write_text(dec.path.read_text() + "\nSIZES = (1, 2, 3)\nSCALE = math.sqrt(2)\n")
+    assert zoo.affected_components(dataclasses.replace(dec, path=table)) is None  # a call, not a literal
+
+
 def test_every_component_has_degenerate_entries():
     course = default()
     components = {c.name for a in course.assignments for c in a.components}

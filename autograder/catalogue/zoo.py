@@ -22,6 +22,7 @@ an entry is the reference implementation of the whole assignment followed by the
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import inspect
 import importlib
@@ -150,18 +151,46 @@ class Verdict:
         return self.entry.symptom.lower() in self.first_failure.lower() or own in self.named
 
 
-def judge(entry: Entry, workdir: Path, grade: Optional[Callable[[str, Path], Any]] = None) -> Verdict:
-    """Grade an entry (in-process by default) and summarize which tests caught it."""
+def affected_components(entry: Entry) -> Optional[list[str]]:
+    """The components of the entry's assignment that its code can change: its own and those that
+    build on it (the others run the reference's code whatever the entry does). None, for all of
+    them, when the file defines another component or runs anything at load time but imports,
+    definitions and literal constants: that could reach any component."""
+    course = config_mod.default()
+    contract = {c.name for a in course.assignments for c in a.components}
+    for stmt in ast.parse(entry.path.read_text()).body:
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in contract - {entry.component}:
+            return None
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in contract
+                                                for t in stmt.targets):
+            try:
+                ast.literal_eval(stmt.value)
+                continue
+            except ValueError:
+                return None
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) and not (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            return None
+    return [c.name for c in course.assignment(entry.assignment).components
+            if c.name == entry.component or entry.component in course.closure([c.name])]
+
+
+def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = None) -> Verdict:
+    """Grade an entry (in-process by default) and summarize which tests caught it. Only the
+    components it can change are graded (`affected_components`); the others count full marks."""
     from autograder.grading.session import run_in_process
     grade = grade or run_in_process
-    result = grade(entry.assignment, compose(entry, workdir))
-    lost = [c.name for c in result.components if c.score < c.points]
-    own = next((c for c in result.components if c.name == entry.component), None)
+    affected = affected_components(entry)
+    result = grade(entry.assignment, compose(entry, workdir), components=affected)
+    graded = [c for c in result.components if affected is None or c.name in affected]
+    untouched = sum(c.points - c.score for c in result.components if c not in graded)
+    lost = [c.name for c in graded if c.score < c.points]
+    own = next((c for c in graded if c.name == entry.component), None)
     failing = [t for t in own.tests if not t.passed] if own else []
     first = f"{failing[0].name}\n{failing[0].output}" if failing else ""
     passing = [t.name for t in own.tests if t.passed] if own else []
-    named = sorted({d.family for c in result.components for d in c.misconceptions})
-    return Verdict(entry, lost, [t.name for t in failing], first, result.score, result.max_score,
+    named = sorted({d.family for c in graded for d in c.misconceptions})
+    return Verdict(entry, lost, [t.name for t in failing], first, result.score + untouched, result.max_score,
                    own.score if own else 0.0, own.points if own else 0.0, passing, named)
 
 

@@ -175,14 +175,17 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     return result
 
 
-def run_in_process(assignment_id: str, path: Path | str, public_only: bool = False) -> Result:
-    """Grade a trusted file in this process (kit development and the catalogue's fast path)."""
+def run_in_process(assignment_id: str, path: Path | str, public_only: bool = False,
+                   components: Optional[list[str]] = None) -> Result:
+    """Grade a trusted file in this process (kit development and the catalogue's fast path); with
+    `components`, only those (the others are in the result with no tests and no score)."""
     import torch
     torch.set_num_threads(1)
     course = config_mod.default()
     cells = read_cells(path)
     provider = InProcessProvider(course, assignment_id, cells)
-    return run(assignment_id, provider, public_only=public_only, course=course, submission=str(path), cells=cells)
+    return run(assignment_id, provider, public_only=public_only, components=components, course=course,
+               submission=str(path), cells=cells)
 
 
 if __name__ == "__main__":
