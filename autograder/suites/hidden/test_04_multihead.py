@@ -459,10 +459,18 @@ def head_weights(sd, c, q, k):
     return torch.cat(rows)
 
 
+#: Two fixed cases (no search: a contract check, and a failing example needs no shrinking): 2 and 3
+#: heads, 1-D and 2-D valid_lens, every size distinct so that a transposed layout shows.
+FOR_06_MHA = [dict(B=2, Q=3, K=4, h=2, dh=2, qs=3, ks=4, vs=5, lens=torch.tensor([2, 4]), bias=False,
+                   dtype=torch.float32, seed=7),
+              dict(B=3, Q=2, K=5, h=3, dh=1, qs=2, ks=3, vs=4, lens=torch.tensor([[1, 5], [3, 2], [5, 4]]),
+                   bias=True, dtype=torch.float32, seed=8)]
+
+
 @pytest.mark.component("MultiHeadAttention")
 @pytest.mark.weight(0)  # not scored: decides which MultiHeadAttention 06 grades with (see above)
 @pytest.mark.keep("06's contract, not 04's: a correct loop over heads fails it and keeps its 04 points")
-@given(c=mha_case(heads=st.integers(2, 3)))
+@pytest.mark.parametrize("c", FOR_06_MHA, ids=["h2-lens_1d", "h3-lens_2d"])
 def test_mha_attention_weights_hold_every_head_for_06(student, c):
     """for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, (batch*heads, queries, keys)"""
     m = build(student, c)
