@@ -35,21 +35,31 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
     return path
 
 
-def processes_named(marker: str) -> list[int]:
-    """Pids of live (not zombie) processes whose name (comm) is `marker`, seen from the host's /proc."""
-    pids = []
+def _live_processes() -> Iterator[tuple[int, str, str]]:
+    """(pid, name (comm), command line) of every live (not zombie) process, from the host's /proc."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
                 stat = f.read()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
-        if name == marker and state != "Z":
-            pids.append(int(entry))
-    return pids
+        if state != "Z":
+            yield int(entry), name, cmdline
+
+
+def processes_named(marker: str) -> list[int]:
+    """Pids of live processes whose name (comm) is `marker`."""
+    return [pid for pid, name, _ in _live_processes() if name == marker]
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that contain `text` (say a class's --out folder: the `course`
+    process and its pool workers name it, and each of their fork servers protects it)."""
+    return [cmdline for _, _, cmdline in _live_processes() if text in cmdline]
 
 
 def poll(probe: Callable[[], T], done: Callable[[T], bool], deadline: float, interval: float = 0.05) -> T:

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from autograder.grading.results import results_json, write_results
 from autograder.grading.session import SUITES, grade_file
 from autograder import config
 from autograder.config import ConfigError, load
-from kit_helpers import poll, reference_source, write_notebook
+from kit_helpers import poll, processes_mentioning, reference_source, write_notebook
 
 ASSIGNMENTS = ["01_kernel_regression", "02_attention_scoring", "03_bahdanau", "04_multihead",
                "05_positional_encoding", "06_transformer"]
@@ -197,21 +196,6 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
     assert {p.name for p in out.glob("*.json")} == {"reference.json", "stubs.json", "broken.json", "hangs.json"}
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that contain `text` (a class's --out folder: the `course`
-    process and its pool workers name it, and each fork server protects it)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, ValueError):
-            continue
-        if text in cmdline and state != "Z":
-            found.append(cmdline)
-    return found
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
     """`course grade DIR` stopped by a batch scheduler or `kill`: SIGTERM cancels the rest (exit 143, one
@@ -252,7 +236,6 @@ def test_grading_reads_no_folder_outside_the_suites(tmp_path, monkeypatch):
     """pytest collects a test file by scanning the folders above it down from its confcutdir: the
     grader's pytest must stop at the suites, or each grading pays for the folders above the kit
     (a /tmp of 2000 entries made every grading 30% slower)."""
-    import os
     from autograder.grading.session import run_in_process
     path = tmp_path / "pe.py"
     path.write_text(reference_source("05_positional_encoding"))

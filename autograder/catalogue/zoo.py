@@ -183,7 +183,7 @@ def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = Non
     affected = affected_components(entry)
     result = grade(entry.assignment, compose(entry, workdir), components=affected)
     graded = [c for c in result.components if affected is None or c.name in affected]
-    untouched = sum(c.points - c.score for c in result.components if c not in graded)
+    untouched = result.max_score - sum(c.points for c in graded)  # the reference's points, not graded
     lost = [c.name for c in graded if c.score < c.points]
     own = next((c for c in graded if c.name == entry.component), None)
     failing = [t for t in own.tests if not t.passed] if own else []

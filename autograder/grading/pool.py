@@ -3,13 +3,14 @@ sandbox fork server (the local executor; see integrations/ for others)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import multiprocessing
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Protocol
@@ -182,51 +183,54 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     while todo:
         started = ctx.SimpleQueue()
         with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_local_worker,
-                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool:
-            try:
-                futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
-                                       config_path): name for name in todo}
-                todo = []
-                broken = False
-                for fut in cf.as_completed(futures):
-                    name = futures[fut]
-                    try:
-                        res = fut.result()
-                    except cf.process.BrokenProcessPool:
-                        broken = True
+                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
+                _stopped_at_once_if_interrupted(pool):
+            futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
+                                   config_path): name for name in todo}
+            todo = []
+            broken = False
+            for fut in cf.as_completed(futures):
+                name = futures[fut]
+                try:
+                    res = fut.result()
+                except cf.process.BrokenProcessPool:
+                    broken = True
+                    continue
+                except Exception as exc:  # a result that cannot come back costs that result only
+                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                if "refused" in res:
+                    raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
+                                         f"bubblewrap (README, Security) or pass --allow-unisolated")
+                batch.record(name, res)
+                done.add(name)
+            if broken:
+                in_flight = set()
+                while not started.empty():
+                    in_flight.add(started.get())
+                for name in futures.values():
+                    if name in done:
                         continue
-                    except Exception as exc:  # a result that cannot come back costs that result only
-                        res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
-                    if "refused" in res:
-                        raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
-                                             f"bubblewrap (README, Security) or pass --allow-unisolated")
-                    batch.record(name, res)
-                    done.add(name)
-                if broken:
-                    in_flight = set()
-                    while not started.empty():
-                        in_flight.add(started.get())
-                    for name in futures.values():
-                        if name in done:
-                            continue
-                        if name in in_flight:
-                            attempts[name] += 1
-                        if attempts[name] >= MAX_ATTEMPTS:
-                            batch.record(name, worker_died(assignment, attempts[name]))
-                            done.add(name)
-                        else:
-                            todo.append(name)
-            except BaseException:  # Ctrl-C, SIGTERM (made one by `course grade`), a refusal
-                _stop_now(pool)
-                raise
+                    if name in in_flight:
+                        attempts[name] += 1
+                    if attempts[name] >= MAX_ATTEMPTS:
+                        batch.record(name, worker_died(assignment, attempts[name]))
+                        done.add(name)
+                    else:
+                        todo.append(name)
 
 
-def _stop_now(pool: cf.ProcessPoolExecutor) -> None:
-    """Cancel the submissions not started and kill the workers, instead of the executor's exit
-    waiting for every submission still queued (their fork servers die with them)."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    for worker in list((getattr(pool, "_processes", None) or {}).values()):  # no public handle on them
-        worker.kill()
+@contextlib.contextmanager
+def _stopped_at_once_if_interrupted(pool: cf.ProcessPoolExecutor) -> Iterator[None]:
+    """On Ctrl-C, SIGTERM (made one by `course grade`) or a refusal: cancel the submissions not
+    started and kill the workers, instead of the executor's exit waiting for every submission still
+    queued (their fork servers die with them)."""
+    try:
+        yield
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in list((getattr(pool, "_processes", None) or {}).values()):  # no public handle on them
+            worker.kill()
+        raise
 
 
 def worker_died(assignment: Assignment, times: int) -> dict[str, Any]:
