@@ -1,7 +1,6 @@
 """What a grade becomes: Gradescope-format results JSON, the class's grades.csv, plain-text reports."""
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -9,6 +8,7 @@ from typing import Any, Optional
 from autograder.config import Assignment, Scoring
 from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
+from autograder import spreadsheet
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -148,9 +148,4 @@ def write_grades(path: Path, sheets: list[tuple[Assignment, list[dict[str, Any]]
     """grades.csv of several assignments (nbgrader export): the component columns of all of them."""
     header = csv_header([a for a, _ in sheets])
     names = header[3:len(header) - len(CSV_TAIL)]
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        for assignment, rows in sheets:
-            for r in rows:
-                w.writerow(csv_row(r, assignment, names))
+    spreadsheet.write_csv(path, header, (csv_row(r, assignment, names) for assignment, rows in sheets for r in rows))

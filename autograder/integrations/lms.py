@@ -40,6 +40,7 @@ from typing import Any, Optional
 import yaml
 
 from autograder.grading.late import parse_time, utc
+from autograder.spreadsheet import write_csv
 
 CANVAS = re.compile(r"^(?:(?:(?P<anon_late>LATE)_)?(?P<anon>anon_[A-Za-z0-9]+)"
                     r"|(?P<name>.+?)(?:_(?P<late>LATE))?_(?P<uid>\d+))_(?P<aid>\d+)_(?P<file>.+)$")
@@ -317,12 +318,8 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
             unmatched.append(str(r["student_id"]))
             continue
         lines.append([match.get(c, "") for c in CANVAS_FIXED] + [f"{float(r['score']):g}"])
-    with out.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow([*CANVAS_FIXED, column])
-        w.writerow(["    Points Possible", "", "", "", "", f"{max_score:g}"])
-        lines.sort(key=lambda line: line[0].lower())
-        w.writerows(lines)
+    lines.sort(key=lambda line: line[0].lower())
+    write_csv(out, [*CANVAS_FIXED, column], [["    Points Possible", "", "", "", "", f"{max_score:g}"], *lines])
     return unmatched
 
 

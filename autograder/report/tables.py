@@ -4,13 +4,13 @@ column group per assignment in students.csv), so a report over several assignmen
 files as a report over one."""
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from autograder.report.similarity import Similarity
+from autograder.spreadsheet import write_csv
 from autograder.report.stats import Issue, MisconceptionStat, StudentRow, TestStat
 
 
@@ -31,11 +31,7 @@ def _number(value: Optional[float], digits: int = 4) -> Any:
 
 
 def _write(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
+    return write_csv(path, header, rows)
 
 
 def write_tests(path: Path, tables: Sequence[AssignmentTables]) -> Path:
