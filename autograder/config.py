@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from autograder.grading.late import Deadlines
+from autograder.sandbox.runtime.json_bounds import Bounds as JSONBounds
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "course.yml"
@@ -38,11 +39,28 @@ class Limits(_Strict):
     processes: int = Field(64, gt=0)
     file_size_mb: int = Field(16, gt=0)
     output_kb: int = Field(64, gt=0)
+    # What the trusted grading process accepts from a submission, checked before it parses or keeps it.
+    submission_mb: float = Field(20, gt=0)  # the submitted file (a notebook with its outputs)
+    source_kb: int = Field(1024, gt=0)  # the code of its code cells, in total
+    read_seconds: float = Field(10, gt=0)  # reading it: the notebook's JSON, IPython syntax to Python
+    reply_kb: int = Field(8192, gt=0)  # the JSON of one reply from a child (tensor bytes come apart)
+    json_items: int = Field(250_000, gt=0)  # values in a reply's or a notebook's JSON
+    json_depth: int = Field(200, gt=0)  # nesting of a reply's or a notebook's JSON
+    notes: int = Field(20, gt=0)  # load-time notes kept per component
+    feedback_kb: int = Field(16, gt=0)  # one test's output, or one note, in the results
 
     def child_rlimits(self) -> dict[str, float]:
         """What the fork server applies to a child as resource limits (runtime/zygote.py)."""
         return {"cpu_seconds": self.component_cpu_seconds, "memory_mb": self.memory_mb,
                 "processes": self.processes, "file_size_mb": self.file_size_mb}
+
+    def json_bounds(self, max_bytes: int) -> JSONBounds:
+        """The bounds of JSON from a submission (a child's reply, a notebook) of at most `max_bytes`."""
+        return JSONBounds(max_bytes=max_bytes, max_items=self.json_items, max_depth=self.json_depth)
+
+    def reply_bounds(self) -> JSONBounds:
+        """What the grader accepts as the JSON of one reply from a child (forkserver.Child)."""
+        return self.json_bounds(self.reply_kb * 1024)
 
 
 class Scoring(_Strict):

@@ -329,7 +329,7 @@ class Child:
                         if frame is not None:
                             self._drain_output()
                             try:
-                                return wire.decode(frame[0], frame[1], from_handle)
+                                return wire.decode(frame[0], frame[1], from_handle, self.limits.reply_bounds())
                             except wire.WireError as exc:
                                 self._die(f"it sent a malformed reply ({exc})", Stop.PROTOCOL)
         finally:

@@ -15,6 +15,11 @@ from collections.abc import Callable
 
 import torch
 
+try:
+    from . import json_bounds  # the grader: a module of the kit's package
+except ImportError:
+    import json_bounds  # type: ignore[no-redef]  # the sandbox: the runtime's top-level modules
+
 DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
     "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16,
@@ -90,11 +95,19 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tupl
     return header, blobs
 
 
-def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], Any] | None = None) -> Any:
+#: The JSON of a message, measured before it is parsed (json_bounds); the grader reads replies with
+#: course.yml's bounds (config.Limits.reply_bounds), everyone else with these.
+BOUNDS = json_bounds.Bounds()
+
+
+def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], Any] | None = None,
+           bounds: json_bounds.Bounds = BOUNDS) -> Any:
     """Decode (JSON bytes, blobs) into plain Python values and plain tensors.
 
-    Each blob backs at most one tensor, so the tensors of a message never take more memory than
-    the message itself (a reply naming one blob a thousand times is refused, not copied).
+    The JSON is measured before it is parsed (size, element count, nesting depth: `bounds`), so a
+    header of nested empty lists costs the reader no more than its bytes. Each blob backs at most
+    one tensor, so the tensors of a message never take more memory than the message itself (a reply
+    naming one blob a thousand times is refused, not copied).
     """
     used: set[int] = set()
 
@@ -123,9 +136,12 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         raise WireError("unknown value kind")
 
     try:
+        json_bounds.check(header, bounds, "the message's JSON")
         return dec(json.loads(header))
     except WireError:
         raise
+    except json_bounds.JSONBoundsError as exc:
+        raise WireError(str(exc)) from None
     except (KeyError, TypeError, ValueError, IndexError, OverflowError, RecursionError, RuntimeError,
             MemoryError) as exc:  # whatever the bytes are, the peer gets a WireError, never a crash
         raise WireError(f"malformed message: {str(exc)[:200]}") from None
