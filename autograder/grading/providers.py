@@ -9,7 +9,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from autograder.config import Course
-from autograder.grading import dependencies
+from autograder.grading import bounded, dependencies
 from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit
 from autograder.grading.submission import Cell
 from autograder.sandbox.bwrap import RUNTIME_DIR
@@ -102,8 +102,13 @@ class SandboxProvider:
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
         defined = report.get("defined", []) if isinstance(report, dict) else []
-        self.defined[component] = [str(n) for n in defined][:2000] if isinstance(defined, list) else []
-        self.notes[component] = [f"{e.get('where')}: {e.get('error')}" for e in errors if isinstance(e, dict)]
+        names = defined[:2000] if isinstance(defined, list) else []
+        self.defined[component] = [n for n in names if isinstance(n, str) and n.isidentifier() and len(n) <= 200]
+        errors = errors if isinstance(errors, list) else []
+        omitted = report.get("omitted", 0) if isinstance(report, dict) else 0  # the loader's own count
+        total = len(errors) + (omitted if type(omitted) is int else 0)
+        self.notes[component] = bounded.notes([f"{e.get('where')}: {e.get('error')}" for e in
+                                               errors[:self.limits.notes] if isinstance(e, dict)], self.limits, total)
 
     def _finish_child(self) -> None:
         if self.child is not None:

@@ -13,9 +13,14 @@ from collections.abc import Sequence
 from typing import Any, Optional
 from collections.abc import Callable
 
+from autograder.grading import bounded
 from autograder.sandbox.forkserver import Child, ChildDied
 from autograder.sandbox.runtime import wire
 from autograder.selfcheck.plugin import FailFast
+
+
+#: The most of an exception's message and traceback from the student's code that a test shows.
+MESSAGE_CHARS = 4000
 
 
 class StudentError(AssertionError):
@@ -69,9 +74,9 @@ class Connection:
             raise SandboxLimit("the sandbox sent a malformed reply")
         if "error" in reply:
             err = reply["error"] if isinstance(reply["error"], dict) else {}
-            kind = str(err.get("type", "Exception"))
-            message = str(err.get("message", ""))
-            tb = str(err.get("traceback", "")).strip()
+            kind = bounded.text(str(err.get("type", "Exception")), 200)
+            message = bounded.text(str(err.get("message", "")), MESSAGE_CHARS)  # the child sends at most
+            tb = bounded.text(str(err.get("traceback", "")).strip(), MESSAGE_CHARS)  # 2000 of each
             if kind in ("MemoryError",) or "can't allocate memory" in message or "DefaultCPUAllocator" in message:
                 raise SandboxLimit(f"your code ran out of memory (limit: {self.child.limits.memory_mb} MB "
                                    f"above the interpreter): {message[:300]}")

@@ -9,6 +9,7 @@ from autograder.config import Assignment, Scoring
 from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
+from autograder.grading import bounded
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -33,13 +34,13 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
             lines.append(f"    note: {comp.withheld}")
         if not tests:
             continue
-        for note in comp.notes:
+        for note in bounded.notes(comp.notes, result.limits):
             lines.append(f"    note: {note.splitlines()[-1] if note else ''}")
         for t in comp.tests:
             mark = "PASS" if t.passed else "FAIL"
             lines.append(f"    [{mark}] {t.name}")
             if not t.passed and verbose and t.output:
-                lines += ["        " + line for line in t.output.splitlines()]
+                lines += ["        " + line for line in _output(t.output, result).splitlines()]
     return "\n".join(lines)
 
 
@@ -49,7 +50,7 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
     for comp in result.components:
         for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained):
             t = share.outcome
-            output = t.output
+            output = _output(t.output, result)
             if t.passed and share.floored:
                 output = (f"counts {share.factor:.0%} of its share: {comp.name} matches few of the course's values, "
                           f"but its failures are one known mistake (see the diagnosis), so what it still does "
@@ -68,7 +69,7 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
             })
     notes = []
     for comp in result.components:
-        notes += [f"{comp.name}: {n}" for n in comp.notes]
+        notes += [f"{comp.name}: {n}" for n in bounded.notes(comp.notes, result.limits)]
     output = format_result(result, verbose=False)
     if result.isolation.startswith("NOT ISOLATED"):
         output = f"WARNING: this submission was graded {result.isolation}\n\n" + output
@@ -94,6 +95,11 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                                                                    "fix": d.fix} for d in c.misconceptions]}
                                       for c in result.components}},
     }
+
+
+def _output(text: str, result: Result) -> str:
+    """A test's output as the results keep it (course.yml's limits.feedback_kb)."""
+    return bounded.text(text, result.limits.feedback_kb * 1024)
 
 
 def failed_results(assignment: Assignment, output: str, **extra: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from autograder.config import Assignment, Scoring
+from autograder.config import Assignment, Limits, Scoring
 
 if TYPE_CHECKING:  # these import torch (through the catalogue and the sandbox's procedures); scores,
     # results files and `course export` need none of it
@@ -42,6 +42,7 @@ class Result:
     seconds: float = 0.0  # wall time of the grading
     isolation: str = ""  # how the student's code was confined (Isolation.describe())
     scoring: Scoring = field(default_factory=Scoring)  # the policy the scores were computed with
+    limits: Limits = field(default_factory=Limits)  # what of the student's texts its results keep
 
     @property
     def score(self) -> float:

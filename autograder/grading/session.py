@@ -14,7 +14,7 @@ import torch
 from autograder import config as config_mod
 from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
                                             explain, signature_candidates)
-from autograder.grading import dependencies
+from autograder.grading import dependencies, late
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
@@ -33,8 +33,13 @@ def suite_files(assignment_id: str, public_only: bool, suites: Path = SUITES) ->
 def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = False,
         components: Optional[list[str]] = None, course: Optional[config_mod.Course] = None,
         submission: str = "", suites: Path = SUITES, cells: Optional[list[Cell]] = None,
-        today: Optional[dt.date] = None) -> Result:
+        student: Optional[str] = None, platform_due: Optional[dt.datetime] = None,
+        now: Optional[dt.datetime] = None) -> Result:
     """Run the suites of one assignment with `provider` supplying the student's names.
+
+    A component whose child held the course's reference code has its feedback withheld until
+    `student`'s own due instant (late.reference_release: their extension and `platform_due`
+    included; the class's latest when `student` is None) has passed at `now`.
 
     Components run in course.yml order (dependencies first), so that when a component's child
     starts, the tests of what it is built on have run and the dependency rule (dependencies.plan)
@@ -69,15 +74,16 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     tested = [plugin.outcomes[n] for n in plugin.order]
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
-    due_passed = assignment.due is not None and (today or dt.date.today()) > assignment.due
+    release = late.reference_release(course, assignment, student, platform_due)
+    released = late.reference_released(release, now)
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
         name_misconceptions(comp)
         if comp.explained:  # one known realistic mistake: its property and structure tests count at least the floor
             comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
-        if dependencies.holds_current_reference(comp.dependencies) and not due_passed:
-            withhold(comp, assignment.due)
-    return Result(assignment_id, submission, components_scored, scoring=course.scoring)
+        if dependencies.holds_current_reference(comp.dependencies) and not released:
+            withhold(comp, course, release)
+    return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits)
 
 
 class Diagnoser:
@@ -132,11 +138,12 @@ def name_misconceptions(comp: ComponentScore) -> None:
             test.output = f"{test.output}{DIAGNOSIS_MARK}{found.message(comp.name)[len('diagnosis: '):]}"
 
 
-def withhold(comp: ComponentScore, due: Optional[dt.date]) -> None:
+def withhold(comp: ComponentScore, course: config_mod.Course, release: Optional[late.Due]) -> None:
     """Replace what the student's code could have put into this component's feedback (messages,
-    values, printed output, load notes) by why: its child held reference code of the assignment."""
+    values, printed output, load notes) by why: its child held reference code of the assignment,
+    which may reach the student only after `release` (late.reference_release)."""
     replaced = ", ".join(u.name for u in comp.dependencies if u.same_assignment and not u.student)
-    when = f"after the due date ({due.isoformat()})" if due else "after the due date"
+    when = f"after your due date ({course.deadlines.show(release.when)})" if release else "after the due date"
     comp.withheld = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its "
                      f"own tests; so that the course's code cannot be read out through feedback, the details "
                      f"of these tests are shown only {when}. Fix {replaced} first: its own feedback is complete.")
@@ -148,14 +155,18 @@ def withhold(comp: ComponentScore, due: Optional[dt.date]) -> None:
 
 def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_only: bool = False,
                course: Optional[config_mod.Course] = None, suites: Path = SUITES,
-               today: Optional[dt.date] = None) -> Result:
-    """Grade one submission file in the sandbox (its code runs only in children of `zygote`)."""
+               student: Optional[str] = None, now: Optional[dt.datetime] = None) -> Result:
+    """Grade one submission file in the sandbox (its code runs only in children of `zygote`).
+
+    `student` decides when withheld feedback is shown (run); without it, the student Gradescope's
+    metadata beside the submission names, else the class's latest due date applies."""
     course = course or config_mod.default()
+    student, platform_due = _who_is_due(course, assignment_id, Path(path), student)
     start = time.monotonic()
     import torch
     torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add contention
     try:
-        cells = read_cells(path)
+        cells = read_cells(path, course.limits)
     except SubmissionError as exc:
         cells = []
         unreadable = str(exc)
@@ -166,13 +177,26 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
         for c in course.assignment(assignment_id).components:
             provider.broken[c.name] = unreadable
     result = run(assignment_id, provider, public_only=public_only, course=course, submission=str(path),
-                 suites=suites, cells=cells, today=today)
+                 suites=suites, cells=cells, student=student, platform_due=platform_due, now=now)
     withheld = {c.name for c in result.components if c.withheld}
     result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items()
                               if name in result.assignment_components() and name not in withheld)
     result.seconds = time.monotonic() - start
     result.isolation = zygote.isolation.describe() if zygote.isolation else ""
     return result
+
+
+def _who_is_due(course: config_mod.Course, assignment_id: str, path: Path,
+                student: Optional[str]) -> tuple[Optional[str], Optional[dt.datetime]]:
+    """The student and the platform's own due date for them from the metadata a course tool left
+    beside `path` (late.submission_time: Gradescope's, never a file the student uploaded)."""
+    try:
+        when = late.submission_time(path, assignment_id)
+    except late.DeadlineError:
+        when = None
+    if when is None:
+        return student, None
+    return student or when.student or None, when.due
 
 
 def run_in_process(assignment_id: str, path: Path | str, public_only: bool = False,
@@ -182,7 +206,7 @@ def run_in_process(assignment_id: str, path: Path | str, public_only: bool = Fal
     import torch
     torch.set_num_threads(1)
     course = config_mod.default()
-    cells = read_cells(path)
+    cells = read_cells(path, course.limits)
     provider = InProcessProvider(course, assignment_id, cells)
     return run(assignment_id, provider, public_only=public_only, components=components, course=course,
                submission=str(path), cells=cells)

@@ -5,13 +5,17 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 """
 from __future__ import annotations
 
-import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-MAX_SUBMISSION_BYTES = 20 * 1024 * 1024
+from autograder.config import Limits
+from autograder.sandbox.runtime import json_bounds
+
+#: The default cap (course.yml's limits.submission_mb decides; the cluster executor reads this one).
+MAX_SUBMISSION_BYTES = int(Limits().submission_mb * 1024 * 1024)
 SUFFIXES = (".ipynb", ".py")
 #: Folders inside a submission that never hold the student's notebook.
 SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", "__MACOSX", "autograder", ".git"})
@@ -25,70 +29,195 @@ class SubmissionError(Exception):
 
 #: Cell magics whose body is Python that the kernel runs (`%%time` runs the cell and times it).
 PYTHON_CELL_MAGICS = ("time", "timeit", "capture", "prun")
-_CELL_MAGIC = re.compile(r"^\s*%%(\w+)")
-_IPYTHON_SYNTAX = re.compile(r"^\s*[%!?]|[?]\s*$|=\s*[%!]", re.M)
 
 
-def python_source(cell: str) -> str:
+class Deadline:
+    """The time reading one submission may take (Limits.read_seconds), checked as the scans go:
+    every scan is linear, and this bounds the constant."""
+
+    def __init__(self, seconds: float, filename: str) -> None:
+        self.seconds, self.filename = seconds, filename
+        self.end = time.monotonic() + seconds
+
+    def check(self) -> None:
+        if time.monotonic() > self.end:
+            raise SubmissionError(f"{self.filename}: reading it took more than {self.seconds:g} s (is it "
+                                  f"mostly blank lines or generated code?); submit the notebook you worked in")
+
+
+def python_source(cell: str, deadline: Optional[Deadline] = None) -> str:
     """A notebook cell as the IPython kernel would run it, in plain Python (same line numbers).
 
-    IPython's own input transformer (the one the kernel uses) turns line magics, `!` shell escapes
-    (`files = !ls` included) and `obj?` help into calls, which the loader then skips as it skips any
-    statement that is not a definition; the body of a cell magic that runs Python (`%%time`) is kept,
-    the body of any other cell magic (`%%bash`) is not Python and is blanked out.
+    Line magics, `!` shell escapes (`files = !ls` included) and `obj?` help that start a logical
+    line become the calls IPython's own input transformer makes of them, which the loader then skips
+    as it skips any statement that is not a definition; the body of a cell magic that runs Python
+    (`%%time`) is kept, the body of any other cell magic (`%%bash`) is not Python and is blanked out.
+    One pass over the lines (and, if one of them looks like IPython syntax, one over the characters
+    to find where logical lines start): linear in the cell's size, whatever it holds.
     """
-    magic = _CELL_MAGIC.match(cell)
-    if magic:
-        _, _, body = cell.partition("\n")
-        if magic.group(1) not in PYTHON_CELL_MAGICS:
+    lines = cell.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    if first < len(lines) and lines[first].lstrip().startswith("%%"):
+        name = lines[first].lstrip()[2:].split(maxsplit=1)
+        if not name or name[0] not in PYTHON_CELL_MAGICS:
             return "\n" * cell.count("\n")
-        cell = "\n" + body
-    if not _IPYTHON_SYNTAX.search(cell):
-        return cell  # plain Python: no need to load IPython
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # pragma: no cover - IPython comes with the kit (ipykernel)
-        return cell
-    try:
-        return TransformerManager().transform_cell(cell)
-    except Exception:  # a cell IPython cannot read either: the loader reports its SyntaxError
-        return cell
+        lines[first] = ""
+    candidates = [i for i, line in enumerate(lines) if _ipython_line(line) is not None]
+    if not candidates:
+        return "\n".join(lines)
+    starts = _logical_line_starts("\n".join(lines), deadline)
+    for i in candidates:
+        if i in starts:
+            line = lines[i]
+            indent = line[:len(line) - len(line.lstrip())]
+            lines[i] = indent + str(_ipython_line(line))
+    return "\n".join(lines)
 
 
-def read_cells(path: Path | str) -> list[Cell]:
-    """[(label, source)]: a .py file is one cell; a notebook's code cells in order, as the student ran them."""
+def _ipython_line(line: str) -> Optional[str]:
+    """The call IPython makes of a line of IPython syntax, or None for a line of Python."""
+    text = line.strip()
+    if text.startswith("!"):
+        return f"get_ipython().system({text[1:].strip()!r})"
+    if text.startswith("%"):
+        name, _, args = text[1:].partition(" ")
+        return f"get_ipython().run_line_magic({name!r}, {args.strip()!r})"
+    if text.startswith("?") or (text.endswith("?") and "#" not in text):
+        target = text.strip("?").strip()
+        if all(part.isidentifier() for part in target.replace("*", "x").split(".")):
+            kind = "pinfo2" if text.startswith("??") or text.endswith("??") else "pinfo"
+            return f"get_ipython().run_line_magic({kind!r}, {target!r})"
+        return None
+    target, equals, value = text.partition("=")
+    value = value.strip()
+    if equals and value[:1] in ("!", "%") and not value.startswith("%%") and _assignable(target):
+        if value.startswith("!"):
+            return f"{target.strip()} = get_ipython().getoutput({value[1:].strip()!r})"
+        name, _, args = value[1:].partition(" ")
+        return f"{target.strip()} = get_ipython().run_line_magic({name!r}, {args.strip()!r})"
+    return None
+
+
+def _assignable(target: str) -> bool:
+    """`files`, `a, b`, `self.x`: the left of `files = !ls` (not of `a == !b` or `f(x=%d)`)."""
+    names = target.replace(",", " ").replace(".", " ").split()
+    return bool(names) and all(n.isidentifier() for n in names)
+
+
+#: What changes the tokenizer's state: quotes, comments, brackets, backslashes, newlines.
+_SIGNIFICANT = re.compile(r"[\"'#()\[\]{}\\\n]")
+
+
+def _logical_line_starts(text: str, deadline: Optional[Deadline] = None) -> set[int]:
+    """The numbers (from 0) of the lines that start a logical line: not inside a string, brackets
+    or a backslash continuation. One pass over the characters that matter."""
+    starts, line, depth, pos, eol = {0}, 0, 0, 0, -1
+    while True:
+        found = _SIGNIFICANT.search(text, pos)
+        if found is None:
+            return starts
+        char, pos = found.group(), found.end()
+        if char == "\n":
+            line += 1
+            if depth == 0:
+                starts.add(line)
+            if deadline is not None and line % 4096 == 0:
+                deadline.check()
+            continue
+        if char == "\\":  # a continuation: the next line starts no logical line
+            line += text.startswith("\n", pos)
+            pos += 1
+        elif char == "#":
+            end = text.find("\n", pos)
+            pos = len(text) if end < 0 else end
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        else:  # a string: its end, then the lines it spans
+            quote = char * 3 if text.startswith(char * 2, pos) else char
+            if eol < pos:  # found once per line: many strings on one line cost one search
+                eol = text.find("\n", pos) % (len(text) + 1)
+            end = _string_end(text, pos + len(quote) - 1, quote, eol)
+            line += text.count("\n", pos, end)
+            pos = end
+
+
+def _string_end(text: str, pos: int, quote: str, eol: int) -> int:
+    """Where the string whose contents start at `pos` ends (after its closing quote); a one-quote
+    string also ends at the end of its line (`eol`), any string at the end of the text."""
+    end = eol if len(quote) == 1 else len(text)
+    while True:
+        close = text.find(quote, pos, end)
+        if close < 0:
+            return end
+        backslashes = 0
+        while close - backslashes - 1 >= pos and text[close - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return close + len(quote)
+        pos = close + 1
+
+
+def read_cells(path: Path | str, limits: Optional[Limits] = None) -> list[Cell]:
+    """[(label, source)]: a .py file is one cell; a notebook's code cells in order, as the student ran
+    them. The one way the grading process reads a submission: within `limits` (course.yml's, the
+    course's defaults if not given) of size, JSON, code and time, or a SubmissionError saying which."""
     path = Path(path)
+    limits = limits or Limits()
     if path.suffix not in SUFFIXES:
         raise SubmissionError(f"{path.name}: expected a .py or .ipynb file")
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise SubmissionError(f"cannot read {path}: {exc.strerror}") from None
-    if size > MAX_SUBMISSION_BYTES:
-        raise SubmissionError(f"{path.name} is {size} bytes, over the {MAX_SUBMISSION_BYTES} byte limit")
-    return cells_from_bytes(path.name, path.read_bytes())
+    _check_size(path.name, size, limits)
+    return cells_from_bytes(path.name, path.read_bytes(), limits)
 
 
-def cells_from_bytes(filename: str, data: bytes) -> list[Cell]:
-    """The cells of a submission given as bytes (a worker that has no access to the file)."""
-    text = data.decode("utf-8", errors="replace")
+def _check_size(filename: str, size: int, limits: Limits) -> None:
+    cap = int(limits.submission_mb * 1024 * 1024)
+    if size > cap:
+        raise SubmissionError(f"{filename} is {size} bytes, over the {cap} byte limit for a submission "
+                              f"({limits.submission_mb:g} MiB): clear the notebook's outputs and submit it again")
+
+
+def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None) -> list[Cell]:
+    """The cells of a submission given as bytes (a worker that has no access to the file), read
+    within `limits` as `read_cells` reads them."""
+    limits = limits or Limits()
+    _check_size(filename, len(data), limits)
+    deadline = Deadline(limits.read_seconds, filename)
     if filename.endswith(".ipynb"):
         try:
-            notebook = json.loads(text)
+            notebook = json_bounds.loads(data, limits.json_bounds(len(data)), "its JSON")
             cells = notebook["cells"]
-        except (ValueError, KeyError, TypeError):
+        except json_bounds.JSONBoundsError as exc:
+            raise SubmissionError(f"{filename} is not a notebook the grader reads: {exc}") from None
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise SubmissionError(f"{filename} is not a readable Jupyter notebook") from None
-        out = []
+        sources = []
         for i, cell in enumerate(cells if isinstance(cells, list) else []):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
             source = cell.get("source", "")
-            source = "".join(source) if isinstance(source, list) else str(source)
-            out.append((f"cell {i + 1}", python_source(source)))
-        return out
-    if filename.endswith(".py"):
-        return [(filename, text)]
-    raise SubmissionError(f"{filename}: expected a .py or .ipynb file")
+            source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+            sources.append((f"cell {i + 1}", source))
+    elif filename.endswith(".py"):
+        sources = [(filename, data.decode("utf-8", errors="replace"))]
+    else:
+        raise SubmissionError(f"{filename}: expected a .py or .ipynb file")
+    code = sum(len(source) for _, source in sources)
+    if code > limits.source_kb * 1024:
+        raise SubmissionError(f"{filename} holds {code} characters of code, over the limit of "
+                              f"{limits.source_kb * 1024} ({limits.source_kb} KiB); the graded code of an "
+                              f"assignment is far less: remove generated or pasted data and submit again")
+    out = []
+    for label, source in sources:
+        deadline.check()
+        out.append((label, python_source(source, deadline) if filename.endswith(".ipynb") else source))
+    deadline.check()
+    return out
 
 
 def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Optional[Path], str]:

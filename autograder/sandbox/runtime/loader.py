@@ -14,6 +14,8 @@ import traceback
 from typing import Any
 
 _MAGIC = re.compile(r"^(\s*)([%!]|\?\?|\?)")
+#: Load-time errors reported in full; the rest are counted (the grader keeps fewer: course.yml's limits.notes).
+MAX_ERRORS = 100
 KEEP_SIMPLE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
 
 
@@ -75,9 +77,11 @@ def student_traceback(exc: BaseException, limit_chars: int = 2000) -> str:
 def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, Any]:
     """Run the kept statements of each (label, source) cell in order into `namespace`.
 
-    Returns a report: {"errors": [{"where", "error"}], "skipped": int, "defined": [names]}.
+    Returns a report: {"errors": [{"where", "error"}], "omitted": errors beyond MAX_ERRORS,
+    "skipped": int, "defined": [names]}.
     """
     errors: list[dict[str, str]] = []
+    omitted = 0
     skipped = 0
     unset: set[str] = set()  # names that only skipped statements (experiments) assign
     for label, source in cells:
@@ -85,6 +89,9 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
         try:
             tree = ast.parse(strip_magics(source), filename=filename)
         except SyntaxError as exc:
+            if len(errors) >= MAX_ERRORS:
+                omitted += 1
+                continue
             errors.append({"where": label, "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
             continue
         for stmt in tree.body:
@@ -98,13 +105,15 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
             except BaseException as exc:
                 if isinstance(exc, NameError) and getattr(exc, "name", None) in unset:
                     unset |= assigned_names(stmt)  # follows from a skipped experiment: not worth a note
+                elif len(errors) >= MAX_ERRORS:
+                    omitted += 1
                 elif isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
                     kind = type(exc).__name__
                     errors.append({"where": f"{label}, line {stmt.lineno}", "error": f"{kind} raised at load time"})
                 else:
                     errors.append({"where": f"{label}, line {stmt.lineno}", "error": student_traceback(exc)})
     defined = sorted(k for k in namespace if not k.startswith("__"))
-    return {"errors": errors, "skipped": skipped, "defined": defined}
+    return {"errors": errors, "omitted": omitted, "skipped": skipped, "defined": defined}
 
 
 if __name__ == "__main__":  # pragma: no cover - manual use: python loader.py file.py
