@@ -14,6 +14,8 @@ import json
 import os
 import resource
 import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from autograder.grading.results import results_json
 from autograder.sandbox.bwrap import bwrap_available
 from autograder.sandbox.forkserver import Zygote
 from autograder.sandbox.runtime import landlock, wire
+from kit_helpers import poll
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 A = "02_attention_scoring"
@@ -178,3 +181,116 @@ def test_a_class_with_attackers_grades_every_correct_submission_fully(tmp_path: 
     assert by_name["00_ptrace_init"]["score"] == 14
     assert by_name["02_collect_planted"]["score"] == 0
     assert by_name["04_find_leftovers"]["score"] == 14
+
+
+# ------------------------------------------------ jobs act on nothing but themselves, and end completely
+
+#: Attacks on the fork server itself (its limits, its scheduling) and a process that outlives its job.
+FORK_SERVER_ATTACKS = ("limit_fork_server", "renice_fork_server", "setsid_survivor")
+
+
+def server_pid(zygote: Zygote) -> int:
+    """The fork server's pid on the host: bubblewrap's child in bwrap mode, the process itself else."""
+    assert zygote.proc is not None
+    if zygote.mode != "bwrap":
+        return zygote.proc.pid
+    return next(int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == zygote.proc.pid)
+
+
+def outside_view(pid: int) -> dict[str, object]:
+    """What a job could change about the fork server, read from the host (not trusting the server)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    view: dict[str, object] = {"nice, rt priority, policy": (fields[16], fields[37], fields[38]),
+                               "affinity": os.sched_getaffinity(pid)}
+    for name in ("limits", "oom_score_adj", "autogroup"):
+        try:
+            view[name] = Path(f"/proc/{pid}/{name}").read_text()
+        except OSError:
+            view[name] = None
+    return view
+
+
+def job_processes(zygote: Zygote) -> list[int]:
+    """Live processes of jobs: in bubblewrap the pid namespace's but the fork server; in process mode
+    those of the jobs' uid (as root their own) or descending from the fork server."""
+    from autograder.sandbox.runtime import reaper
+    if zygote.mode == "bwrap":
+        live = set(reaper.descendants(1)) | {1}
+        return [p for p in namespace_processes(zygote) if p != server_pid(zygote) and p in live]
+    assert zygote.proc is not None
+    if os.getuid() == 0:
+        return reaper.processes_of(int(zygote.child_uid or -1))
+    return reaper.descendants(zygote.proc.pid)
+
+
+@pytest.fixture(scope="module", params=["bwrap", "process"])
+def own_server(request: pytest.FixtureRequest) -> Iterator[Zygote]:
+    """A fork server of each mode for this module's attacks (process mode isolates only as root)."""
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if request.param == "process" and os.getuid() != 0:
+        pytest.skip("process mode gives jobs a uid of their own only as root")
+    z = Zygote(request.param)
+    z.start()
+    yield z
+    z.stop()
+
+
+@pytest.mark.parametrize("attack", FORK_SERVER_ATTACKS)
+def test_a_job_cannot_change_or_outlive_its_fork_server(own_server: Zygote, attack: str, tmp_path: Path) -> None:
+    zygote = own_server
+    if not zygote.alive:
+        zygote.start()
+    pid = server_pid(zygote)
+    before = outside_view(pid)
+    result = session.grade_file(zygote, A, HOSTILE / f"{attack}.py")
+    assert "ATTACK SUCCEEDED" not in result.output, result.output[-2000:]
+    assert scores(result) == FULL, result.output[-2000:]
+    # Nothing of the job is left, the server is the same one and unchanged (seen from the host).
+    assert poll(lambda: job_processes(zygote), lambda p: not p, time.monotonic() + 10) == []
+    assert zygote.alive and server_pid(zygote) == pid, "the fork server was replaced: the attack changed it"
+    assert outside_view(pid) == before
+    assert zygote.check() == []
+    assert scores(session.grade_file(zygote, A, reference_submission(tmp_path))) == FULL
+
+
+def test_the_fork_server_catches_no_signal(own_server: Zygote) -> None:
+    """A pid namespace's init gets from inside only the signals it catches: it must catch none."""
+    if not own_server.alive:
+        own_server.start()
+    status = Path(f"/proc/{server_pid(own_server)}/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    glibc_internal = {32, 33}  # below SIGRTMIN: the C library's own (thread cancellation, setxid), own-process only
+    assert [sig for sig in range(1, 65) if caught >> (sig - 1) & 1 and sig not in glibc_internal] == []
+
+
+def _renice(pid: int) -> None:
+    os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid) + 1)
+
+
+def test_a_fork_server_changed_during_a_job_is_replaced_before_the_next(own_server: Zygote) -> None:
+    """What the filter does not block (here: the test renices the server from outside while a job
+    runs) the server finds in its own settings after the job: it says so, and is replaced."""
+    zygote = own_server
+    if not zygote.alive:
+        zygote.start()
+    first = server_pid(zygote)
+    job = {"cells": [["job.py", "def f():\n    return 2\n"]], "modules": {}, "prelude": [], "inject": [],
+           "deps_module": "", "seed": 0}
+    limits = config_mod.default().limits
+    child = zygote.spawn(job, limits)
+    child.wait_ready(30)
+    _renice(first)
+    child.close()
+    assert child.exit_report is not None and child.exit_report.get("dirty"), child.exit_report
+    assert any("threads" in line for line in child.exit_report.get("changed", []))
+    child = zygote.spawn(job, limits)  # a fresh fork server
+    child.wait_ready(30)
+    child.close()
+    assert server_pid(zygote) != first and not (child.exit_report or {}).get("dirty")
+    # Between jobs (a Dask worker's warm server between runs): check() finds it and stops the server.
+    second = server_pid(zygote)
+    Path(f"/proc/{second}/oom_score_adj").write_text("500")
+    changed = zygote.check()
+    assert any("oom_score_adj" in line for line in changed) and not zygote.alive

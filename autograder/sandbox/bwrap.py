@@ -126,6 +126,8 @@ class Launch:
     mode: str
     proc: subprocess.Popen
     control: socket.socket
+    protect: tuple[str, ...] = ()  # the arguments it was launched with (a replacement gets the same)
+    warm_optimizers: bool = True
 
 
 def resolve_mode(mode: str) -> str:
@@ -177,4 +179,4 @@ def launch(mode: str = "auto", warm_optimizers: bool = True, protect: Sequence[P
         raise
     finally:
         theirs.close()
-    return Launch(mode, proc, ours)
+    return Launch(mode, proc, ours, tuple(str(p) for p in protect), warm_optimizers)

@@ -15,14 +15,15 @@ import selectors
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, Optional, TypedDict
 
 from autograder.config import Limits
-from autograder.sandbox.bwrap import Launch, launch, resolve_mode
-from autograder.sandbox.runtime import wire
+from autograder.sandbox.bwrap import RUNTIME_DIR, Launch, launch, resolve_mode
+from autograder.sandbox.runtime import reaper, wire
 
 #: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
 #: grader is not memory-limited and holds several copies of a reply while decoding it.
@@ -33,6 +34,8 @@ _SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abo
 
 
 _SIGNAL_NUMBERS = {int(s) for s in _SIGNAL_NAMES}
+#: A fork server idle for longer than this is asked to check itself again before its next job.
+IDLE_CHECK_SECONDS = 1.0
 
 
 class SandboxError(Exception):
@@ -60,7 +63,8 @@ class ExitReport(TypedDict, total=False):
     code: int
     cpu: float
     killed: bool
-    dirty: bool  # processes or files of the job survived the clean-up
+    dirty: bool  # processes or files of the job survived the clean-up, or it changed the fork server
+    changed: list[str]  # what the job changed about the fork server (runtime/server_state.py)
     lost: bool  # no report: the fork server is gone
 
 
@@ -113,7 +117,11 @@ class Zygote:
         self.proc: Optional[subprocess.Popen] = None
         self.control: Optional[socket.socket] = None
         self._launched = launched  # started early by the caller; start() waits for it
+        # A replacement is launched as the first one was (the paths its probe checks, warm-up).
+        self._protect, self._warm_optimizers = (launched.protect, launched.warm_optimizers) if launched else ((), True)
         self.isolation: Optional[Isolation] = None  # known once started
+        self.child_uid: Optional[int] = None  # the uid the jobs run as (process mode as root: their own)
+        self._checked_at = 0.0  # when the server last checked itself (after a job, or asked)
 
     @property
     def alive(self) -> bool:
@@ -121,7 +129,8 @@ class Zygote:
 
     def start(self) -> None:
         """Start the fork server (or take the one launched early) and wait until it is warm."""
-        started, self._launched = self._launched or launch(self.mode), None
+        started = self._launched or launch(self.mode, warm_optimizers=self._warm_optimizers, protect=self._protect)
+        self._launched = None
         self.proc, self.control = started.proc, started.control
         try:
             hello = self._recv_control(self.start_timeout)
@@ -133,6 +142,8 @@ class Zygote:
         if "zygote" not in hello:
             self.stop()
             raise SandboxError("the sandbox answered with an unexpected message")
+        self.child_uid = hello.get("child_uid") if isinstance(hello.get("child_uid"), int) else None
+        self._checked_at = time.monotonic()
         self.isolation = Isolation(
             mode=self.mode, seccomp=bool(hello.get("seccomp")), landlock=bool(hello.get("landlock")),
             separate_user=hello.get("child_uid") != os.getuid() or self.mode == "bwrap",
@@ -152,7 +163,11 @@ class Zygote:
         return msg
 
     def spawn(self, job: Mapping[str, Any], limits: Limits) -> Child:
-        """Fork a fresh child for `job`; returns once the child's pid is known."""
+        """Fork a fresh child for `job`; returns once the child's pid is known. A server idle since
+        its last check (it checks itself after every job) is checked again first, and replaced if
+        anything changed it meanwhile (a warm Dask worker's server between two runs)."""
+        if self.alive and time.monotonic() - self._checked_at > IDLE_CHECK_SECONDS:
+            self.check()
         if not self.alive:
             self.start()
         assert self.control is not None
@@ -192,6 +207,7 @@ class Zygote:
             for _ in range(3):  # a {"died"} notice may come first
                 msg = self._recv_control(10)
                 if "exit" in msg:
+                    self._checked_at = time.monotonic()  # the server checked itself before it answered
                     if msg["exit"].get("dirty"):
                         self.stop()  # processes or files of the job survived the clean-up: start afresh
                     return msg["exit"]
@@ -200,10 +216,36 @@ class Zygote:
             self.stop()
             return {"killed": True, "signal": signal.SIGKILL, "lost": True}
 
+    def check(self) -> list[str]:
+        """Ask the idle fork server whether anything changed it since it started (what a job could
+        change from outside: runtime/server_state.py); [] when not. Stops it when it has changed or
+        does not answer, so that the next job starts a fresh one."""
+        if not self.alive or self.control is None:
+            return []
+        try:
+            self.control.settimeout(10)
+            self.control.sendall(b"C")
+            wire.send(self.control, {"op": "check"})
+            changed = [str(line) for line in self._recv_control(10).get("changed", ["no answer"])]
+        except (OSError, SandboxError):
+            changed = ["the fork server does not answer"]
+        self._checked_at = time.monotonic()
+        if changed:
+            self.stop()
+        return changed
+
     def stop(self) -> None:
         """Kill the whole sandbox (zygote and anything left in it)."""
         if self._launched is not None:  # launched early, never used
             self.proc, self.control, self._launched = self._launched.proc, self._launched.control, None
+        if self.proc is not None and self.mode != "bwrap":
+            # No pid namespace takes the job down with the server: kill what descends from it first
+            # (it is the jobs' subreaper), then every process of the jobs' own uid (as root).
+            for pid in reaper.descendants(self.proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -215,6 +257,12 @@ class Zygote:
                 pass
             if self.proc.stderr:
                 self.proc.stderr.close()
+            if self.mode != "bwrap" and os.getuid() == 0 and self.child_uid not in (None, 0):
+                try:
+                    subprocess.run([sys.executable, "-I", "-S", str(RUNTIME_DIR / "reaper.py"), str(self.child_uid)],
+                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+                except subprocess.TimeoutExpired:
+                    pass
         if self.control is not None:
             self.control.close()
         self.proc, self.control = None, None

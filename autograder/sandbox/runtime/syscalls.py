@@ -5,6 +5,13 @@ child after fork, before it reads the job, so the student's code and everything 
 it (with no-new-privileges set). A denied call fails with EPERM (clone3 with ENOSYS, so that the C
 library falls back to clone, whose namespace flags the filter can inspect); nothing is killed, so
 a student who tries gets an ordinary OSError in their own traceback.
+
+One rule covers every call that acts on a process, process group or user named by its arguments
+(limits, scheduling, priorities, memory placement): a target other than the caller itself is
+refused (`TARGETS_SELF_ONLY`). The fork server shares the job's uid in bubblewrap, and a uid-wide
+target (PRIO_USER, IOPRIO_WHO_USER) reaches every process of that uid on the host, outside every
+namespace. Signals are the exception: a job signals its own processes, and the mode confines
+where else they can go (bubblewrap's pid namespace, a uid of the job's own in process mode).
 """
 from __future__ import annotations
 
@@ -14,7 +21,8 @@ from typing import Any
 #: Denied system calls, by reason. Each is something the job could use to reach beyond itself.
 DENIED: dict[str, tuple[str, ...]] = {
     "inspect or control other processes (the fork server, pid 1, other jobs)": (
-        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp"),
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "process_madvise",
+        "process_mrelease"),
     "new namespaces (a nested user namespace has every capability inside it) and mounts": (
         "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
         "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"),
@@ -31,6 +39,19 @@ DENIED: dict[str, tuple[str, ...]] = {
         "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
         "sethostname", "setdomainname", "iopl", "ioperm", "quotactl", "syslog", "vhangup"),
 }
+
+#: Calls that act on a target named by their arguments, with the (argument index, value) pairs that
+#: name the caller itself; any other value of such an argument is refused. pid 0 is "this process";
+#: setpriority's `which` 0 is PRIO_PROCESS, ioprio_set's 1 is IOPRIO_WHO_PROCESS (with `who` 0).
+#: Getters are not listed: reading another process's settings changes nothing.
+TARGETS_SELF_ONLY: dict[str, tuple[tuple[int, int], ...]] = {
+    **dict.fromkeys(("prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity",
+                     "migrate_pages", "move_pages"), ((0, 0),)),
+    "setpriority": ((0, 0), (1, 0)),
+    "ioprio_set": ((0, 1), (1, 0)),
+}
+#: prctl(PR_SCHED_CORE, op, pid, ...) acts on the process `pid` (core-scheduling cookies).
+PR_SCHED_CORE = 62
 
 #: Socket families a child may not create: the network (bubblewrap gives it none anyway; in process
 #: mode this is what keeps it offline) and raw packets. Unix sockets stay (the child's own RPC).
@@ -57,6 +78,14 @@ def build_filter() -> Any:
             f.add_rule(seccomp.ERRNO(errno.EPERM), name)
         except (ValueError, RuntimeError, OSError):
             pass  # not a system call on this architecture
+    for name, self_args in TARGETS_SELF_ONLY.items():
+        for index, value in self_args:  # one rule per argument: any of them naming another target denies
+            try:
+                f.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(index, seccomp.NE, value))
+            except (ValueError, RuntimeError, OSError):
+                pass  # not a system call on this architecture
+    f.add_rule(seccomp.ERRNO(errno.EPERM), "prctl", seccomp.Arg(0, seccomp.EQ, PR_SCHED_CORE),
+               seccomp.Arg(2, seccomp.NE, 0))
     for flag in CLONE_NAMESPACE_FLAGS:
         f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     for family in DENIED_SOCKET_FAMILIES.values():

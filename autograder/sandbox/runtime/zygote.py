@@ -26,13 +26,13 @@ import torch
 
 import child
 import landlock
+import reaper
+import server_state
 import syscalls
 import warm
 import wire
 
 MiB = 1024 * 1024
-#: The unprivileged user a child runs as when the fork server runs as root outside bubblewrap.
-NOBODY = 65534
 
 
 def vm_size() -> int:
@@ -57,29 +57,33 @@ def apply_limits(limits: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail with EFBIG instead
 
 
-def drop_privileges(workdir: str) -> None:
-    """As root (the process-isolation fallback), become an unprivileged user with no groups."""
-    if os.getuid() != 0:
+def drop_privileges(workdir: str, uid: int | None) -> None:
+    """As root (the process-isolation fallback), become the jobs' own uid with no groups."""
+    if uid is None:
         return
-    os.chown(workdir, NOBODY, NOBODY)
+    os.chown(workdir, uid, uid)
     os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 class Confinement:
     """What every child does to itself after fork, before it reads any job: limits, an unprivileged
     user (when we are root), Landlock (process mode: bubblewrap already hides the host's files) and
-    the seccomp filter. Each step that fails raises: a child that cannot be confined runs nothing."""
+    the seccomp filter. Each step that fails raises: a child that cannot be confined runs nothing.
+
+    As root, the jobs of this fork server run as a uid of their own, which no other process has
+    (`reaper.fresh_uid`): they can signal or limit nothing else, and ending a job is ending that uid."""
 
     def __init__(self, pid_namespace: bool, readable: list[str]) -> None:
         self.pid_namespace, self.readable = pid_namespace, readable
+        self.job_uid = reaper.fresh_uid() if os.getuid() == 0 else None
         self.syscall_filter = syscalls.build_filter()  # built once, loaded by every child
         self.landlock = not pid_namespace and landlock.abi_version() > 0
 
     def apply(self, limits: dict, workdir: str) -> None:
         apply_limits(limits)
-        drop_privileges(workdir)
+        drop_privileges(workdir, self.job_uid)
         if self.landlock:
             landlock.restrict(self.readable, [workdir, "/dev/null"])
         if self.syscall_filter is not None:
@@ -136,14 +140,16 @@ def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, wo
         os._exit(0)
 
 
-def kill_tree(pid: int, pid_namespace: bool) -> bool:
-    """Kill the job's processes: everything but us in our own pid namespace, else its process group.
+def kill_tree(pid: int, confinement: Confinement) -> bool:
+    """Kill the job's processes: everything but us in our own pid namespace; in process mode every
+    process of the jobs' uid (as root), else every descendant of ours (we are their subreaper).
 
     In the pid namespace, kill(-1) reaches every process but init and us at once, and a fork cannot
     race it (a snapshot of pids can: a process that forks a successor and exits, again and again,
-    always has a newest member missing from the snapshot). Returns False if some survived.
+    always has a newest member missing from the snapshot); so does kill(-1) from the jobs' uid.
+    Returns False if some survived.
     """
-    if pid_namespace:
+    if confinement.pid_namespace:
         me = os.getpid()
         for _ in range(200):
             try:
@@ -156,14 +162,12 @@ def kill_tree(pid: int, pid_namespace: bool) -> bool:
             time.sleep(0.005)
         return False
     try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-    return True
+    if confinement.job_uid is not None:
+        return reaper.end_user(confinement.job_uid, reap_all)
+    return reaper.end_descendants(os.getpid(), reap_all)
 
 
 def wipe(root: str, keep_root: bool) -> bool:
@@ -259,12 +263,13 @@ def _values(flag: str) -> list[str]:
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     pid_namespace = "--pidns" in sys.argv
-    if pid_namespace:
-        try:  # orphans of a job are re-parented to us, so we can reap them
-            import ctypes
-            ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-        except OSError:
-            pass
+    # We catch no signal: as a pid namespace's init, then, no signal from a job reaches us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # orphans of a job are re-parented to us, so we can reap them (and find them in process mode)
+        import ctypes
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except OSError:
+        pass
     try:  # our /proc entries (and so our control socket) are closed to the jobs
         import ctypes
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
@@ -281,7 +286,9 @@ def main() -> None:
         pass
     wire.send(control, {"zygote": os.getpid(), "torch": torch.__version__,
                         "seccomp": confinement.syscall_filter is not None, "landlock": confinement.landlock,
-                        "child_uid": NOBODY if os.getuid() == 0 else os.getuid(), "exposed": exposed})
+                        "child_uid": confinement.job_uid if confinement.job_uid is not None else os.getuid(),
+                        "exposed": exposed})
+    baseline = server_state.snapshot()  # what a job could change about us from outside, checked after each
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 2)
@@ -289,6 +296,11 @@ def main() -> None:
         except (EOFError, OSError, wire.WireError):
             return
         if spec.get("op") == "quit":
+            return
+        if spec.get("op") == "check":
+            wire.send(control, {"changed": server_state.differences(baseline, server_state.snapshot())})
+            continue
+        if len(fds) != 2:
             return
         rpc_fd, out_fd = fds
         workdir = tempfile.mkdtemp(prefix="job-")
@@ -298,11 +310,14 @@ def main() -> None:
         os.close(rpc_fd)
         os.close(out_fd)
         wire.send(control, {"pid": pid})
-        watch(control, pid, pid_namespace, workdir)
+        watch(control, pid, confinement, workdir, baseline)
 
 
-def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -> None:
-    """Follow one job: report {"died"} if the child ends on its own; on "kill" end it, reply {"exit"}."""
+def watch(control: socket.socket, pid: int, confinement: Confinement, workdir: str, baseline: dict) -> None:
+    """Follow one job: report {"died"} if the child ends on its own; on "kill" end it, reply {"exit"}.
+
+    The exit report says "dirty" when a process or a file of the job survived, or when the job
+    changed something about us (`server_state`): the grader then replaces us before the next job."""
     sel = selectors.DefaultSelector()
     sel.register(control, selectors.EVENT_READ)
     status, rusage, killed = None, None, False
@@ -311,7 +326,7 @@ def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -
             done, st, ru = os.wait4(pid, os.WNOHANG)
             if done:
                 status, rusage = st, ru
-                kill_tree(pid, pid_namespace)  # grandchildren left behind by the job
+                kill_tree(pid, confinement)  # grandchildren left behind by the job
                 reap_all()
                 wire.send(control, {"died": exit_report(status, rusage)})
         if not sel.select(timeout=0.02 if status is None else None):
@@ -319,7 +334,7 @@ def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -
         try:
             msg = wire.recv(control)
         except (EOFError, OSError, wire.WireError):
-            kill_tree(pid, pid_namespace)
+            kill_tree(pid, confinement)
             os._exit(0)
         if msg.get("op") != "kill":
             continue
@@ -330,14 +345,17 @@ def watch(control: socket.socket, pid: int, pid_namespace: bool, workdir: str) -
             except OSError:
                 pass
             _, status, rusage = os.wait4(pid, 0)  # before kill_tree, which reaps whatever it kills
-        gone = kill_tree(pid, pid_namespace)
+        gone = kill_tree(pid, confinement)
         reap_all()
-        gone = clean_up(workdir, pid_namespace) and gone
+        gone = clean_up(workdir, confinement.pid_namespace) and gone
         sel.close()
         report = exit_report(status, rusage)  # type: ignore[arg-type]  # set by wait4 above
         report["killed"] = killed
-        if not gone:
-            report["dirty"] = True  # processes or files of the job survived: the grader starts afresh
+        changed = server_state.differences(baseline, server_state.snapshot())
+        if changed:
+            report["changed"] = changed[:20]
+        if not gone or changed:
+            report["dirty"] = True  # the job survived or changed us: the grader starts afresh
         wire.send(control, {"exit": report})
         return
 
