@@ -185,3 +185,67 @@ def test_nbgrader_plugin_gives_the_policys_penalty(tmp_path):
     policy = load(path).deadlines.late
     for seconds, score in [(0, 14), (1, 14), (3 * HOUR + 5, 12.5), (30 * HOUR, 14), (2 * HOUR, 0.3)]:
         assert plugin.late_submission_penalty("carol", score, seconds) == policy.penalty(seconds, 14, score)[0]
+
+
+# --- when reference-derived material may reach a student (late.reference_release) ------------------
+
+def extended_course(tmp_path: Path, zone: str = "Europe/Zurich", grace: float = 15):
+    """02 due 2026-09-28 23:59 in `zone`; carol has 3 days more, dave his own due date 2026-10-05 12:00."""
+    return load(course_file(tmp_path, {
+        "timezone": zone, "time": "23:59", "late": {"per": "day", "deduction": 10, "grace_minutes": grace},
+        "extensions": [{"assignment": A, "student": "carol", "days": 3, "reason": "ill"},
+                       {"assignment": A, "student": "dave", "due": "2026-10-05 12:00"},
+                       {"assignment": "03_bahdanau", "student": "erin", "days": 30}]}))
+
+
+def test_reference_release_is_the_latest_due_instant_of_the_student(tmp_path):
+    course = extended_course(tmp_path)
+    a = course.assignment(A)
+    base = late.due_for(course, a).when
+    grace = dt.timedelta(minutes=15)
+    assert late.reference_release(course, a, "bob").when == base + grace  # no extension: the class's
+    assert late.reference_release(course, a, "carol").when == base + dt.timedelta(days=3) + grace
+    assert late.reference_release(course, a, "dave").when == dt.datetime(2026, 10, 5, 10, 0, tzinfo=UTC) + grace
+    # class-wide (or a student the grader cannot name): the last of every student of the assignment;
+    # erin's extension is on another assignment and does not count
+    assert late.reference_release(course, a).when == dt.datetime(2026, 10, 5, 10, 0, tzinfo=UTC) + grace
+    # the platform's own due date for the student counts when it is later, never earlier
+    gs_late, gs_early = base + dt.timedelta(days=5), base - dt.timedelta(days=5)
+    assert late.reference_release(course, a, "bob", platform_due=gs_late).when == gs_late + grace
+    assert late.reference_release(course, a, "carol", platform_due=gs_early).when == base + dt.timedelta(days=3) + grace
+    # an extension given as an EARLIER own due date does not release earlier than the class's
+    early = load(course_file(tmp_path, {"extensions": [{"assignment": A, "student": "fay", "due": "2026-09-01"}]}))
+    assert late.reference_release(early, early.assignment(A), "fay").when == late.due_for(early, early.assignment(A)).when \
+        + dt.timedelta(minutes=early.deadlines.late.grace_minutes)
+
+
+def test_feedback_is_withheld_until_each_students_own_due_instant(tmp_path):
+    course = extended_course(tmp_path)
+    a = course.assignment(A)
+    base = late.due_for(course, a).when
+    day_after = base + dt.timedelta(days=1)
+    assert late.reference_release(course, a, "bob").passed(day_after)
+    assert not late.reference_release(course, a, "carol").passed(day_after)  # carol may still submit
+    assert not late.reference_release(course, a).passed(day_after)
+    assert not late.reference_release(course, a, "bob").passed(base + dt.timedelta(minutes=10))  # within the grace
+    assert late.reference_release(course, a, "carol").passed(base + dt.timedelta(days=3, minutes=16))
+    never = load(course_file(tmp_path, {"timezone": "UTC"}))
+    undated = never.assignment(A).model_copy(update={"due": None})
+    assert late.reference_release(never, undated, "bob") == late.Release(None, f"{A} has no due date in course.yml")
+    assert not late.reference_release(never, undated, "bob").passed(dt.datetime(2100, 1, 1, tzinfo=UTC))
+
+
+def test_reference_release_compares_instants_not_dates(tmp_path):
+    """Near midnight a date comparison is wrong in one direction or the other: in Los Angeles the due
+    instant 2026-09-28 23:59 is 06:59 UTC on the 29th, so a grader whose clock reads the 29th (UTC)
+    at 02:00 is still five hours before the deadline."""
+    course = extended_course(tmp_path, zone="America/Los_Angeles", grace=0)
+    a = course.assignment(A)
+    assert a.due == dt.date(2026, 9, 28)
+    release = late.reference_release(course, a, "bob")
+    assert release.when == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+    assert not release.passed(dt.datetime(2026, 9, 29, 2, 0, tzinfo=UTC))  # the 29th in UTC, the 28th there
+    assert release.passed(dt.datetime(2026, 9, 29, 7, 0, tzinfo=UTC))
+    noon = load(course_file(tmp_path, {"timezone": "Europe/Zurich", "time": "12:00"}))
+    at_noon = late.reference_release(noon, noon.assignment(A), "bob")
+    assert at_noon.passed(dt.datetime(2026, 9, 28, 10, 30, tzinfo=UTC))  # 12:30 in Zurich on the due date itself

@@ -32,6 +32,7 @@ from autograder.grading.session import SUITES
 
 REPO = config.REPO_ROOT
 KIT = REPO / "autograder"
+LONG_AGO = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
 #: The assignments a build contains: every one with an instructor notebook.
 IDS = [a.id for a in config.default().assignments if release.notebook_path(a.id).exists()]
 #: The self-check bundle in every released folder: {path in the folder: the kit file it copies (None: generated)}.
@@ -130,8 +131,8 @@ def test_every_assignment_with_a_notebook_is_built(built):
 def test_release_is_reproducible_and_opens_after_the_due_dates(course, built, tmp_path):
     """Built again, elsewhere and without --force on the day after the last due date, the release is
     the same, file for file and byte for byte (no dates, random ids or build paths in it)."""
-    after = max(a.due for a in course.assignments if a.due) + dt.timedelta(days=1)
-    assert release.release(course, [], course_dir=tmp_path, today=after, echo=lambda s: None) == IDS
+    after = course.deadlines.local(max(a.due for a in course.assignments if a.due)) + dt.timedelta(days=1)
+    assert release.release(course, [], course_dir=tmp_path, now=after, echo=lambda s: None) == IDS
     first, second = files_of(built.folder), files_of(tmp_path / "release")
     assert sorted(first) == sorted(second)
     differ = [rel for rel in first if not filecmp.cmp(first[rel], second[rel], shallow=False)]
@@ -413,40 +414,41 @@ def test_built_references_are_behind_the_due_date_gate(course, built, assignment
         expected.setdefault(course.owner(name).id, set()).add(name)
     assert shipped == expected, "the support module ships other references than the gate knows of"
     if not shipped:
-        assert release.blockers(course, a, dt.date(2000, 1, 1)) == []
+        assert release.blockers(course, a, LONG_AGO) == []
         return
     for owner_id, names in shipped.items():
         due = course.assignment(owner_id).due
         assert due is not None, f"{owner_id} has no due date: {assignment} could never be released unforced"
-        for day in (dt.date(2000, 1, 1), due):
+        for when in (LONG_AGO, course.deadlines.local(due)):
             with pytest.raises(release.ReleaseError, match=rf"{owner_id}.*--force") as refused:
-                release.release(course, [assignment], course_dir=tmp_path, today=day, echo=lambda s: None)
+                release.release(course, [assignment], course_dir=tmp_path, now=when, echo=lambda s: None)
             assert all(n in str(refused.value) for n in names), (names, str(refused.value))
             assert not list(tmp_path.iterdir()), "a refused build wrote files"
-    last = max(course.assignment(o).due for o in shipped)
+    last = course.deadlines.local(max(course.assignment(o).due for o in shipped))
     assert release.blockers(course, a, last) and release.blockers(course, a, last + dt.timedelta(days=1)) == []
     # The gate opening is built for real in test_release_is_reproducible_and_opens_after_the_due_dates.
 
 
 def test_release_gate_follows_the_due_dates(course, monkeypatch):
     a02, a03 = course.assignment("02_attention_scoring"), course.assignment("03_bahdanau")
-    assert release.blockers(course, a02, dt.date(2000, 1, 1)) == []  # ships no earlier solutions
-    due02 = a02.due
+    assert release.blockers(course, a02, LONG_AGO) == []  # ships no earlier solutions
+    due02 = course.deadlines.local(a02.due)
     before = release.blockers(course, a03, due02)
-    assert before and "02_attention_scoring" in before[0] and str(due02) in before[0]
+    gate = course.deadlines.show(due02 + dt.timedelta(minutes=course.deadlines.late.grace_minutes))
+    assert before and "02_attention_scoring" in before[0] and gate in before[0]
     assert release.blockers(course, a03, due02 + dt.timedelta(days=1)) == []
 
     staged = []
     monkeypatch.setattr(release, "stage", lambda c, a, folder, root=REPO: staged.append(a.id) or [])
     monkeypatch.setattr(release, "generate", lambda cfg, assignment_id: None)
     with pytest.raises(release.ReleaseError, match="--force"):
-        release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), today=due02,
+        release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), now=due02,
                         echo=lambda s: None)
     assert staged == []
     messages: list[str] = []
-    done = release.release(course, [], course_dir=Path("/nonexistent-course"), today=due02, echo=messages.append)
+    done = release.release(course, [], course_dir=Path("/nonexistent-course"), now=due02, echo=messages.append)
     assert "03_bahdanau" not in done and any(m.startswith("skipped 03_bahdanau") for m in messages)
-    assert release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), today=due02,
+    assert release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), now=due02,
                            force=True, echo=lambda s: None) == ["03_bahdanau"]
 
 
@@ -465,3 +467,28 @@ def test_graded_cells_must_match_course_yml(course):
         release.check_cells(a, [c for c in good if "masked_softmax" not in c["metadata"]["nbgrader"]["grade_id"]])
     with pytest.raises(release.ReleaseError, match="not test_<component>"):
         release.check_cells(a, good + [graded("test_extra", 1)])
+
+
+def test_release_gate_holds_until_the_last_extended_due_date(tmp_path):
+    """03's support module ships 02's reference: with carol's 3-day extension on 02 (course.yml in
+    tmp_path), the gate stays shut after 02's class due date until carol's own due instant and
+    its grace have passed; in a time zone behind UTC it compares instants, not dates."""
+    import yaml
+    raw = yaml.safe_load(config.DEFAULT_CONFIG.read_text())
+    raw["deadlines"].update({"timezone": "America/Los_Angeles", "time": "23:59", "extensions": [
+        {"assignment": "02_attention_scoring", "student": "carol", "days": 3, "reason": "ill"}]})
+    (tmp_path / "course.yml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    course = config.load(tmp_path / "course.yml")
+    a02, a03 = course.assignment("02_attention_scoring"), course.assignment("03_bahdanau")
+    grace = dt.timedelta(minutes=course.deadlines.late.grace_minutes)
+    class_due = course.deadlines.local(a02.due)
+    carol_due = class_due + dt.timedelta(days=3)
+    for when in (class_due + dt.timedelta(days=1), carol_due, carol_due + grace):
+        held = release.blockers(course, a03, when)
+        assert held and "02_attention_scoring" in held[0] and "carol" not in held[0], (when, held)
+    assert release.blockers(course, a03, carol_due + grace + dt.timedelta(seconds=1)) == []
+    # the day after 02's due date (UTC), 02 is still open in Los Angeles for a few hours more
+    no_ext = config.load(tmp_path / "course.yml").model_copy(
+        update={"deadlines": course.deadlines.model_copy(update={"extensions": ()})})
+    utc_next_day = dt.datetime.combine(a02.due + dt.timedelta(days=1), dt.time(1, 0), tzinfo=dt.timezone.utc)
+    assert release.blockers(no_ext, a03, utc_next_day)

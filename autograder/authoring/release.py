@@ -14,8 +14,9 @@ ClearOutput, checksums) into the release directory (`release/<id>/`) and records
 cells in the gradebook, so that `nbgrader release_assignment`, `autograde` and the formgrader work.
 
 Because the support module hands out reference solutions of earlier assignments, an assignment is
-released only after the due dates (course.yml) of every assignment whose components its support
-module contains: from the day after the latest of them. `--force` overrides this.
+released only after every assignment whose components its support module contains is due for
+every student of it (late.reference_release: extensions included, plus the grace period).
+`--force` overrides this.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from collections.abc import Callable
 
 from autograder import config as config_mod
 from autograder.authoring.support_module import support_source
+from autograder.grading import late
 
 KIT = Path(__file__).resolve().parents[1]  # autograder/
 #: The kit's files a student's self-check imports, at their paths in the kit: selfcheck (check(),
@@ -53,9 +55,10 @@ def notebook_path(assignment_id: str, root: Path = config_mod.REPO_ROOT) -> Path
 # --- the date gate ------------------------------------------------------------------------------
 
 def blockers(course: config_mod.Course, assignment: config_mod.Assignment,
-             today: Optional[dt.date] = None) -> list[str]:
-    """Why `assignment` may not be released on `today`: one line per earlier assignment not yet due."""
-    today = today or dt.date.today()
+             now: Optional[dt.datetime] = None) -> list[str]:
+    """Why `assignment` may not be released at `now` (default: this instant): one line per earlier
+    assignment whose reference its support module contains and whose class-wide release instant
+    (late.reference_release: the last due date of any student, extensions included) has not passed."""
     owners: dict[str, list[str]] = {}
     for name in course.earlier_components(assignment):
         owner = course.owner(name)
@@ -63,14 +66,13 @@ def blockers(course: config_mod.Course, assignment: config_mod.Assignment,
             owners.setdefault(owner.id, []).append(name)
     out = []
     for owner_id, names in owners.items():
-        owner = course.assignment(owner_id)
-        if owner.due is None:
-            out.append(f"{course.support_module}.py contains the reference {', '.join(names)} of {owner_id}, "
-                       f"which has no due date in course.yml")
-        elif today <= owner.due:
-            out.append(f"{course.support_module}.py contains the reference {', '.join(names)} of {owner_id}, "
-                       f"due {owner.due.isoformat()}; it can be released from "
-                       f"{(owner.due + dt.timedelta(days=1)).isoformat()}")
+        what = f"{course.support_module}.py contains the reference {', '.join(names)} of {owner_id}"
+        gate = late.reference_release(course, course.assignment(owner_id))
+        if gate.when is None:
+            out.append(f"{what}, which has no due date in course.yml")
+        elif not gate.passed(now):
+            out.append(f"{what}, which its last student may submit until {course.deadlines.show(gate.when)} "
+                       f"({gate.source}); it can be released after that")
     return out
 
 
@@ -255,7 +257,7 @@ def readme(course: config_mod.Course, released: list[str]) -> str:
 
 
 def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[Path] = None,
-            force: bool = False, today: Optional[dt.date] = None, root: Path = config_mod.REPO_ROOT,
+            force: bool = False, now: Optional[dt.datetime] = None, root: Path = config_mod.REPO_ROOT,
             echo: Callable[[str], None] = print) -> list[str]:
     """Stage and generate the releases of `ids` (all assignments when empty); returns the released ids.
 
@@ -274,7 +276,7 @@ def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[P
                 raise ReleaseError(f"{a.id}: no instructor notebook assignments/{a.id}/{a.id}.py")
             echo(f"skipped {a.id}: no notebook assignments/{a.id}/{a.id}.py yet")
             continue
-        reasons = blockers(course, a, today)
+        reasons = blockers(course, a, now)
         if reasons and not force:
             msg = (f"{a.id} is not released: " + "; ".join(reasons)
                    + ". Students would get those solutions before the deadline; pass --force to release anyway.")

@@ -412,6 +412,45 @@ def due_for(course: Course, assignment: Assignment, student: str = "",
 
 
 @dataclass(frozen=True)
+class Release:
+    """When material derived from reference code may reach a student: after `when` (aware, UTC);
+    None: never by date (the assignment has no due date)."""
+
+    when: Optional[dt.datetime]
+    source: str
+
+    def passed(self, now: Optional[dt.datetime] = None) -> bool:
+        """Whether `now` (aware; default: this instant) is after the release instant."""
+        return self.when is not None and utc(now or dt.datetime.now(UTC)) > self.when
+
+
+def reference_release(course: Course, assignment: Assignment, student: Optional[str] = None,
+                      platform_due: Optional[dt.datetime] = None) -> Release:
+    """When material derived from `assignment`'s reference code (the feedback of a child that held
+    it, solutions, a support module that contains it) may reach `student`: after the LATEST due
+    instant that applies to them (course.yml's, their extension, the platform's own due date for
+    them), plus the grace period, during which a submission still counts as on time.
+
+    `student=None` is the class-wide rule (a release for everyone, or a submission whose student
+    is not known): the latest such instant of any student of the assignment. The one home of this
+    rule: every withholding of feedback and every release gate asks it."""
+    deadlines = course.deadlines
+    if student is None:
+        students = [s for (a, s) in deadlines.all_extensions() if a == assignment.id]
+    else:
+        students = [student]
+    candidates = [due_for(course, assignment), *(due_for(course, assignment, s) for s in students),
+                  due_for(course, assignment, platform_due=platform_due) if platform_due else None]
+    dues = [d for d in candidates if d is not None]
+    if not dues:
+        return Release(None, f"{assignment.id} has no due date in course.yml")
+    latest = max(dues, key=lambda d: d.when)
+    grace = deadlines.late.grace_minutes
+    return Release(latest.when + dt.timedelta(minutes=grace),
+                   latest.source + (f", plus {grace:g} minutes' grace" if grace else ""))
+
+
+@dataclass(frozen=True)
 class Lateness:
     """How late one submission was and what it costs, as recorded in results and grades.csv."""
 
