@@ -21,6 +21,7 @@ import copy
 import inspect
 import json
 import re
+import resource
 import subprocess
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ import pytest
 from autograder import config as config_mod
 from autograder.grading import session
 from autograder.grading.results import results_json
+from autograder.grading.submission import read_cells
 from autograder.config import Limits
 from autograder.sandbox.bwrap import bwrap_available
 from autograder.sandbox.forkserver import Zygote
@@ -305,6 +307,12 @@ EXPECT: dict[str, dict[str, str]] = {
     "secret_holder": {},
     "tmp_leftovers": {},
     "huge_reply": {"masked_softmax": r"reply of \d+ bytes is over the limit"},
+    "json_depth_bomb": {"masked_softmax": r"malformed reply \(the message's JSON nests 600\d\d levels deep, over the limit of 200",
+                        "AdditiveAttention": r"malformed reply \(the message's JSON of \d+ bytes is over the limit",
+                        "DotProductAttention": r"malformed reply \(the message's JSON holds about \d+ values, over"},
+    "note_flood": {},
+    "blank_lines_notebook": {},
+    "oversize_notebook": {c: r"characters of code, over the limit of 1048576 \(1024 KiB\)" for c in COMPONENTS},
 }
 
 
@@ -333,7 +341,8 @@ def test_reference_gets_full_marks(zygote: Zygote, suites: Path, course: config_
 NOTES = {"sys_exit_at_import": ("masked_softmax", "SystemExit raised at load time"),
          "huge_allocation": ("sequence_mask", "MemoryError")}
 #: Fixtures of EXPECT that a test below grades (with more checks) rather than the table's test.
-DEDICATED = {"stdout_flood", "patch_comparisons", "zeros", "nondeterministic", "fork_chain", "secret_holder"}
+DEDICATED = {"stdout_flood", "patch_comparisons", "zeros", "nondeterministic", "fork_chain", "secret_holder",
+             "json_depth_bomb", "note_flood", "blank_lines_notebook", "oversize_notebook"}
 
 
 #: Fixtures whose header promises that "the grader survives and grades the next submission normally".
@@ -374,6 +383,87 @@ def test_stdout_flood_is_truncated_and_changes_nothing(zygote: Zygote, suites: P
         return j
 
     assert without_output(flood.json) == without_output(clean.json)
+
+
+# ------------------------------------------------------------------ what the grading process itself accepts
+
+
+class Cost:
+    """The grading process's own cost of a block: growth of its peak memory (MiB) and CPU seconds,
+    from the kernel's accounting (a loaded machine changes neither, unlike wall-clock margins)."""
+
+    def __enter__(self) -> Cost:
+        self.start = resource.getrusage(resource.RUSAGE_SELF)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = resource.getrusage(resource.RUSAGE_SELF)
+        self.peak_mib = (end.ru_maxrss - self.start.ru_maxrss) / 1024
+        self.cpu = end.ru_utime + end.ru_stime - self.start.ru_utime - self.start.ru_stime
+
+
+def notebook_of(path: Path, extra_cell: str) -> None:
+    """A notebook of the course's correct code (one cell per definition) and `extra_cell`."""
+    cells = ["import math\nimport torch\nfrom torch import nn\n",
+             *reference_source().split("\n\n\n"), extra_cell]
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                                           "execution_count": None} for c in cells],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def bounded_and_next_graded(graded: Graded, cost: Cost, zygote: Zygote, suites: Path, course: config_mod.Course,
+                            tmp_path: Path, peak_mib: float = 256, cpu: float = 60) -> None:
+    """The attack cost the grading process little, its results file is small, the next one is graded."""
+    assert cost.peak_mib < peak_mib, f"the grading process grew by {cost.peak_mib:.0f} MiB"
+    assert cost.cpu < cpu, f"the grading took {cost.cpu:.1f} s of the grading process's CPU"
+    assert len(json.dumps(graded.json)) < 100_000, len(json.dumps(graded.json))
+    grade_source(zygote, tmp_path, "next", reference_source(), suites, course).expect({})
+
+
+def test_json_bombs_in_replies_are_refused_before_parsing(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                         budget: Budget, tmp_path: Path) -> None:
+    with Cost() as cost:
+        graded = graded_as_expected(zygote, HOSTILE / "json_depth_bomb.py", suites, budget, tmp_path,
+                                    EXPECT["json_depth_bomb"])
+    bounded_and_next_graded(graded, cost, zygote, suites, course, tmp_path)
+
+
+def test_a_flood_of_load_notes_is_cut_to_the_limit(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                   budget: Budget, tmp_path: Path) -> None:
+    path = tmp_path / "note_flood.py"
+    text = source("note_flood")
+    flood = next(line for line in text.splitlines() if line.endswith("# FLOOD"))
+    path.write_text(text + (flood + "\n") * 5000)
+    with Cost() as cost:
+        graded = graded_as_expected(zygote, path, suites, budget, tmp_path, EXPECT["note_flood"])
+    for comp in graded.result.components:
+        assert len(comp.notes) == course.limits.notes + 1, len(comp.notes)
+        assert comp.notes[-1] == f"... {5001 - course.limits.notes} more notes omitted", comp.notes[-1]
+    assert "ZeroDivisionError" in graded.json["output"] and "more notes omitted" in graded.json["output"]
+    bounded_and_next_graded(graded, cost, zygote, suites, course, tmp_path)
+
+
+def test_a_cell_of_blank_lines_is_read_in_linear_time(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                       budget: Budget, tmp_path: Path) -> None:
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    notebook_of(path, source("blank_lines_notebook").split('"""\n', 1)[1].replace("# BLANK LINES\n", "\n" * 250_000))
+    with Cost() as reading:
+        cells = read_cells(path, course.limits)
+    assert "run_line_magic('time', 'x')" in cells[-1][1] and cells[-1][1].count("\n") > 250_000
+    assert reading.cpu < 5, f"reading the notebook took {reading.cpu:.1f} s of CPU"
+    with Cost() as cost:
+        graded = graded_as_expected(zygote, path, suites, budget, tmp_path, EXPECT["blank_lines_notebook"])
+    bounded_and_next_graded(graded, cost, zygote, suites, course, tmp_path)
+
+
+def test_an_oversize_notebook_is_refused_before_parsing(zygote: Zygote, suites: Path, course: config_mod.Course,
+                                                        budget: Budget, tmp_path: Path) -> None:
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    padding = "# padding padding padding padding padding padding padding padding padding padding\n"
+    notebook_of(path, source("oversize_notebook").replace("# PADDING\n", padding * (1100 * 1024 // len(padding))))
+    with Cost() as cost:
+        graded = graded_as_expected(zygote, path, suites, budget, tmp_path, EXPECT["oversize_notebook"])
+    bounded_and_next_graded(graded, cost, zygote, suites, course, tmp_path)
 
 
 def test_grader_side_comparisons_are_untouched(zygote: Zygote, suites: Path, course: config_mod.Course) -> None:
