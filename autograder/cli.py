@@ -158,18 +158,20 @@ def cmd_grade(ns: argparse.Namespace) -> int:
     wrong = wrong_assignment(course, ns.assignment, target)
     if wrong:
         print(f"course: WARNING: {wrong}", file=sys.stderr)
+    from autograder.grading.export import finish_one, identify_file
+    out = Path(ns.out) if ns.out else None
+    _, student, when = identify_file(target, course.assignment(ns.assignment), out, ns.student or "",
+                                     _submitted_at(ns, course))
     zygote = _early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result, results_json
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
         _check_isolation(zygote, refuse=True, allow=ns.allow_unisolated)
-        result = grade_file(zygote, ns.assignment, target, course=course)
+        result = grade_file(zygote, ns.assignment, target, course=course, student=student)
     finally:
         zygote.stop()
-    from autograder.grading.export import finish_one
     name, res = finish_one(results_json(result), course, course.assignment(ns.assignment), target,
-                           out=Path(ns.out) if ns.out else None, student=ns.student or "",
-                           submitted_at=_submitted_at(ns, course))
+                           out=out, student=student, submitted_at=when)
     if ns.results:
         Path(ns.results).write_text(json.dumps(res, indent=2) + "\n")
     print(format_result(result, verbose=not ns.quiet, tests=not ns.quiet))

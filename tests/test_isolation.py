@@ -124,7 +124,8 @@ def _reference_lines() -> set[str]:
 def test_reference_code_never_reaches_feedback_before_the_due_date(zygote: Zygote) -> None:
     due = config_mod.default().assignment(A).due
     assert due is not None
-    result = session.grade_file(zygote, A, HOSTILE / "leak_reference.py", today=due - dt.timedelta(days=1))
+    result = session.grade_file(zygote, A, HOSTILE / "leak_reference.py",
+                                now=config_mod.default().deadlines.local(due - dt.timedelta(days=1)))
     visible = json.dumps(results_json(result))
     leaked = [line for line in _reference_lines() if line in visible]
     assert leaked == []
@@ -133,7 +134,8 @@ def test_reference_code_never_reaches_feedback_before_the_due_date(zygote: Zygot
         assert comp.withheld and "masked_softmax" in comp.withheld
         assert not any(u.student for u in comp.dependencies if u.name == "masked_softmax")
     # After the due date the same grading shows the details (and the score does not change).
-    after = session.grade_file(zygote, A, HOSTILE / "leak_reference.py", today=due + dt.timedelta(days=1))
+    after = session.grade_file(zygote, A, HOSTILE / "leak_reference.py",
+                               now=config_mod.default().deadlines.local(due + dt.timedelta(days=1)))
     assert scores(after) == scores(result)
     assert not any(c.withheld for c in after.components)
 

@@ -157,12 +157,11 @@ def results_name(path: Path, assignment_id: str, out: Optional[Path]) -> str:
     return path.stem
 
 
-def finish_one(res: dict[str, Any], course: Course, assignment: Assignment, path: Path, *,
-               out: Optional[Path] = None, student: str = "",
-               submitted_at: Optional[late.SubmissionTime] = None) -> tuple[str, dict[str, Any]]:
-    """Finalize one graded file's results (its student, submission time, overrides, late penalty);
-    with `out`, write `out/<name>.json` and rebuild out/grades.csv (the other rows are kept).
-    Returns (name, results)."""
+def identify_file(path: Path, assignment: Assignment, out: Optional[Path] = None, student: str = "",
+                  submitted_at: Optional[late.SubmissionTime] = None
+                  ) -> tuple[str, str, Optional[late.SubmissionTime]]:
+    """(results name, student, submission time) of one submission file: `student` when given, else
+    the one Gradescope's metadata names, nbgrader's folder or an LMS's file name, else the name."""
     from autograder.integrations import lms
 
     name = results_name(path, assignment.id, out)
@@ -175,6 +174,16 @@ def finish_one(res: dict[str, Any], course: Course, assignment: Assignment, path
         else:
             found = lms.parse(path.name, (f"{assignment.id}.ipynb",))
             student = found.student if found else name
+    return name, student, when
+
+
+def finish_one(res: dict[str, Any], course: Course, assignment: Assignment, path: Path, *,
+               out: Optional[Path] = None, student: str = "",
+               submitted_at: Optional[late.SubmissionTime] = None) -> tuple[str, dict[str, Any]]:
+    """Finalize one graded file's results (its student, submission time, overrides, late penalty);
+    with `out`, write `out/<name>.json` and rebuild out/grades.csv (the other rows are kept).
+    Returns (name, results)."""
+    name, student, when = identify_file(path, assignment, out, student, submitted_at)
     final.finalize(res, course, assignment, student, when, overrides.load(course))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

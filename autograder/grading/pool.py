@@ -11,14 +11,14 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
 from autograder import config as config_mod
 from autograder.config import Assignment
 from autograder.grading.results import GRADER_FAILED, failed_results, results_json, write_csv
-from autograder.grading import session
+from autograder.grading import late, session
 from autograder.grading.errors import GradingRefused
 from autograder.grading.submission import Found, find_submissions
 from autograder.sandbox.forkserver import Zygote
@@ -88,8 +88,10 @@ def _limit_own_memory(megabytes: int) -> None:
 
 
 def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
-               config_path: Optional[str] = None) -> dict[str, Any]:
-    """Runs in a worker: grade one file, return the results as data (never raises)."""
+               config_path: Optional[str] = None, release: Optional[late.Release] = None) -> dict[str, Any]:
+    """Runs in a worker: grade one file, withholding feedback until `release` (the student's, which the
+    caller computed where course.yml's extensions are; None: the class's), return the results as data
+    (never raises)."""
     course = config_mod.load(config_path) if config_path else config_mod.default()
     if _Worker.refusal:
         return {"refused": _Worker.refusal}
@@ -98,7 +100,7 @@ def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
     try:
         assert _Worker.zygote is not None, "the worker's initializer starts its fork server"
         return results_json(session.grade_file(_Worker.zygote, assignment_id, path, public_only=public_only,
-                                               course=course))
+                                               course=course, release=release))
     except Exception:  # a grader bug (or MemoryError) must not stop the batch
         return failed_results(course.assignment(assignment_id), GRADER_FAILED,
                               grader_error=traceback.format_exc()[-3000:])
@@ -108,12 +110,14 @@ def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
 class Batch:
     """A class as an executor sees it: the submissions that have a file to grade, by name, and
     `record(name, results)`, which writes `<name>.json`, keeps the grades.csv row and advances the
-    progress bar. An executor calls `record` exactly once per name in `gradable`."""
+    progress bar. An executor calls `record` exactly once per name in `gradable`, and grades it with
+    `releases[name]`, its student's late.reference_release."""
 
     course: config_mod.Course
     assignment: Assignment
     gradable: dict[str, Found]
     record: Callable[[str, dict[str, Any]], None]
+    releases: dict[str, late.Release] = field(default_factory=dict)
 
 
 def grade_class(assignment_id: str, directory: Path, out: Path, execute: Callable[[Batch], None], *,
@@ -125,6 +129,7 @@ def grade_class(assignment_id: str, directory: Path, out: Path, execute: Callabl
     assignment = course.assignment(assignment_id)
     found = find_submissions(directory, assignment_id, course.support_module)
     gradable = {f.name: f for f in found if f.path is not None}
+    releases = class_releases(course, assignment, directory, gradable)
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
 
@@ -143,12 +148,24 @@ def grade_class(assignment_id: str, directory: Path, out: Path, execute: Callabl
         bar.update(1)
 
     try:
-        execute(Batch(course, assignment, gradable, record))
+        execute(Batch(course, assignment, gradable, record, releases))
     finally:
         bar.close()
     rows.sort(key=lambda r: r["name"])
     write_csv(out / "grades.csv", assignment, rows)
     return rows
+
+
+def class_releases(course: config_mod.Course, assignment: Assignment, directory: Path,
+                   gradable: dict[str, Found]) -> dict[str, late.Release]:
+    """{name: late.reference_release of its student} for a class folder's submissions, each student
+    named as `course export` names them (export.identify)."""
+    from autograder.grading.export import identify
+    from autograder.integrations import lms
+    export = lms.read_gradescope_export(directory)
+    return {name: late.reference_release(course, assignment, identify(name, f.path, directory, assignment.id,
+                                                                      export).student)
+            for name, f in gradable.items()}
 
 
 def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Optional[int] = None,
@@ -186,7 +203,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                                     initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
             futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
-                                   config_path): name for name in todo}
+                                   config_path, batch.releases.get(name)): name for name in todo}
             todo = []
             broken = False
             for fut in cf.as_completed(futures):

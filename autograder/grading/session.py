@@ -33,13 +33,11 @@ def suite_files(assignment_id: str, public_only: bool, suites: Path = SUITES) ->
 def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = False,
         components: Optional[list[str]] = None, course: Optional[config_mod.Course] = None,
         submission: str = "", suites: Path = SUITES, cells: Optional[list[Cell]] = None,
-        student: Optional[str] = None, platform_due: Optional[dt.datetime] = None,
-        now: Optional[dt.datetime] = None) -> Result:
+        release: Optional[late.Release] = None, now: Optional[dt.datetime] = None) -> Result:
     """Run the suites of one assignment with `provider` supplying the student's names.
 
-    A component whose child held the course's reference code has its feedback withheld until
-    `student`'s own due instant (late.reference_release: their extension and `platform_due`
-    included; the class's latest when `student` is None) has passed at `now`.
+    A component whose child held the course's reference code has its feedback withheld unless
+    `now` is after `release`, the student's late.reference_release (default: the class's).
 
     Components run in course.yml order (dependencies first), so that when a component's child
     starts, the tests of what it is built on have run and the dependency rule (dependencies.plan)
@@ -74,8 +72,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     tested = [plugin.outcomes[n] for n in plugin.order]
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
-    release = late.reference_release(course, assignment, student, platform_due)
-    released = late.reference_released(release, now)
+    release = release or late.reference_release(course, assignment)
+    released = release.passed(now)
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
         name_misconceptions(comp)
@@ -138,12 +136,12 @@ def name_misconceptions(comp: ComponentScore) -> None:
             test.output = f"{test.output}{DIAGNOSIS_MARK}{found.message(comp.name)[len('diagnosis: '):]}"
 
 
-def withhold(comp: ComponentScore, course: config_mod.Course, release: Optional[late.Due]) -> None:
+def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Release) -> None:
     """Replace what the student's code could have put into this component's feedback (messages,
     values, printed output, load notes) by why: its child held reference code of the assignment,
     which may reach the student only after `release` (late.reference_release)."""
     replaced = ", ".join(u.name for u in comp.dependencies if u.same_assignment and not u.student)
-    when = f"after your due date ({course.deadlines.show(release.when)})" if release else "after the due date"
+    when = f"after your due date ({course.deadlines.show(release.when)})" if release.when else "after the due date"
     comp.withheld = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its "
                      f"own tests; so that the course's code cannot be read out through feedback, the details "
                      f"of these tests are shown only {when}. Fix {replaced} first: its own feedback is complete.")
@@ -155,13 +153,17 @@ def withhold(comp: ComponentScore, course: config_mod.Course, release: Optional[
 
 def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_only: bool = False,
                course: Optional[config_mod.Course] = None, suites: Path = SUITES,
-               student: Optional[str] = None, now: Optional[dt.datetime] = None) -> Result:
+               student: Optional[str] = None, release: Optional[late.Release] = None,
+               now: Optional[dt.datetime] = None) -> Result:
     """Grade one submission file in the sandbox (its code runs only in children of `zygote`).
 
-    `student` decides when withheld feedback is shown (run); without it, the student Gradescope's
-    metadata beside the submission names, else the class's latest due date applies."""
+    Withheld feedback (run) is shown after `release`; without it, after the reference_release of
+    `student`, else of the student Gradescope's metadata beside the file names (with the due
+    date it gives them), else of the class."""
     course = course or config_mod.default()
-    student, platform_due = _who_is_due(course, assignment_id, Path(path), student)
+    if release is None:
+        student, platform_due = _who_is_due(course, assignment_id, Path(path), student)
+        release = late.reference_release(course, course.assignment(assignment_id), student, platform_due)
     start = time.monotonic()
     import torch
     torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add contention
@@ -177,7 +179,7 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
         for c in course.assignment(assignment_id).components:
             provider.broken[c.name] = unreadable
     result = run(assignment_id, provider, public_only=public_only, course=course, submission=str(path),
-                 suites=suites, cells=cells, student=student, platform_due=platform_due, now=now)
+                 suites=suites, cells=cells, release=release, now=now)
     withheld = {c.name for c in result.components if c.withheld}
     result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items()
                               if name in result.assignment_components() and name not in withheld)

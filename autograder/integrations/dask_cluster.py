@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from distributed import WorkerPlugin
 
 from autograder import config as config_mod
-from autograder.grading import pool
+from autograder.grading import late, pool
 from autograder.grading.errors import GradingRefused
 from autograder.grading.results import GRADER_FAILED, failed_results
 from autograder.grading.submission import MAX_SUBMISSION_BYTES
@@ -188,7 +188,7 @@ class GraderPlugin(WorkerPlugin):
 
 
 def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: int, assignment_id: str,
-               public_only: bool) -> dict[str, Any]:
+               public_only: bool, release: Optional[late.Release] = None) -> dict[str, Any]:
     """Runs on a Dask worker: grade one submission given as bytes; the results dict (never raises
     for the submission's sake). `data` is None for a file over the size limit (`size` bytes): a
     sparse file of that size gets the local grader's message."""
@@ -207,7 +207,7 @@ def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: 
                     f.truncate(size)
                 else:
                     f.write(data)
-            return pool._grade_one(name, assignment_id, str(path), public_only, _State.config_path)
+            return pool._grade_one(name, assignment_id, str(path), public_only, _State.config_path, release)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -298,7 +298,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
                 batch.record(name, failed_results(assignment, GRADER_FAILED, grader_error=f"cannot read {path}: {exc}"))
                 continue
             fut = client.submit(grade_task, key, name, path.name, data, size, assignment.id, public_only,
-                                key=f"course-grade-{name}-{uuid.uuid4().hex[:8]}", pure=False)
+                                batch.releases.get(name), key=f"course-grade-{name}-{uuid.uuid4().hex[:8]}", pure=False)
             in_flight[fut] = name
             running.add(fut)
 

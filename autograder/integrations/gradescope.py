@@ -87,6 +87,13 @@ def kit_files(assignment_id: str, repo: Path = config_mod.REPO_ROOT,
     for name in ("pyproject.toml", "course.yml", "README.md"):
         if (repo / name).exists():
             files[name] = repo / name
+    extensions = course.deadlines.extensions_file
+    if extensions:  # students' own due dates: they decide when withheld feedback is shown (late.py)
+        where = Path(extensions).resolve()
+        if not where.is_relative_to(repo.resolve()):
+            raise config_mod.ConfigError(f"deadlines.extensions_file {extensions} is outside {repo}: the "
+                                         f"Gradescope zip carries the kit's folder only")
+        files[where.relative_to(repo.resolve()).as_posix()] = where
     for package in ("autograder", "solutions"):
         for path in sorted((repo / package).rglob("*.py")):
             rel = path.relative_to(repo)

@@ -144,7 +144,7 @@ class SandboxGrader(NbGraderPreprocessor):
                 self.log.warning("grading the sanitized copy of %s/%s", info["student"], info["notebook"])
                 path = Path(tmp) / f"{info['notebook']}.ipynb"
                 nbformat.write(nb, str(path))
-            result = grade_file(zygote(self.sandbox), assignment.id, path, course=course)
+            result = grade_file(zygote(self.sandbox), assignment.id, path, course=course, student=info["student"])
         report = results_json(result)
         self.log.info("course grader: %s %s: %g / %g", info["student"], assignment.id,
                       result.score, result.max_score)
