@@ -545,3 +545,47 @@ def test_a_fork_server_launched_early_warms_while_we_wait_and_stops_unused() -> 
         return True
 
     assert not poll(group_alive, lambda alive: not alive, time.monotonic() + 30), "processes of the sandbox survived"
+
+
+# ------------------------------------------------------------------ a job acts on itself only
+
+TARGET_PROBES = '''
+def probe():
+    import ctypes, errno, os, pyseccomp
+    libc = ctypes.CDLL(None, use_errno=True)
+    ioprio_set = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, "ioprio_set")
+    def errno_of(result):
+        return "ok" if result == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+    # Each names another target with an argument the kernel would refuse by itself (EINVAL, ESRCH):
+    # only the filter answers EPERM, and nothing changes either way.
+    other = {
+        "prlimit64 of pid 1": errno_of(libc.prlimit(1, 999, None, None)),
+        "sched_setscheduler of pid 1": errno_of(libc.sched_setscheduler(1, 99, None)),
+        "sched_setparam of pid 1": errno_of(libc.sched_setparam(1, None)),
+        "setpriority PRIO_USER": errno_of(libc.setpriority(2, 0x7FFFFFF0, 19)),
+        "setpriority PRIO_PGRP": errno_of(libc.setpriority(1, 0x3FFFFFF0, 19)),
+        "ioprio_set IOPRIO_WHO_USER": errno_of(libc.syscall(ioprio_set, 3, 0, 7 << 13)),
+        "ioprio_set of pid 1": errno_of(libc.syscall(ioprio_set, 1, 1, 7 << 13)),
+        "prctl PR_SCHED_CORE of pid 1": errno_of(libc.prctl(62, 99, 1, 0, 0)),
+    }
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)                     # what torch and numpy do to themselves still works
+    os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + 1)
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return other
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_calls_that_name_another_process_group_or_user_are_refused(zygote: Zygote, mode: str) -> None:
+    if mode == "bwrap" and zygote.mode != "bwrap":
+        pytest.skip("bubblewrap is not usable here")
+    server = zygote if mode == "bwrap" else Zygote("process")
+    try:
+        with Job(server, TARGET_PROBES) as job:
+            answers = job.ns.probe()
+    finally:
+        if server is not zygote:
+            server.stop()
+    assert answers == dict.fromkeys(answers, "EPERM")
