@@ -361,14 +361,16 @@ def cmd_collect(ns: argparse.Namespace) -> int:
     if not source.exists():
         raise Refused(f"{source}: no such file or folder")
     filed, skipped = lms.collect(source, ns.assignment, Path(ns.to), student_id=ns.canvas_student_id)
+    from autograder.printable import printable  # every name below came from a student: one line each
     for f in sorted(filed, key=lambda f: f.student):
         when = f" submitted {f.lms.submitted_at.isoformat(timespec='seconds')}" if f.lms.submitted_at else ""
-        print(f"{f.student:24} <- {f.source} ({f.lms.lms}{', LATE mark' if f.lms.late else ''}{when})")
+        print(printable(f"{f.student:24} <- {f.source} ({f.lms.lms}{', LATE mark' if f.lms.late else ''}{when})"))
     if not filed:
-        raise Refused(f"{source}: no submission of a known form (Canvas, Moodle, Gradescope export, "
-                      f"<student>_{ns.assignment}.ipynb)" + (f"; skipped {'; '.join(skipped[:5])}" if skipped else ""))
+        raise Refused(printable(f"{source}: no submission of a known form (Canvas, Moodle, Gradescope export, "
+                                f"<student>_{ns.assignment}.ipynb)" +
+                                (f"; skipped {'; '.join(skipped[:5])}" if skipped else "")))
     for line in skipped:
-        print(f"course collect: skipped {line}", file=sys.stderr)
+        print(printable(f"course collect: skipped {line}"), file=sys.stderr)
     print(f"{len(filed)} submissions in {ns.to}/; next: course grade {ns.assignment} {ns.to} --out RESULTS")
     return 0
 

@@ -26,20 +26,28 @@ LMS download (zip or folder) as `<student>/<assignment>.ipynb` for `course grade
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
+import io
 import json
+import os
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, Optional, Union
 
 import yaml
 
 from autograder.grading.late import parse_time, utc
+from autograder.printable import printable
 from autograder.spreadsheet import write_csv
 
 CANVAS = re.compile(r"^(?:(?:(?P<anon_late>LATE)_)?(?P<anon>anon_[A-Za-z0-9]+)"
@@ -146,10 +154,16 @@ def read_gradescope_export(root: Path) -> Optional[dict[str, dict[str, Any]]]:
     path = root / GRADESCOPE_METADATA
     if not path.is_file():
         return None
+    return _gradescope_metadata(path.read_text(), str(path))
+
+
+def _gradescope_metadata(text: str, where: str) -> dict[str, dict[str, Any]]:
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise LmsError(f"{path}: not readable YAML: {exc}") from None
+        raise LmsError(f"{where}: not readable YAML: {printable(str(exc))}") from None
+    if not isinstance(raw, dict):
+        raise LmsError(f"{where}: not a Gradescope export's metadata (a mapping of submission folders)")
 
     def plain(value: Any) -> Any:
         if isinstance(value, dict):
@@ -173,92 +187,421 @@ def file_id(lms_file: LmsFile, notebooks: tuple[str, ...]) -> str:
 
 
 # --- `course collect`: the same for `course grade` ---------------------------------------------
+#
+# Every byte of a download came from students except its layout: the LMS names each submission
+# (Canvas's `<name>_<user id>_<attachment id>_<file>`, Moodle's `<Full Name>_<id>_assignsubmission_file_`
+# folder, a Gradescope export's `submission_<id>/` folders listed in its submission_metadata.yml),
+# and what lies below that level (a student's files, folders and zips, whatever they are called)
+# belongs to that submission. Nothing is extracted by name: files are read through the caps below
+# and written only as `<to>/<student>/<assignment>.ipynb`, where the student id is one safe folder name.
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class CollectLimits:
+    """The most `course collect` reads from a download (a 1 MB zip can hold 1 GB of zeros). Each
+    cap is checked on an archive's declared sizes before reading and on the bytes actually read;
+    a submission over a cap is skipped with one line, the rest of the class is filed."""
+
+    file_bytes: int = 32 * MiB  # one notebook or .py file, uncompressed
+    submission_bytes: int = 64 * MiB  # everything read for one submission (its files, its zips)
+    submission_entries: int = 10_000  # files in one submission's own zips
+    class_bytes: int = 8192 * MiB  # the notebooks and .py files kept for the whole class
+    class_entries: int = 200_000  # files in the download and in every zip inside it
+    ratio: int = 200  # uncompressed / compressed size of one zip entry, checked from ratio_from bytes
+    ratio_from: int = 1 * MiB
+    nesting: int = 2  # zips inside the download: a student's own zip, and one more level in it
+    metadata_bytes: int = 16 * MiB  # a Gradescope export's submission_metadata.yml
+
+
+LIMITS = CollectLimits()
+#: What a student id may hold: letters, digits, `_`, `.`, `-`, `@`, `+`; it starts with a letter or digit.
+STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")
+STUDENT_ID_MAX = 100
+SUBMISSION_SUFFIXES = (".ipynb", ".py")
+
+
+class UnsafeStudentId(LmsError):
+    """A student id that is not one safe folder name."""
+
+
+def safe_student_id(student: str) -> str:
+    """`student` when it is one safe path component (the only form a student id is written in):
+    not empty, at most STUDENT_ID_MAX characters, no `/`, `\\`, `..`, leading dot, space or
+    control character (STUDENT_ID); else UnsafeStudentId, whose message shows it escaped."""
+    if len(student) <= STUDENT_ID_MAX and STUDENT_ID.fullmatch(student) and ".." not in student:
+        return student
+    shown = printable(student[:STUDENT_ID_MAX]) + ("..." if len(student) > STUDENT_ID_MAX else "")
+    raise UnsafeStudentId(f"student id {shown!r} is not a safe folder name (letters, digits, _ . - @ +; "
+                          f"at most {STUDENT_ID_MAX} characters)")
+
 
 @dataclass
 class Filed:
     student: str
     path: Path
-    source: str
+    source: str  # where it came from in the download, printable
     lms: LmsFile
 
 
-def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "name") -> tuple[list[Filed], list[str]]:
+class _OverCap(Exception):
+    """A cap of CollectLimits was reached; the message says which."""
+
+
+#: What reading a damaged, encrypted or truncated zip (or a file that changed) raises.
+UNREADABLE = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
+              zlib.error)
+
+
+@dataclass
+class _Budget:
+    """What is left of one cap pair (bytes read, files listed) for one submission or the class."""
+
+    what: str
+    bytes_cap: int
+    entries_cap: int
+    bytes_used: int = 0
+    entries_used: int = 0
+
+    def charge(self, nbytes: int = 0, entries: int = 0) -> None:
+        self.bytes_used += nbytes
+        self.entries_used += entries
+        if self.bytes_used > self.bytes_cap:
+            raise _OverCap(f"more than {_mib(self.bytes_cap)} uncompressed {self.what}")
+        if self.entries_used > self.entries_cap:
+            raise _OverCap(f"more than {self.entries_cap} files {self.what}")
+
+
+def _mib(n: int) -> str:
+    return f"{n / MiB:g} MiB"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A file of the download or of a zip inside it, as its container lists it (nothing read yet)."""
+
+    parts: tuple[str, ...]  # its path in its container, plain components
+    shown: str  # where it is, container included, printable
+    size: int  # uncompressed, as declared
+    packed: int  # compressed (a file in a folder: its size)
+    open: Callable[[], IO[bytes]]
+
+
+def _plain_parts(name: str) -> Optional[tuple[str, ...]]:
+    """A relative path's components, or None for an absolute path, `..`, a drive or a NUL."""
+    if name.startswith(("/", "\\")) or "\0" in name or re.match(r"^[A-Za-z]:", name):
+        return None
+    parts = tuple(p for p in name.split("/") if p not in ("", "."))
+    return None if not parts or ".." in parts else parts
+
+
+def _zip_entries(z: zipfile.ZipFile, container: str, skipped: list[str]) -> list[_Entry]:
+    entries = []
+    for info in z.infolist():
+        if info.is_dir():
+            continue
+        shown = printable(container + info.filename)
+        parts = _plain_parts(info.filename)
+        if parts is None:
+            skipped.append(f"{shown}: not a relative path inside the archive; not read")
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            skipped.append(f"{shown}: a symbolic link; not followed")
+        else:
+            entries.append(_Entry(parts, shown, info.file_size, info.compress_size, partial(z.open, info)))
+    return entries
+
+
+def _folder_entries(root: Path, skipped: list[str]) -> list[_Entry]:
+    """Regular files under `root`; symbolic links (files or folders) are reported, never followed."""
+    entries = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        for name in sorted(dirs + files):
+            path = here / name
+            rel = path.relative_to(root)
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                skipped.append(f"{printable(str(rel))}: a symbolic link; not followed")
+            elif stat.S_ISREG(info.st_mode):
+                entries.append(_Entry(rel.parts, printable(str(rel)), info.st_size, info.st_size,
+                                      partial(_open_no_follow, path)))
+            elif not stat.S_ISDIR(info.st_mode):
+                skipped.append(f"{printable(str(rel))}: not a regular file; not read")
+    return entries
+
+
+def _open_no_follow(path: Path) -> IO[bytes]:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: no longer a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _read(entry: _Entry, sink: IO[bytes], most: int, budget: _Budget, limits: CollectLimits) -> None:
+    """Copy `entry` into `sink`, at most `most` bytes, every byte charged to `budget`: the declared
+    size and compression ratio are checked first, the bytes actually read as they come."""
+    if entry.size > limits.ratio_from and entry.size > limits.ratio * max(entry.packed, 1):
+        raise _OverCap(f"{entry.shown} is compressed more than {limits.ratio}:1 "
+                       f"({_mib(entry.size)} in {entry.packed} bytes)")
+    if entry.size > most:
+        raise _OverCap(f"{entry.shown} is {_mib(entry.size)} uncompressed, more than {_mib(most)}")
+    budget.charge(nbytes=entry.size)  # as declared; corrected below to what was actually read
+    read = 0
+    with entry.open() as f:
+        while chunk := f.read(min(MiB, most + 1 - read)):
+            read += len(chunk)
+            if read > most:
+                raise _OverCap(f"{entry.shown} is more than {_mib(most)} uncompressed")
+            sink.write(chunk)
+    budget.charge(nbytes=read - entry.size)
+
+
+@dataclass
+class _Candidate:
+    """A notebook or .py file of one submission, read into the collection's own folder."""
+
+    lms: LmsFile
+    spooled: Path
+    source: str  # printable
+    nested: int  # 0: a file the LMS lists; 1, 2: from inside the student's own zips
+
+    @property
+    def rank(self) -> tuple[Any, ...]:
+        """Larger is preferred among one student's files: a notebook, the LMS's later submission
+        (Gradescope's time, Canvas's attachment id), a file the LMS lists over one from the
+        student's own zip, one called like the assignment's notebook; then the first by name."""
+        later: Any = self.lms.submitted_at.timestamp() if self.lms.submitted_at else 0
+        if self.lms.lms == "canvas":
+            later = int(self.lms.extra.get("attachment_id") or 0)
+        return (self.spooled.suffix == ".ipynb", later, -self.nested)
+
+
+def _person(lms_file: LmsFile) -> tuple[str, str]:
+    """Who the LMS says a submission is by: its own user id where it has one."""
+    if lms_file.lms in ("canvas", "moodle") and lms_file.lms_user_id:
+        return lms_file.lms, lms_file.lms_user_id
+    return lms_file.lms, lms_file.student
+
+
+def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "name",
+            limits: CollectLimits = LIMITS) -> tuple[list[Filed], list[str]]:
     """File an LMS download (a zip or a folder) as `dest/<student>/<assignment>.ipynb` (with
-    timestamp.txt when the download says when, and lms.json with what the LMS said).
-    Returns (filed, skipped files with why). A student with two notebooks keeps the later
-    (Gradescope) or raises LmsError (no times to choose by)."""
-    with tempfile.TemporaryDirectory(prefix="course-collect-") as tmp:
-        root = Path(tmp) / "download"
+    timestamp.txt when the LMS says when, and lms.json with what the LMS said). Returns (filed,
+    skipped files with why, printable). A submission over a cap, with an unsafe student id or
+    with a file that cannot be read is skipped; a student with several files keeps one (`_Candidate.rank`)
+    and the others are listed; two LMS records filed under one student id are both skipped.
+    LmsError only when the download itself cannot be read."""
+    skipped: list[str] = []
+    class_budget = _Budget("in the whole download", limits.class_bytes, limits.class_entries)
+    notebooks = (f"{assignment_id}.ipynb",)
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-collect-")))
         if source.is_file() and zipfile.is_zipfile(source):
-            with zipfile.ZipFile(source) as z:
-                z.extractall(root)
-            _unzip_nested(root)
+            try:
+                entries = _zip_entries(stack.enter_context(zipfile.ZipFile(source)), "", skipped)
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise LmsError(f"{source}: not a readable zip file: {printable(str(exc))}") from None
         elif source.is_dir():
-            shutil.copytree(source, root)
+            entries = _folder_entries(source, skipped)
         else:
             raise LmsError(f"{source}: not a zip file or a folder of downloaded submissions")
-        exports = {p.parent: read_gradescope_export(p.parent) for p in root.rglob(GRADESCOPE_METADATA)}
-        notebooks = (f"{assignment_id}.ipynb",)
-        chosen: dict[str, Filed] = {}
-        skipped: list[str] = []
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            rel = path.relative_to(root)
-            if path.name == GRADESCOPE_METADATA or "__MACOSX" in rel.parts or path.name.startswith("."):
+        try:
+            class_budget.charge(entries=len(entries))
+        except _OverCap as exc:
+            raise LmsError(f"{source}: {exc}; not collected (CollectLimits in {__name__})") from None
+        exports = _gradescope_exports(entries, class_budget, limits, skipped)
+        records: dict[tuple[str, ...], tuple[LmsFile, list[tuple[tuple[str, ...], _Entry]]]] = {}
+        for entry in sorted(entries, key=lambda e: e.parts):
+            if "__MACOSX" in entry.parts or any(p.startswith(".") for p in entry.parts):
                 continue
-            if path.suffix not in (".ipynb", ".py"):
-                skipped.append(f"{rel}: not a notebook or a .py file")
+            try:
+                found = _owner(entry.parts, exports, notebooks, student_id)
+            except UnsafeStudentId as exc:
+                skipped.append(f"{entry.shown}: {exc}; not filed")
                 continue
-            export_root = next((r for r in exports if r in path.parents), None)
-            found = parse(str(path.relative_to(export_root) if export_root else rel), notebooks, student_id,
-                          exports.get(export_root) if export_root else None)
-            if found is None:
-                skipped.append(f"{rel}: not a Canvas, Moodle, Gradescope or <student>_{assignment_id}.ipynb name")
+            if isinstance(found, str):
+                if found:
+                    skipped.append(f"{entry.shown}: {found}")
                 continue
-            if path.stem == "attention_support" or path.name.startswith("test_"):
-                skipped.append(f"{rel}: given code or tests, not a submission")
+            lms_file, level = found
+            records.setdefault(level, (lms_file, []))[1].append((entry.parts[len(level):], entry))
+        candidates: list[_Candidate] = []
+        for level, (lms_file, owned) in records.items():
+            budget = _Budget("in one submission", limits.submission_bytes, limits.submission_entries)
+            mine: list[_Candidate] = []
+            try:
+                for inner, entry in owned:
+                    name = inner[-1] if inner else lms_file.file  # the student's own name for it
+                    _take(lms_file, name, entry, 0, mine, tmp, budget, class_budget, limits, skipped)
+                class_budget.charge(nbytes=sum(c.spooled.stat().st_size for c in mine))
+            except _OverCap as exc:
+                for c in mine:
+                    c.spooled.unlink()
+                skipped.append(f"{printable('/'.join(level))}: {exc} (the submission of {lms_file.student}); "
+                               f"not filed")
                 continue
-            filed = Filed(found.student, path, str(rel), found)
-            before = chosen.get(found.student)
-            if before is not None:
-                if path.suffix != before.path.suffix and ".ipynb" in (path.suffix, before.path.suffix):
-                    if path.suffix == ".py":
-                        skipped.append(f"{rel}: {found.student} also uploaded a notebook, which is graded")
-                        continue
-                    skipped.append(f"{before.source}: {found.student} also uploaded a notebook, which is graded")
-                elif found.submitted_at and before.lms.submitted_at:
-                    older = min((filed, before), key=lambda f: f.lms.submitted_at or dt.datetime.min)
-                    skipped.append(f"{older.source}: an older submission of {found.student}")
-                    if older is filed:
-                        continue
-                else:
-                    raise LmsError(f"{found.student} has two files, {before.source} and {rel}, and the download "
-                                   f"does not say which is newer; keep one")
-            chosen[found.student] = filed
-        dest.mkdir(parents=True, exist_ok=True)
-        for student, filed in sorted(chosen.items()):
-            folder = dest / student
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir(parents=True)
-            target = folder / (f"{assignment_id}{filed.path.suffix}")
-            shutil.copyfile(filed.path, target)
-            if filed.lms.submitted_at is not None:
-                (folder / "timestamp.txt").write_text(filed.lms.submitted_at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
-            (folder / "lms.json").write_text(json.dumps({
-                "lms": filed.lms.lms, "student": student, "name": filed.lms.name, "lms_user_id": filed.lms.lms_user_id,
-                "file": filed.source, "late_mark": filed.lms.late}, indent=2) + "\n")
-            filed.path = target
-        return list(chosen.values()), skipped
+            candidates += mine
+        chosen = _choose(candidates, skipped)
+        filed = []
+        for candidate in chosen:
+            try:
+                filed.append(_file(candidate, dest, assignment_id))
+            except LmsError as exc:
+                skipped.append(f"{candidate.source}: {exc}; not filed")
+        return filed, skipped
 
 
-def _unzip_nested(root: Path) -> None:
-    """Students' own zips inside an LMS download (Canvas keeps them as uploaded)."""
-    for inner in sorted(root.rglob("*.zip")):
-        if zipfile.is_zipfile(inner):
-            target = inner.with_suffix("")
-            with zipfile.ZipFile(inner) as z:
-                z.extractall(target)
-            inner.unlink()
+def _gradescope_exports(entries: list[_Entry], budget: _Budget, limits: CollectLimits,
+                        skipped: list[str]) -> dict[tuple[str, ...], dict[str, dict[str, Any]]]:
+    """The Gradescope exports of a download, by folder: submission_metadata.yml at the download's
+    top or in one of its top-level folders (where Gradescope writes it), never in a submission's
+    own folder or any deeper."""
+    exports = {}
+    for entry in entries:
+        if entry.parts[-1] != GRADESCOPE_METADATA or len(entry.parts) > 2:
+            continue
+        folder = entry.parts[:-1]
+        if folder and GRADESCOPE_FOLDER.match(folder[0]):
+            continue
+        text = io.BytesIO()
+        try:
+            _read(entry, text, limits.metadata_bytes, budget, limits)
+        except _OverCap as exc:
+            raise LmsError(f"{entry.shown}: {exc}") from None
+        exports[folder] = _gradescope_metadata(text.getvalue().decode("utf-8", "replace"), entry.shown)
+    if () in exports:  # the download is one export: a top-level folder's file is a student's
+        exports = {(): exports[()]}
+    return exports
+
+
+def _owner(parts: tuple[str, ...], exports: dict[tuple[str, ...], dict[str, dict[str, Any]]],
+           notebooks: tuple[str, ...], student_id: str) -> Union[str, tuple[LmsFile, tuple[str, ...]]]:
+    """Whose file this is, by the first LMS-written level of its path from the top, and that
+    level (everything below it belongs to the same submission); or why it is nobody's ("" for
+    files of the LMS's own layout, such as the export's metadata)."""
+    for top, metadata in exports.items():
+        if parts[:len(top)] == top:
+            rest = parts[len(top):]
+            if rest == (GRADESCOPE_METADATA,):
+                return ""
+            if len(rest) >= 2 and rest[0] in metadata:
+                submission = _gradescope(rest[0], metadata[rest[0]], "/".join(rest[1:]))
+                return replace(submission, student=safe_student_id(submission.student)), top + rest[:1]
+            return "not in a submission folder that the export's submission_metadata.yml lists"
+    for i, folder in enumerate(parts[:-1]):
+        m = MOODLE.match(folder)
+        if m:
+            return LmsFile(safe_student_id(slug(m["name"])), "/".join(parts[i + 1:]), "moodle", m["pid"],
+                           m["name"]), parts[:i + 1]
+    found = parse(parts[-1], notebooks, student_id)
+    if found is None:
+        if parts[-1].endswith(SUBMISSION_SUFFIXES + (".zip",)):
+            return f"not a Canvas, Moodle, Gradescope or <student>_{notebooks[0]} name"
+        return "not a notebook or a .py file"
+    return replace(found, student=safe_student_id(found.student)), parts
+
+
+def _take(lms_file: LmsFile, name: str, entry: _Entry, nesting: int, out: list[_Candidate], tmp: Path,
+          budget: _Budget, klass: _Budget, limits: CollectLimits, skipped: list[str]) -> None:
+    """Read what one submission holds at `entry` (a file the LMS lists, or one in the student's own
+    zip, called `name` by the student): a notebook or .py into `out`, a zip's files in turn;
+    nothing else is read. Files count against `budget` (the submission's) and `klass`."""
+    if name.startswith(".") or "__MACOSX" in entry.parts:
+        return
+    if name.endswith(".zip"):
+        if nesting >= limits.nesting:
+            skipped.append(f"{entry.shown}: a zip nested more than {limits.nesting} deep; not read")
+            return
+        data = io.BytesIO()
+        try:
+            _read(entry, data, limits.submission_bytes, budget, limits)
+            with zipfile.ZipFile(data) as z:
+                inside = sorted(_zip_entries(z, entry.shown + "/", skipped), key=lambda e: e.parts)
+                budget.charge(entries=len(inside))
+                klass.charge(entries=len(inside))
+                for e in inside:
+                    _take(lms_file, e.parts[-1], e, nesting + 1, out, tmp, budget, klass, limits, skipped)
+        except UNREADABLE as exc:
+            skipped.append(f"{entry.shown}: not a readable zip ({printable(str(exc))}); not read")
+        return
+    if not name.endswith(SUBMISSION_SUFFIXES):
+        if nesting == 0:
+            skipped.append(f"{entry.shown}: not a notebook or a .py file")
+        return
+    if Path(name).stem == "attention_support" or name.startswith("test_"):
+        skipped.append(f"{entry.shown}: given code or tests, not a submission")
+        return
+    fd, spooled = tempfile.mkstemp(suffix=Path(name).suffix, dir=tmp)
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            _read(entry, sink, limits.file_bytes, budget, limits)
+    except UNREADABLE as exc:
+        skipped.append(f"{entry.shown}: not readable ({printable(str(exc))}); not read")
+        return
+    out.append(_Candidate(lms_file, Path(spooled), entry.shown, nesting))
+
+
+def _choose(candidates: list[_Candidate], skipped: list[str]) -> list[_Candidate]:
+    """One file per student id, by the LMS's own record (`_Candidate.rank`); a student id that two
+    LMS records (two people) share is nobody's: both are reported."""
+    by_student: dict[str, list[_Candidate]] = {}
+    for c in candidates:
+        by_student.setdefault(c.lms.student, []).append(c)
+    chosen = []
+    for student, mine in sorted(by_student.items()):
+        people = sorted({_person(c.lms) for c in mine})
+        if len(people) > 1:
+            who = ", ".join(f"{lms} {uid}" for lms, uid in people)
+            for c in mine:
+                skipped.append(f"{c.source}: two LMS records are both filed as {student} ({who}); none filed "
+                               f"(Canvas: --canvas-student-id user_id)")
+            continue
+        mine.sort(key=lambda c: c.source)
+        best = max(mine, key=lambda c: c.rank)
+        for c in mine:
+            if c is not best:
+                skipped.append(f"{c.source}: {student} also has {best.source}, which is filed ({_why(best, c)})")
+        chosen.append(best)
+    return chosen
+
+
+def _why(best: _Candidate, other: _Candidate) -> str:
+    if best.rank[0] != other.rank[0]:
+        return "a notebook"
+    if best.rank[1] != other.rank[1]:
+        return "a later submission"
+    if best.rank[2] != other.rank[2]:
+        return "listed by the LMS itself, not found in a zip"
+    return "first by name: the download does not say which is newer"
+
+
+def _inside(dest: Path, name: str) -> Path:
+    """`dest/name`, checked to stay inside `dest`: one component, no symbolic link on the way."""
+    root = dest.resolve()
+    folder = root / safe_student_id(name)
+    if folder.is_symlink() or folder.resolve().parent != root:
+        raise LmsError(f"{printable(str(folder))} is a symbolic link or leaves {printable(str(root))}")
+    return folder
+
+
+def _file(candidate: _Candidate, dest: Path, assignment_id: str) -> Filed:
+    """Write one student's folder: the submission, timestamp.txt when the LMS says when, lms.json."""
+    dest.mkdir(parents=True, exist_ok=True)
+    lms_file = candidate.lms
+    folder = _inside(dest, lms_file.student)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    target = folder / f"{assignment_id}{candidate.spooled.suffix}"
+    shutil.copyfile(candidate.spooled, target)
+    if lms_file.submitted_at is not None:
+        (folder / "timestamp.txt").write_text(lms_file.submitted_at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    (folder / "lms.json").write_text(json.dumps({
+        "lms": lms_file.lms, "student": lms_file.student, "name": lms_file.name, "lms_user_id": lms_file.lms_user_id,
+        "file": candidate.source, "late_mark": lms_file.late}, indent=2) + "\n")
+    return Filed(lms_file.student, target, candidate.source, lms_file)
 
 
 def lms_record(folder: Path) -> dict[str, Any]:
