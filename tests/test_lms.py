@@ -4,6 +4,7 @@ command line with the kit's collector plugin."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import shutil
 import subprocess
@@ -168,3 +169,255 @@ def test_nbgrader_zip_collect_files_canvas_moodle_gradescope_and_underscored_ids
     stamp = parse_utc((submitted / "s-carol" / A / "timestamp.txt").read_text())
     assert stamp == dt.datetime(2026, 9, 29, 17, 30, 0, 123456)  # nbgrader's naive UTC
     assert not (submitted / "eve" / A / "timestamp.txt").exists()
+
+
+# --- `course collect` treats every student byte as hostile ---------------------------------------
+# Each test below builds its malicious download and runs the real command line; each failed on the
+# kit before (commit 087dfd0: rmtree outside --to, a forged time, a planted file filed as another
+# student's or aborting the class, 300 MB unpacked from a 300 KB upload, forged console lines).
+
+def _run_collect(download: Path, to: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", "collect", A, str(download), "--to", str(to),
+                           *extra], capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+def _zip_bytes(files: dict[str, bytes | str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("student, safe", [
+    ("eve", True), ("s-carol", True), ("dan.doe", True), ("mary_ann_smith", True), ("anon_Ab1cD", True),
+    ("obrienseán", True), ("a+b@uni.edu", True), ("12345", True),
+    ("", False), (".", False), ("..", False), ("../x", False), ("x/..", False), ("/etc", False), ("a/b", False),
+    ("a\\b", False), (".hidden", False), ("-rf", False), ("a..b", False), ("eve\n", False), ("e\x1bve", False),
+    ("e\u202eve", False), ("a b", False), ("x" * 101, False), ("C:x", False),
+])
+def test_student_ids_are_single_safe_path_components(student, safe):
+    if safe:
+        assert lms.safe_student_id(student) == student
+    else:
+        with pytest.raises(lms.UnsafeStudentId) as info:
+            lms.safe_student_id(student)
+        assert "\n" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+def _gradescope_export(path: Path, metadata: str, files: dict[str, bytes | str]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("assignment_4242_export/submission_metadata.yml", metadata)
+        for name, data in files.items():
+            z.writestr(f"assignment_4242_export/{name}", data)
+    return path
+
+
+PLANTED_YML = """\
+submission_111:
+  :submitters:
+  - :name: Carol Chen
+    :sid: '{sid}'
+  :created_at: 2020-01-01 00:00:00.000000000 +00:00
+"""
+
+
+@pytest.mark.parametrize("sid", ["../victim", "{victim}"])
+def test_collect_writes_and_deletes_nothing_outside_to(tmp_path, sid):
+    """attack: a student id that is a path (`../victim`, an absolute path), in the export's own
+    metadata (a SID a student may edit) and in a submission_metadata.yml planted in the student's
+    own folder. expect: that submission is skipped with a line, the rest of the class is filed,
+    nothing outside --to is written or deleted."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    sid = sid.format(victim=victim)
+    metadata = GRADESCOPE_YML.replace("'s-carol'", repr(sid))
+    download = _gradescope_export(tmp_path / "gs.zip", metadata, {
+        f"submission_111/{A}.ipynb": _notebook("carol"),
+        "submission_222/mine.ipynb": _notebook("dan"),
+        f"submission_222/{lms.GRADESCOPE_METADATA}": PLANTED_YML.format(sid=sid).replace("submission_111",
+                                                                                        "submission_222"),
+    })
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _tree(victim) == {"keep.txt"} and (victim / "keep.txt").read_text() == "precious"
+    assert _tree(tmp_path / "class") == {"dan.doe", f"dan.doe/{A}.ipynb", "dan.doe/timestamp.txt", "dan.doe/lms.json"}
+    assert "not a safe folder name" in proc.stderr and "submission_111" in proc.stderr
+    assert set(_tree(tmp_path)) - {"gs.zip"} - {f"class/{p}" for p in _tree(tmp_path / "class")} == {
+        "class", "victim", "victim/keep.txt"}
+
+
+def test_a_planted_metadata_file_cannot_forge_the_submission_time(tmp_path):
+    """attack: submission_metadata.yml inside the student's own submission folder, dating it years
+    earlier, and a submission_999/ folder beside it. expect: the time is the export's."""
+    download = _gradescope_export(tmp_path / "gs.zip", GRADESCOPE_YML, {
+        f"submission_111/{A}.ipynb": _notebook("carol"),
+        f"submission_111/{lms.GRADESCOPE_METADATA}": PLANTED_YML.format(sid="s-carol"),
+        f"submission_111/submission_999/{lms.GRADESCOPE_METADATA}": PLANTED_YML.format(sid="s-carol"),
+    })
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "class" / "s-carol" / "timestamp.txt").read_text() == "2026-09-29 17:30:00.123456 UTC"
+    assert "2020-01-01" not in proc.stdout
+
+
+def test_a_late_canvas_upload_cannot_plant_a_gradescope_export(tmp_path):
+    """attack: a LATE Canvas upload that is a zip holding a Gradescope export's layout (metadata
+    dating it on time, a submission folder). expect: still mallory's, LATE mark kept, no time."""
+    planted = _zip_bytes({lms.GRADESCOPE_METADATA: PLANTED_YML.format(sid="mallory"),
+                          f"submission_111/{A}.ipynb": _notebook("mallory")})
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr("mallory_LATE_333_444_hw.zip", planted)
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    mallory = tmp_path / "class" / "mallory"
+    assert json.loads((mallory / "lms.json").read_text())["late_mark"] is True
+    assert not (mallory / "timestamp.txt").exists() and "LATE mark" in proc.stdout
+
+
+@pytest.mark.parametrize("alice_own", [f"alice_111_222_{A}.ipynb", f"alice_111_222_{A}.py"])
+def test_lms_names_inside_a_students_zip_belong_to_the_uploader(tmp_path, alice_own):
+    """attack: mallory uploads a zip holding `alice_<id>_<id>_<assignment>.ipynb` (a later
+    attachment id than alice's own). expect: alice's own file is filed as alice's, the planted one
+    is mallory's; the class is collected (exit 0)."""
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr(alice_own, _notebook("alice's own") if alice_own.endswith(".ipynb") else "# alice's own\n")
+        z.writestr("mallory_333_444_hw.zip", _zip_bytes({f"alice_111_999_{A}.ipynb": _notebook("planted")}))
+        z.writestr(f"eve_12345_67890_{A}.ipynb", _notebook("eve"))
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    alice = next((tmp_path / "class" / "alice").glob(f"{A}.*"))
+    assert "alice's own" in alice.read_text() and "planted" not in alice.read_text()
+    assert "planted" in (tmp_path / "class" / "mallory" / f"{A}.ipynb").read_text()
+    assert json.loads((tmp_path / "class" / "mallory" / "lms.json").read_text())["lms_user_id"] == "333"
+    assert (tmp_path / "class" / "eve" / f"{A}.ipynb").is_file()
+
+
+def test_a_students_several_files_are_resolved_by_the_lms_record_not_an_abort(tmp_path):
+    """Two Canvas uploads of one student (the later attachment id is filed), a Moodle folder with
+    two notebooks (the first by name, reported), and two Canvas students with one name (neither
+    filed: two people, reported): the rest of the class is filed, exit 0."""
+    download = tmp_path / "mixed.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr(f"eve_12345_67890_{A}.ipynb", _notebook("eve first"))
+        z.writestr(f"eve_12345_67999_{A}-1.ipynb", _notebook("eve later"))
+        z.writestr(f"Frank Li_991_assignsubmission_file_/{A}.ipynb", _notebook("frank a"))
+        z.writestr(f"Frank Li_991_assignsubmission_file_/{A} (1).ipynb", _notebook("frank b"))
+        z.writestr(f"sam_1_10_{A}.ipynb", _notebook("sam one"))
+        z.writestr(f"sam_2_20_{A}.ipynb", _notebook("sam two"))
+        z.writestr(f"mary_ann_{A}.ipynb", _notebook("mary ann"))
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve", "frank_li", "mary_ann"}
+    assert "eve later" in (tmp_path / "class" / "eve" / f"{A}.ipynb").read_text()
+    assert f"eve_12345_67890_{A}.ipynb: eve also has eve_12345_67999_{A}-1.ipynb, which is filed " \
+           "(a later submission)" in proc.stderr
+    assert "which is filed (first by name" in proc.stderr
+    assert proc.stderr.count("both filed as sam (canvas 1, canvas 2)") == 2
+
+
+def _zeros_zip(megabytes: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        with z.open(f"{A}.ipynb", "w") as f:
+            for _ in range(megabytes):
+                f.write(bytes(1 << 20))
+    return buffer.getvalue()
+
+
+def test_a_zip_bomb_is_skipped_with_one_line_and_the_class_collected(tmp_path):
+    """attack: a 300 KB upload holding 300 MB of zeros as the notebook. expect: one line naming
+    it, nothing of it written (class folder and TMPDIR stay small), the others filed, exit 0."""
+    bomb = _zeros_zip(300)
+    assert len(bomb) < 400_000
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr("mallory_333_444_hw.zip", bomb)
+        z.writestr(f"eve_12345_67890_{A}.ipynb", _notebook("eve"))
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve"}
+    lines = [line for line in proc.stderr.splitlines() if "mallory" in line]
+    assert len(lines) == 1 and lines[0].endswith("(the submission of mallory); not filed"), proc.stderr
+    assert "compressed more than 200:1 (300 MiB in" in lines[0]
+    assert sum(p.stat().st_size for p in (tmp_path / "class").rglob("*") if p.is_file()) < 100_000
+
+
+def test_caps_on_ratio_entries_nesting_and_the_class(tmp_path):
+    """Each cap of CollectLimits, set low: a highly compressed file, a zip of many files, zips
+    nested too deep, and a class over its total: each such submission gets one line, the others
+    are filed."""
+    limits = lms.CollectLimits(ratio=50, ratio_from=1 << 20, submission_entries=20, nesting=2,
+                               class_bytes=3000)
+    deep = _zip_bytes({"inner.zip": _zip_bytes({"inner.zip": _zip_bytes({f"{A}.ipynb": _notebook("deep")})})})
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr("ratio_1_1_hw.zip", _zeros_zip(2))
+        z.writestr("many_2_2_hw.zip", _zip_bytes({f"f{i}.txt": "" for i in range(30)}))
+        z.writestr("deep_3_3_hw.zip", deep)
+        z.writestr(f"ok_4_4_{A}.ipynb", _notebook("ok"))
+        z.writestr(f"zz_5_5_{A}.ipynb", _notebook("late in the alphabet") + " " * 3000)
+    filed, skipped = lms.collect(download, A, tmp_path / "class", limits=limits)
+    assert {f.student for f in filed} == {"ok"}
+    text = "\n".join(skipped)
+    assert "ratio_1_1_hw.zip" in text and "compressed more than 50:1" in text
+    assert "many_2_2_hw.zip: more than 20 files in one submission" in text
+    assert "deep_3_3_hw.zip/inner.zip/inner.zip: a zip nested more than 2 deep" in text
+    assert f"zz_5_5_{A}.ipynb: more than" in text and "in the whole download" in text
+
+
+def test_names_with_control_characters_cannot_forge_console_lines(tmp_path):
+    """attack: file names holding a newline, a carriage return and an escape sequence, printed by
+    collect. expect: each name on its own line, escaped; no forged line."""
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr(f"eve_12345_67890_{A}.ipynb", _notebook("eve"))
+        z.writestr("zoe_1_2_x\rFORGED zoe <- ok\x1b[2J.ipynb", _notebook("zoe"))
+        z.writestr("mallory_333_444_\x1b[2J\nFORGED skipped nothing.txt", "x")
+        z.writestr("notes\u202egnp.ipynb", "{}")
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    for line in (proc.stdout + proc.stderr).splitlines():
+        assert not line.startswith("FORGED"), line
+    assert "\x1b" not in proc.stdout + proc.stderr and "\r" not in proc.stdout + proc.stderr
+    assert "\u202e" not in proc.stderr and "notes\\u202egnp.ipynb" in proc.stderr
+    assert "zoe_1_2_x\\rFORGED zoe <- ok\\x1b[2J.ipynb" in proc.stdout
+    assert "mallory_333_444_\\x1b[2J\\nFORGED skipped nothing.txt: not a notebook" in proc.stderr
+
+
+def test_a_folder_download_never_follows_symbolic_links(tmp_path):
+    """attack: an unpacked download whose student folder holds a link to a file outside it (unzip
+    recreates links from a zip) and a linked folder. expect: neither is read; the link is reported."""
+    secret = tmp_path / "secret.ipynb"
+    secret.write_text(_notebook("instructor's secret"))
+    download = tmp_path / "moodle"
+    student = download / "Frank Li_991_assignsubmission_file_"
+    student.mkdir(parents=True)
+    (student / f"{A}.ipynb").symlink_to(secret)
+    (download / "Grace Hopper_992_assignsubmission_file_").symlink_to(tmp_path)
+    (download / f"eve_12345_67890_{A}.ipynb").write_text(_notebook("eve"))
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve"}
+    assert proc.stderr.count("a symbolic link; not followed") == 2
+
+
+def test_a_link_in_the_class_folder_is_not_written_through(tmp_path):
+    """A student's folder in --to that is a symbolic link elsewhere: that student is skipped with a
+    line, the target is untouched, the others are filed."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("precious")
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "eve").symlink_to(elsewhere)
+    proc = _run_collect(_canvas_zip(tmp_path / "canvas.zip"), tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _tree(elsewhere) == {"keep.txt"}
+    assert "symbolic link" in proc.stderr and (tmp_path / "class" / "doejane" / f"{A}.ipynb").is_file()
