@@ -265,12 +265,13 @@ class _Budget:
     entries_used: int = 0
 
     def charge(self, nbytes: int = 0, entries: int = 0) -> None:
+        """Count bytes and files, or raise _OverCap and count nothing (what was refused costs nothing)."""
+        if self.bytes_used + nbytes > self.bytes_cap:
+            raise _OverCap(f"more than {_mib(self.bytes_cap)} uncompressed {self.what}")
+        if self.entries_used + entries > self.entries_cap:
+            raise _OverCap(f"more than {self.entries_cap} files {self.what}")
         self.bytes_used += nbytes
         self.entries_used += entries
-        if self.bytes_used > self.bytes_cap:
-            raise _OverCap(f"more than {_mib(self.bytes_cap)} uncompressed {self.what}")
-        if self.entries_used > self.entries_cap:
-            raise _OverCap(f"more than {self.entries_cap} files {self.what}")
 
 
 def _mib(n: int) -> str:
