@@ -102,4 +102,5 @@ c.HTMLExporter.extra_template_basedirs = [
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
     os.path.join(os.path.dirname(autograder.__file__), "integrations", "templates"),
 ]
-c.HTMLExporter.filters = {"offline_math": "autograder.integrations.feedback.offline_math"}
+c.HTMLExporter.filters = {"offline_math": "autograder.integrations.feedback.offline_math",
+                          "untrusted_html": "autograder.untrusted_html.clean"}  # student text made inert

@@ -7,13 +7,19 @@ renderer leaves in the HTML (`$...$`, `$$...$$`, `\\(...\\)`, `\\[...\\]`, never
 `<pre>`) by MathML, which current browsers draw natively. MathML Core draws `mathvariant` only as
 "normal", so bold and double-struck letters (`\\mathbf q`, `\\mathbb R`) become the Unicode
 mathematical letters (𝐪, ℝ) that it draws as such.
+
+Everything here handles student text: `to_mathml` serialises latex2mathml's element tree itself
+(latex2mathml's own `convert` un-escapes its whole output, so `\\text{<svg onload=...>}` came out as
+a live element), and the template passes this filter's output through `untrusted_html`
+(autograder/untrusted_html.py) as the last step.
 """
 from __future__ import annotations
 
 import html
 import re
+from xml.etree.ElementTree import tostring
 
-from latex2mathml.converter import convert
+from latex2mathml.converter import Converter
 
 #: Where the template finds its templates (nbgrader_config.py: HTMLExporter.extra_template_basedirs).
 TEMPLATES = __file__.rsplit("/", 1)[0] + "/templates"
@@ -41,10 +47,22 @@ def _letters(match: re.Match[str]) -> str:
     return f"<{tag}{upright}>{html.escape(mapped)}</{tag}>"
 
 
+def _serialised(tex: str, display: bool) -> str:
+    """latex2mathml's MathML for `tex`, every text and attribute escaped once (its element tree
+    holds character references as text, e.g. `&#x0003C;`, and the student's text as it is)."""
+    tree = Converter(display="block" if display else "inline").convert_to_element(tex)
+    for element in tree.iter():
+        element.text = html.unescape(element.text) if element.text else element.text
+        element.tail = html.unescape(element.tail) if element.tail else element.tail
+        for name, value in element.attrib.items():
+            element.attrib[name] = html.unescape(value)
+    return tostring(tree, encoding="unicode")
+
+
 def to_mathml(tex: str, display: bool = False) -> str:
     """MathML for one formula; the formula as text (in a <code>) if it cannot be converted."""
     try:
-        out = convert(tex.strip(), display="block" if display else "inline")
+        out = _serialised(tex.strip(), display)
     except Exception:  # latex2mathml does not know every macro: show the source rather than nothing
         return f"<code>{html.escape(tex)}</code>"
     out = _VARIANT.sub(_letters, out)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from autograder import config as config_mod
 from autograder.report import figures, loading, page, stats, tables
-from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS, Similarity, start_similarity
+from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS, Pending, Similarity, start_similarity
 
 #: Rows of the page's long tables (the CSV files have all of them).
 TESTS_SHOWN = 25
@@ -130,19 +130,54 @@ def assignment_view(cls: loading.ClassResults, sim: Similarity) -> AssignmentVie
     return view
 
 
+def _figure(view: AssignmentView, key: str, file: str, drawing: Callable[[], bytes]) -> None:
+    """One figure of the page; a figure that cannot be drawn is a warning of its section, not a failed page."""
+    try:
+        view.figures[key] = Figure(file, drawing())
+    except Exception as exc:  # the numbers come from files students' code influenced
+        view.warnings.append(f"The figure {file} could not be drawn: {loading.failure_reason(exc)}.")
+
+
 def draw(view: AssignmentView) -> None:
     a = view.id
-    view.figures["scores"] = Figure(f"{a}-scores.png", figures.score_histogram(view.distribution))
-    view.figures["components"] = Figure(f"{a}-components.png", figures.component_histograms(view.components))
+    _figure(view, "scores", f"{a}-scores.png", lambda: figures.score_histogram(view.distribution))
+    _figure(view, "components", f"{a}-components.png", lambda: figures.component_histograms(view.components))
     if view.tests:
-        view.figures["tests"] = Figure(f"{a}-tests.png", figures.item_analysis(view.tests))
+        _figure(view, "tests", f"{a}-tests.png", lambda: figures.item_analysis(view.tests))
     draw_similarity(view)
 
 
 def draw_similarity(view: AssignmentView) -> None:
     if view.similarity.pairs:
-        view.figures["similarity"] = Figure(f"{view.id}-similarity.png",
-                                            figures.similarity_histogram(view.similarity))
+        _figure(view, "similarity", f"{view.id}-similarity.png",
+                lambda: figures.similarity_histogram(view.similarity))
+
+
+def finish_similarity(view: AssignmentView, cls: loading.ClassResults, started: Pending,
+                      max_pairs: int, top: int) -> None:
+    """The similarity section once its fingerprints are made; the problems again (fingerprinting may
+    have failed on a submission). A failure of the whole comparison is the section's, not the page's."""
+    try:
+        view.similarity = started.finish(max_pairs, top)
+    except Exception as exc:  # copydetect on the class's code
+        view.similarity = Similarity(False, f"the comparison failed ({loading.failure_reason(exc)})")
+    view.problems = stats.problems(cls)
+    draw_similarity(view)
+
+
+def _class_figure(file: str, drawing: Callable[[], bytes]) -> Optional[Figure]:
+    try:
+        return Figure(file, drawing())
+    except Exception:  # a figure of the whole class: the page goes without it
+        return None
+
+
+def _start_similarity(cls: loading.ClassResults, course: config_mod.Course, boilerplate: Optional[str],
+                      jobs: int) -> Pending:
+    try:
+        return start_similarity(cls, course, boilerplate=boilerplate, jobs=jobs)
+    except Exception as exc:  # e.g. the released notebook cannot be built: no similarity, still a page
+        return Pending("", {}, [], "", None, f"it failed ({loading.failure_reason(exc)})")
 
 
 def write_report(sources: Sequence[Source], out: Path, *, course: Optional[config_mod.Course] = None,
@@ -159,23 +194,22 @@ def write_report(sources: Sequence[Source], out: Path, *, course: Optional[confi
         cls = loading.load_class(source.assignment, source.results, course=course,
                                  submissions_dir=source.submissions if similarity else None)
         classes.append(cls)
-        pending.append(start_similarity(cls, course, boilerplate=(boilerplate or {}).get(cls.assignment),
-                                        jobs=jobs) if similarity else None)
+        pending.append(_start_similarity(cls, course, (boilerplate or {}).get(cls.assignment), jobs)
+                       if similarity else None)
     for cls in classes:
         view = assignment_view(cls, Similarity(False, "switched off (--no-similarity)"))
         draw(view)
         views.append(view)
-    for view, started in zip(views, pending):
+    for view, cls, started in zip(views, classes, pending):
         if started is not None:
-            view.similarity = started.finish(max_pairs, top)
-            draw_similarity(view)
+            finish_similarity(view, cls, started, max_pairs, top)
     students = stats.students(classes, risk_below)
     extra: dict[str, Optional[Figure]] = {"overview_figure": None, "risk_figure": None}
     if len(classes) > 1:
-        extra["overview_figure"] = Figure("overview.png", figures.overview(
+        extra["overview_figure"] = _class_figure("overview.png", lambda: figures.overview(
             [(c.assignment, [s.fraction for s in c.submissions]) for c in classes]))
     if students:
-        extra["risk_figure"] = Figure("students.png", figures.risk_histogram(students, risk_below))
+        extra["risk_figure"] = _class_figure("students.png", lambda: figures.risk_histogram(students, risk_below))
     written: list[Path] = []
     for fig in [f for v in views for f in v.figures.values()] + [f for f in extra.values() if f is not None]:
         (out / fig.file).write_bytes(fig.png)

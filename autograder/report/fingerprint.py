@@ -3,7 +3,7 @@
     PYTHONHASHSEED=0 python -m autograder.report.fingerprint IN OUT
 
 IN holds (boilerplate, [code]) pickled; OUT gets copydetect's CodeFingerprint of each code, the
-boilerplate's fingerprints left out. copydetect hashes k-grams with Python's str hash, which is
+boilerplate's fingerprints left out, or for a code copydetect fails on, why (a str). copydetect hashes k-grams with Python's str hash, which is
 salted per process: the same code gets other fingerprints in another process, so the report makes
 them in children with a fixed seed and its scores repeat from run to run. This module imports
 nothing of the kit (a child starts in about the time it takes to import copydetect).
@@ -43,10 +43,13 @@ def main(source: str, target: str) -> None:
     window = GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1
     done = []
     for i, code in enumerate(codes):
-        fp = CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
-        # the same numbers as Python ints (numpy scalars pickle ten times slower); equal values hash alike
-        fp.hashes = {int(h) for h in fp.hashes}
-        fp.hash_idx = {int(h): [int(j) for j in idx] for h, idx in fp.hash_idx.items()}
+        try:
+            fp = CodeFingerprint(f"code{i}.py", NOISE_THRESHOLD, window, excluded, fp=io.StringIO(code))
+            # the same numbers as Python ints (numpy scalars pickle ten times slower); equal values hash alike
+            fp.hashes = {int(h) for h in fp.hashes}
+            fp.hash_idx = {int(h): [int(j) for j in idx] for h, idx in fp.hash_idx.items()}
+        except Exception as exc:  # one student's code: its own failure, said in words
+            fp = f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:200]}"
         done.append(fp)
     with open(target, "wb") as f:
         pickle.dump(done, f, protocol=pickle.HIGHEST_PROTOCOL)

@@ -9,15 +9,29 @@ and `extra_data` with `assignment`, `submission` (the graded file's name), `isol
 A submission that was not graded (no file to grade, a grader error) has no tests. A finalized
 results file (grading/final.py: overrides, late penalty) also records `student`, `raw_score` (what
 the autograder gave; `score` is then the final grade) and `graded_output` (the grader's output).
+
+Everything the report reads of a submission is the student's to shape (the results carry their
+messages, the submitted file is theirs), so each analysis of one submission runs as a guarded
+step (`guarded`, `ClassResults.each`): whatever it raises (RecursionError, MemoryError, a value of
+the wrong type...) becomes a line of that submission's `unusable`, which the page lists among the
+problems, and never stops the report of the class. A results file that cannot be read at all
+becomes a submission of its own name with no tests (not graded, 0) and the reason.
 """
 from __future__ import annotations
 
+import functools
 import json
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from autograder import config as config_mod
+
+T = TypeVar("T")
+#: A results file larger than this is not read (course grade's are a few kB: feedback is bounded).
+RESULTS_MAX_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,7 @@ class Submission:
     final_score: Optional[float] = None  # the grade after overrides and late penalty, when finalized
     student: str = ""  # the student id a finalized file records
     who: str = ""  # how the report names it: the student id when the class's ids are unique, else `name`
+    unusable: list[str] = field(default_factory=list)  # "step: reason" of each analysis that failed on it
 
     @property
     def graded(self) -> bool:
@@ -104,12 +119,50 @@ class ClassResults:
     def max_score(self) -> float:
         return sum(points for _, points in self.components)
 
+    def each(self, step: str, analyse: Callable[[Submission], Optional[T]]) -> dict[str, T]:
+        """name -> `analyse(submission)` for every submission it did not fail on (see `guarded`) nor
+        answered None for (nothing to analyse)."""
+        out: dict[str, T] = {}
+        for sub in self.submissions:
+            done = guarded(sub, step, functools.partial(analyse, sub))
+            if done is not None:
+                out[sub.name] = done
+        return out
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why an analysis failed, in words for staff."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to analyse (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "too large or too deeply nested to analyse (MemoryError)"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+    text = " ".join(str(exc).split())
+    return f"{exc.__class__.__name__}: {text[:200]}" if text else exc.__class__.__name__
+
+
+def guarded(sub: Submission, step: str, analyse: Callable[[], Optional[T]]) -> Optional[T]:
+    """`analyse()`, or None with `step: reason` added to `sub.unusable` if it raised: the one way
+    the report runs anything on one submission's data, so that it fails for that submission alone."""
+    try:
+        return analyse()
+    except Exception as exc:  # the student's bytes may make any analysis raise anything
+        sub.unusable.append(f"{step}: {failure_reason(exc)}")
+        return None
+
 
 def _float(value: Any, default: float = 0.0) -> float:
+    """A number of the results; a finite one (JSON allows NaN and Infinity, figures do not)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return default
+    if not math.isfinite(number):
+        raise ValueError(f"a score is not a finite number: {str(value)[:40]}")
+    return number
 
 
 def parse(name: str, data: dict[str, Any], assignment_id: str) -> Submission:
@@ -151,6 +204,16 @@ def parse(name: str, data: dict[str, Any], assignment_id: str) -> Submission:
                       student=str(extra.get("student") or ""), who=name)
 
 
+def read_results(path: Path, assignment_id: str) -> Submission:
+    """One results file as a Submission, or an exception saying why it is not one."""
+    if path.stat().st_size > RESULTS_MAX_BYTES:
+        raise ValueError(f"{path.name} is over {RESULTS_MAX_BYTES >> 20} MiB: not a results file of course grade")
+    data = json.loads(path.read_bytes().decode("utf-8"))
+    if not isinstance(data, dict) or "score" not in data or not isinstance(data.get("tests", []), list):
+        raise ValueError(f"{path.name} is not a results file (no score and tests)")
+    return parse(path.stem, data, assignment_id)
+
+
 def load_class(assignment_id: str, results_dir: Path, *, course: Optional[config_mod.Course] = None,
                submissions_dir: Optional[Path] = None) -> ClassResults:
     """Read every `<name>.json` results file of `results_dir` (other JSON files are skipped with a
@@ -163,19 +226,13 @@ def load_class(assignment_id: str, results_dir: Path, *, course: Optional[config
     warnings: list[str] = []
     submissions: list[Submission] = []
     for path in sorted(results_dir.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            warnings.append(f"{path.name}: not readable as JSON ({exc.__class__.__name__})")
-            continue
-        if not isinstance(data, dict) or "score" not in data or not isinstance(data.get("tests", []), list):
-            warnings.append(f"{path.name}: not a results file (no score and tests)")
-            continue
-        sub = parse(path.stem, data, assignment_id)
-        if sub.assignment != assignment_id:
+        placeholder = Submission(name=path.stem, assignment=assignment_id, score=0.0, max_score=0.0, components={},
+                                 tests=[], output="", who=path.stem)
+        sub = guarded(placeholder, "its results file", functools.partial(read_results, path, assignment_id))
+        if sub is not None and sub.assignment != assignment_id:
             warnings.append(f"{path.name}: results of {sub.assignment}, not {assignment_id}; left out")
             continue
-        submissions.append(sub)
+        submissions.append(sub or placeholder)
     if known is not None:
         components = [(c.name, c.points) for c in known.components]
         title = known.title

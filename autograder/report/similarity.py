@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 from autograder import config as config_mod
 from autograder.report.fingerprint import HASH_SEED
-from autograder.report.loading import ClassResults
+from autograder.report.loading import ClassResults, Submission
 
 #: Pairs copydetect scores exactly; beyond, the screen picks which (every pair of up to 64 submissions).
 MAX_PAIRS = 2000
@@ -191,6 +191,7 @@ class Fingerprinting:
         import tempfile
 
         self.codes = codes
+        self.failed: dict[str, str] = {}
         unique = list(dict.fromkeys(codes.values()))
         jobs = max(1, min(jobs, len(unique) // CODES_PER_CHILD))
         self.chunks = [unique[i::jobs] for i in range(jobs)]
@@ -204,6 +205,8 @@ class Fingerprinting:
                                                  str(dst)], env=env, stderr=subprocess.PIPE), dst))
 
     def result(self) -> dict[str, Any]:
+        """name -> its fingerprint, for every code fingerprinted; `failed` gets name -> why for the others
+        (copydetect raised on that code, or the child that had it died)."""
         import pickle
 
         try:
@@ -211,7 +214,9 @@ class Fingerprinting:
             for (proc, dst), chunk in zip(self.procs, self.chunks):
                 _, err = proc.communicate()
                 if proc.returncode != 0:
-                    raise RuntimeError(f"fingerprinting failed: {err.decode(errors='replace')[-2000:]}")
+                    last = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+                    by_code.update((code, f"the fingerprinting child failed: {last[0][:200]}") for code in chunk)
+                    continue
                 with dst.open("rb") as f:  # written just now by our own child, from our own data
                     by_code.update(zip(chunk, pickle.load(f)))
         finally:
@@ -220,7 +225,8 @@ class Fingerprinting:
                     proc.kill()
                     proc.wait()
             self.tmp.cleanup()
-        return {name: by_code[code] for name, code in self.codes.items()}
+        self.failed = {name: by_code[code] for name, code in self.codes.items() if isinstance(by_code[code], str)}
+        return {name: by_code[code] for name, code in self.codes.items() if name not in self.failed}
 
 
 def fingerprints(codes: dict[str, str], boilerplate: str, jobs: int = 1) -> dict[str, Any]:
@@ -265,7 +271,7 @@ def compare(codes: dict[str, str], boilerplate: str, *, max_pairs: int = MAX_PAI
     from copydetect.utils import highlight_overlap
 
     fps = (started or Fingerprinting(codes, boilerplate, jobs)).result()
-    names = sorted(n for n in codes if len(fps[n].hashes) > 0)
+    names = sorted(n for n in fps if len(fps[n].hashes) > 0)
     n = len(names)
     total = n * (n - 1) // 2
     screened = total > max_pairs
@@ -303,13 +309,16 @@ class Pending:
     boilerplate: str
     fingerprinting: Optional[Fingerprinting] = None
     not_computed: str = ""
+    submissions: dict[str, Submission] = field(default_factory=dict)  # by `who`: where a failure is told
 
     def finish(self, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS) -> Similarity:
         if self.fingerprinting is None:
             return Similarity(False, self.not_computed, self.how, no_file=sorted(self.no_file))
         pairs, compared, total, screened, median = compare(self.codes, self.boilerplate, max_pairs=max_pairs,
                                                            top=top, started=self.fingerprinting)
-        no_code = sorted(set(self.codes) - set(compared))
+        for who, why in self.fingerprinting.failed.items():
+            self.submissions[who].unusable.append(f"similarity fingerprinting: {why}")
+        no_code = sorted(set(self.codes) - set(compared) - set(self.fingerprinting.failed))
         return Similarity(True, "", self.how, compared, no_code, sorted(self.no_file), pairs, total, screened, median)
 
 
@@ -317,22 +326,18 @@ def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
                      boilerplate: Optional[str] = None, jobs: int = 1) -> Pending:
     """Extract each submission's graded code and start fingerprinting it (child processes), so that
     the caller can do other work meanwhile; needs the submitted files (`cls.submissions_dir`)."""
-    from autograder.grading.submission import SubmissionError, read_cells
+    from autograder.grading.submission import read_cells
 
     if cls.submissions_dir is None:
         return Pending("", {}, [], "", None, "no submissions folder given (course report ... --submissions DIR)")
     course = course or config_mod.default()
     components = [name for name, _ in cls.components]
-    codes: dict[str, str] = {}
-    no_file = []
-    for sub in cls.submissions:
-        if sub.path is None:
-            no_file.append(sub.who)
-            continue
-        try:
-            codes[sub.who] = graded_code(read_cells(sub.path), components)
-        except SubmissionError:
-            no_file.append(sub.who)
+    no_file = [sub.who for sub in cls.submissions if sub.path is None]
+    read = cls.each("reading its submitted file",
+                    lambda sub: read_cells(sub.path, course.limits) if sub.path is not None else None)
+    extracted = cls.each("extracting its code for similarity",
+                         lambda sub: graded_code(read[sub.name], components) if sub.name in read else None)
+    codes = {sub.who: extracted[sub.name] for sub in cls.submissions if sub.name in extracted}
     if boilerplate is None:
         cells, how = released_cells(course, cls.assignment)
         # the cells as students got them, and their stubs extracted as a submission's code is (so that
@@ -342,7 +347,8 @@ def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
         how = "the boilerplate file given"
     if not codes:
         return Pending(how, {}, no_file, boilerplate, None, "none of the submitted files was found")
-    return Pending(how, codes, no_file, boilerplate, Fingerprinting(codes, boilerplate, jobs))
+    return Pending(how, codes, no_file, boilerplate, Fingerprinting(codes, boilerplate, jobs),
+                   submissions={sub.who: sub for sub in cls.submissions})
 
 
 def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,

@@ -200,15 +200,25 @@ def _sorted(issues: Iterable[Issue]) -> list[Issue]:
     return sorted(issues, key=lambda i: (-i.count, i.kind, i.message))
 
 
+#: The problems' kind of what the report itself could not read or analyse of a submission.
+REPORT_FAILED = "the report could not use it"
+
+
 def problems(cls: ClassResults) -> list[Issue]:
-    """Submissions that crashed, timed out or hit limits, the grader's own failures and submissions
-    with nothing to grade, grouped by message, most frequent first."""
+    """Submissions that crashed, timed out or hit limits, the grader's own failures, submissions
+    with nothing to grade and those the report could not read or analyse (loading.guarded),
+    grouped by message, most frequent first."""
     found: dict[tuple[str, str], Issue] = {}
 
     def add(kind: str, message: str, student: str, component: str = "") -> None:
         found.setdefault((kind, message), Issue(kind, message)).add(student, component)
 
     for sub in cls.submissions:
+        for failure in sub.unusable:
+            step, _, reason = failure.partition(": ")
+            add(REPORT_FAILED, f"{step}: {_normalize(reason)}", sub.who)
+        if sub.unusable and not sub.graded:
+            continue  # its results could not be read: nothing else to say
         first_line = sub.output.strip().splitlines()[0] if sub.output.strip() else ""
         if sub.grader_error:
             last = sub.grader_error.strip().splitlines()[-1] if sub.grader_error.strip() else ""
