@@ -251,3 +251,29 @@ def test_grading_reads_no_folder_outside_the_suites(tmp_path, monkeypatch):
     assert result.score == result.max_score
     suites = str(SUITES.resolve())
     assert scanned and all(f == suites or f.startswith(suites + os.sep) for f in scanned), scanned
+
+
+def test_notes_and_outputs_in_the_results_hold_at_their_edges() -> None:
+    """course.yml's limits.notes and feedback_kb: at the bound kept whole, one over cut with a line
+    saying how much (a flood of 24,000 load notes made a 110 MiB results file)."""
+    from autograder.config import Limits
+    from autograder.grading import bounded
+    from autograder.grading.results import results_json
+    from autograder.grading.scoring import ComponentScore, Result
+    from autograder.selfcheck.plugin import TestOutcome
+
+    limits = Limits(notes=3, feedback_kb=1)
+    assert bounded.notes(["a", "b", "c"], limits) == ["a", "b", "c"]
+    assert bounded.notes(["a", "b", "c", "d"], limits) == ["a", "b", "c", "... 1 more notes omitted"]
+    assert bounded.notes(["a"], limits, total=5001) == ["a", "... 5000 more notes omitted"]
+
+    def results(output: str, notes: list[str]) -> dict:
+        test = TestOutcome("t", "t", "sequence_mask", 1.0, True, passed=False, output=output)
+        comp = ComponentScore("sequence_mask", 2.0, 0.0, [test], notes=notes)
+        return results_json(Result("02_attention_scoring", "s.py", [comp], limits=limits))
+
+    whole = results("x" * 1024, ["n"] * 3)
+    assert whole["tests"][0]["output"] == "x" * 1024 and "omitted" not in whole["output"]
+    cut = results("x" * 1025, ["n"] * 4)
+    assert len(cut["tests"][0]["output"]) < 1100 and "[... 1 characters omitted ...]" in cut["tests"][0]["output"]
+    assert cut["output"].count("sequence_mask: n") == 3 and "sequence_mask: ... 1 more notes omitted" in cut["output"]

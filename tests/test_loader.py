@@ -62,3 +62,12 @@ def test_exits_at_load_time_are_contained_and_reported() -> None:
 def test_the_self_check_import_and_magics_are_ignored() -> None:
     ns, report = load("%matplotlib inline\nfrom autograder.selfcheck import check\ndef f():\n    return 1\n")
     assert report["errors"] == [] and "check" not in ns and ns["f"]() == 1
+
+
+def test_errors_past_the_first_hundred_are_counted_not_kept() -> None:
+    """A flood of failing statements: the child reports MAX_ERRORS of them and how many more (the
+    grader keeps fewer still: course.yml's limits.notes)."""
+    _, report = load("x = 1 / 0\n" * loader.MAX_ERRORS)
+    assert len(report["errors"]) == loader.MAX_ERRORS and report["omitted"] == 0
+    _, report = load("x = 1 / 0\n" * (loader.MAX_ERRORS + 1), "def f(:\n")
+    assert len(report["errors"]) == loader.MAX_ERRORS and report["omitted"] == 2

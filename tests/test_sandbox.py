@@ -172,6 +172,47 @@ def test_the_grader_refuses_oversized_replies_from_the_header() -> None:
     assert sandbox_mod.MAX_REPLY_BYTES <= 64 * 2 ** 20 < wire.MAX_MESSAGE_BYTES
 
 
+def _list_message(body: bytes) -> bytes:
+    """The wire's JSON of {"ok": [<body>]} (body: JSON values separated by commas)."""
+    return b'{"__dict__": [["ok", {"__list__": [' + body + b']}]]}'
+
+
+def test_a_messages_json_is_bounded_at_each_edge_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Size, values and depth: at the bound decodes, one over is a WireError naming the bound, and
+    json.loads never sees a message over a bound (60 MiB of empty lists took the grader to 3.3 GB)."""
+    from autograder.sandbox.runtime.json_bounds import Bounds
+    flat = _list_message(b",".join([b'{"__list__": []}'] * 10))
+    deep = _list_message(b'{"__list__": [' * 9 + b"1" + b"]}" * 9)
+    roomy = Bounds(max_bytes=len(flat), max_items=10**6, max_depth=10**6)
+    assert wire.decode(flat, [], bounds=roomy) == {"ok": [[]] * 10}
+    with pytest.raises(wire.WireError, match=rf"JSON of {len(flat) + 1} bytes is over the limit of {len(flat)} bytes"):
+        wire.decode(flat + b" ", [], bounds=roomy)
+    items = 5 + 2 + 1 + 1 + 10 * 3 + 9  # 5 containers and 2 keys around the list, a comma and the top
+    # value; per element a dict, a list and a key; 9 commas between the elements
+    assert wire.decode(flat, [], bounds=Bounds(max_items=items)) == {"ok": [[]] * 10}
+    with pytest.raises(wire.WireError, match=rf"holds about {items + 1} values, over the limit of {items}"):
+        wire.decode(_list_message(b",".join([b'{"__list__": []}'] * 10 + [b"1"])), [], bounds=Bounds(max_items=items))
+    depth = 5 + 2 * 9  # {"__dict__": [["ok", {"__list__": [ ... ]}]]}: 5 levels, then 2 per nested list
+    assert wire.decode(deep, [], bounds=Bounds(max_depth=depth))["ok"][0] is not None
+    with pytest.raises(wire.WireError, match=rf"nests {depth + 2} levels deep, over the limit of {depth}"):
+        wire.decode(_list_message(b'{"__list__": [' * 10 + b"1" + b"]}" * 10), [], bounds=Bounds(max_depth=depth))
+    # strings hide no structure, and none is counted: brackets, commas and escaped quotes inside them
+    text = json.dumps('[[[[, "\\" ]]]] {{:').encode()
+    assert wire.decode(_list_message(text), [], bounds=Bounds(max_items=9, max_depth=5)) == {"ok": ['[[[[, "\\" ]]]] {{:']}
+    parsed: list[int] = []
+    monkeypatch.setattr(wire.json, "loads", lambda data: parsed.append(len(data)))
+    for bomb in (_list_message(b"[]," * 300_000 + b"[]"), _list_message(b"[" * 50_000 + b"]" * 50_000)):
+        with pytest.raises(wire.WireError, match="over the limit"):
+            wire.decode(bomb, [])
+    assert parsed == []
+
+
+def test_the_grader_reads_replies_with_course_yml_bounds() -> None:
+    limits = Limits(reply_kb=1, json_items=7, json_depth=3)
+    assert (limits.reply_bounds().max_bytes, limits.reply_bounds().max_items, limits.reply_bounds().max_depth) == (1024, 7, 3)
+    assert "self.limits.reply_bounds()" in Path(sandbox_mod.__file__).read_text()
+
+
 def test_frames_arrive_in_pieces() -> None:
     data = frame(*wire.encode({"ok": torch.arange(1000.0)})) * 2
     reader = wire.FrameReader()

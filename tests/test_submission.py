@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from autograder.config import Limits
 from autograder.grading.session import run_in_process
-from autograder.grading.submission import find_submissions, pick_file, python_source, read_cells
+from autograder.grading.submission import SubmissionError, find_submissions, pick_file, python_source, read_cells
 
 A = "02_attention_scoring"
 
@@ -96,3 +98,76 @@ def test_find_submissions_one_per_student_folder_and_top_level_files(tmp_path: P
 def test_reading_a_notebook_keeps_code_cells_in_order(tmp_path: Path) -> None:
     cells = read_cells(notebook(tmp_path, ["a = 1\n", "b = 2\n"]))
     assert cells == [("cell 1", "a = 1\n"), ("cell 2", "b = 2\n")]
+
+
+# ------------------------------------------------------------------ reading within course.yml's limits
+
+def test_ipython_syntax_becomes_what_ipython_makes_of_it() -> None:
+    from IPython.core.inputtransformer2 import TransformerManager
+    cells = [*IPYTHON_FORMS.values(), "".join(IPYTHON_FORMS.values()),
+             'def f():\n    """Why?\n    !not a shell escape\n    """\n    %time g()\n',
+             "x = (1,\n%notmagic\n)\n", "s = 'a' \\\n  '%s' % 1\n!echo it's\n", "# why?\nx = 5 % 3\n"]
+    for cell in cells:
+        assert python_source(cell) == TransformerManager().transform_cell(cell), cell
+
+
+def test_reading_ipython_syntax_is_linear_in_the_cell() -> None:
+    """250,000 blank lines took the old check (a re.M regex with ^\\s*) minutes; magics after long
+    cells took IPython's transformer one pass of the cell per magic."""
+    import resource
+
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    for cell in ("\n" * 250_000 + "%time x\n", "x = !ls\n" * 20_000 + "y = 1\n" * 100_000,
+                 "'a' " * 200_000 + "\n%x\n", '"\\"' * 200_000 + "\n!ls\n"):
+        start = cpu()
+        python_source(cell)
+        assert cpu() - start < 3, cell[:20]
+
+
+def limits(**changes: float) -> Limits:
+    return Limits(**changes)
+
+
+def test_the_size_caps_hold_at_their_edges(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n" + "#" * (1024 - 7) + "\n")  # 1024 characters of code, 1024 bytes
+    assert read_cells(path, limits(source_kb=1))
+    assert read_cells(path, limits(submission_mb=1024 / 2**20))
+    path.write_text(path.read_text() + "\n")
+    with pytest.raises(SubmissionError, match=r"holds 1025 characters of code, over the limit of 1024 \(1 KiB\)"):
+        read_cells(path, limits(source_kb=1))
+    with pytest.raises(SubmissionError, match=r"a.py is 1025 bytes, over the 1024 byte limit .*clear the notebook's"):
+        read_cells(path, limits(submission_mb=1024 / 2**20))
+
+
+def nested_notebook(tmp_path: Path, depth: int, items: int = 0) -> Path:
+    """A notebook whose JSON nests exactly `depth` levels (metadata) and holds `items` more values."""
+    meta: object = [0] * items
+    for _ in range(depth - 3):  # the notebook, its metadata and the innermost list are three levels
+        meta = [meta]
+    path = tmp_path / f"{A}.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {"deep": meta}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def test_a_notebooks_json_is_bounded_before_it_is_parsed(tmp_path: Path) -> None:
+    assert read_cells(nested_notebook(tmp_path, 20), limits(json_depth=20)) == []
+    with pytest.raises(SubmissionError, match=r"not a notebook the grader reads: its JSON nests 21 levels deep, over the limit of 20"):
+        read_cells(nested_notebook(tmp_path, 21), limits(json_depth=20))
+    path = nested_notebook(tmp_path, 3, 1)
+    with pytest.raises(SubmissionError, match=r"holds about \d+ values") as refused:
+        read_cells(path, limits(json_items=1))
+    count = int(re.search(r"about (\d+) values", str(refused.value)).group(1))
+    assert read_cells(path, limits(json_items=count)) == []
+    with pytest.raises(SubmissionError, match=rf"holds about {count + 1} values, over the limit of {count}"):
+        read_cells(nested_notebook(tmp_path, 3, 2), limits(json_items=count))
+
+
+def test_reading_runs_under_a_deadline(tmp_path: Path) -> None:
+    path = notebook(tmp_path, ["%time x\n" + "\n" * 10_000])
+    assert read_cells(path, limits(read_seconds=60))
+    with pytest.raises(SubmissionError, match=r"reading it took more than 1e-09 s"):
+        read_cells(path, limits(read_seconds=1e-9))
