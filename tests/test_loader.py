@@ -71,3 +71,9 @@ def test_errors_past_the_first_hundred_are_counted_not_kept() -> None:
     assert len(report["errors"]) == loader.MAX_ERRORS and report["omitted"] == 0
     _, report = load("x = 1 / 0\n" * (loader.MAX_ERRORS + 1), "def f(:\n")
     assert len(report["errors"]) == loader.MAX_ERRORS and report["omitted"] == 2
+
+
+def test_a_cell_too_deep_for_the_parser_costs_only_that_cell() -> None:
+    namespace, report = load("x = " + "-" * 200_000 + "1\n", "def f():\n    return 1\n")
+    assert "f" in namespace and report["errors"][0]["where"] == "cell 0"
+    assert "cannot parse this cell" in report["errors"][0]["error"]

@@ -94,6 +94,12 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
                 continue
             errors.append({"where": label, "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
             continue
+        except (RecursionError, MemoryError, ValueError) as exc:  # nested too deeply for the parser, NUL bytes
+            if len(errors) >= MAX_ERRORS:
+                omitted += 1
+                continue
+            errors.append({"where": label, "error": f"{type(exc).__name__}: Python cannot parse this cell"})
+            continue
         for stmt in tree.body:
             if not keeps(stmt):
                 skipped += 1
