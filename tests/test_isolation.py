@@ -187,8 +187,9 @@ def test_a_class_with_attackers_grades_every_correct_submission_fully(tmp_path: 
 
 # ------------------------------------------------ jobs act on nothing but themselves, and end completely
 
-#: Attacks on the fork server itself (its limits, its scheduling) and a process that outlives its job.
-FORK_SERVER_ATTACKS = ("limit_fork_server", "renice_fork_server", "setsid_survivor")
+#: Attacks on the fork server itself (its limits, its scheduling, its /proc files) and a process that
+#: outlives its job.
+FORK_SERVER_ATTACKS = ("limit_fork_server", "renice_fork_server", "setsid_survivor", "proc_write_fork_server")
 
 
 def server_pid(zygote: Zygote) -> int:
@@ -296,3 +297,68 @@ def test_a_fork_server_changed_during_a_job_is_replaced_before_the_next(own_serv
     Path(f"/proc/{second}/oom_score_adj").write_text("500")
     changed = zygote.check()
     assert any("oom_score_adj" in line for line in changed) and not zygote.alive
+
+
+#: Where a job tries to write: the fork server's /proc files and its own, a host-wide sysctl (each the
+#: value it holds, so that a write that goes through changes nothing), and a new file in the usual
+#: top-level folders. Before Landlock in bubblewrap, as root, the /proc ones all took the write.
+WRITE_PROBE = '''
+def probe():
+    import os
+    def attempt(path, value=None, create=False):
+        try:
+            if value is None:  # the value it holds (coredump_filter reads as hex): a write changes nothing
+                with open(path, "r") as f:
+                    value = ("0x" if path.endswith("coredump_filter") else "") + f.read().split()[0]
+            with open(path, "x" if create else "w") as f:
+                f.write(value)
+            return "written"
+        except OSError as exc:
+            return type(exc).__name__
+    out = {}
+    for pid in sorted({1, os.getppid()}):
+        out[f"/proc/{pid}/oom_score_adj"] = attempt(f"/proc/{pid}/oom_score_adj")
+        out[f"/proc/{pid}/coredump_filter"] = attempt(f"/proc/{pid}/coredump_filter")
+        out[f"/proc/{pid}/sched"] = attempt(f"/proc/{pid}/sched", "0")
+    out["/proc/self/oom_score_adj"] = attempt("/proc/self/oom_score_adj")
+    out["/proc/sys/kernel/pid_max"] = attempt("/proc/sys/kernel/pid_max")  # host-wide, not namespaced
+    for top in ("", "etc", "usr", "var", "home", "root", "opt", "srv", "run", "sandbox", "work", "tmp"):
+        if os.path.isdir("/" + top) and not os.path.islink("/" + top):
+            out["/" + top + "/new"] = attempt("/" + top + "/probe-new-file", "x", create=True)
+    out["/dev/shm/new"] = attempt("/dev/shm/probe-new-file", "x", create=True)
+    out["/dev/null"] = attempt("/dev/null", "x")
+    out["own folder"] = attempt(os.path.join(os.getcwd(), "probe-new-file"), "x", create=True)
+    return out
+'''
+
+
+def run_probe(zygote: Zygote, source: str) -> object:
+    """Run `source`'s probe() in a fresh job of `zygote` and return its answer."""
+    from autograder.grading.remote import Connection, RemoteNamespace
+    job = {"cells": [["job.py", source]], "modules": {}, "prelude": [], "inject": [], "deps_module": "", "seed": 0}
+    child = zygote.spawn(job, config_mod.default().limits)
+    try:
+        ready = child.wait_ready(30)["ready"]
+        deadline = time.monotonic() + 30
+        return RemoteNamespace(Connection(child, lambda: deadline), [], frozenset(ready["defined"])).probe()
+    finally:
+        child.close()
+
+
+def test_a_job_writes_only_its_scratch_space(own_server: Zygote) -> None:
+    """Landlock in both modes: the fork server's /proc files (writable by the job's uid in bubblewrap
+    as root), the job's own and every folder but the scratch space refuse a write."""
+    zygote = own_server
+    if not zygote.alive:
+        zygote.start()
+    if landlock.abi_version() < 1:
+        pytest.skip("the kernel has no Landlock")
+    pid = server_pid(zygote)
+    before = outside_view(pid)
+    answers = run_probe(zygote, WRITE_PROBE)
+    assert isinstance(answers, dict)
+    scratch = {"/tmp/new", "/dev/shm/new", "/dev/null", "own folder"} if zygote.mode == "bwrap" else {
+        "/dev/null", "own folder"}
+    assert {path for path, answer in answers.items() if answer == "written"} == scratch, answers
+    assert any(path.startswith("/proc/1/") for path in answers) and "/usr/new" in answers
+    assert outside_view(pid) == before and zygote.check() == []

@@ -1,11 +1,14 @@
-"""Landlock: the file-system confinement of a child when bubblewrap is not there (process mode).
+"""Landlock: what a child may write (both modes) and read (process mode), whatever its uid may.
 
-A child that runs as root-dropped-to-nobody outside bubblewrap still sees the host's files. Where
-the kernel has Landlock (Linux >= 5.13, unprivileged, no setup), the child confines itself before
-it reads the job: it may read only the interpreter's directories, the sandbox runtime and a few
-system directories, write only in its own working directory, and (Landlock ABI >= 6) signal no
-process outside itself. The kit, the tests, the solutions, other submissions and the results are
-then out of reach whatever their file modes. Plain ctypes over the three system calls: there is no
+Where the kernel has Landlock (Linux >= 5.13, unprivileged, no setup), every child confines itself
+before it reads the job. It writes only its scratch space: its own working directory in process
+mode; in bubblewrap the sandbox's /tmp and /dev/shm, which are wiped after every job. Nothing else
+can be written or created, however the file's mode reads: in bubblewrap as root the job's uid is
+root outside, and /proc/1/* (the fork server's oom_score_adj, coredump_filter, autogroup, sched)
+answer to that uid. In process mode it also reads only the interpreter's directories, the sandbox
+runtime and a few system directories (bubblewrap's mounts already decide what exists), so the kit,
+the tests, the solutions, other submissions and the results are out of reach. With Landlock ABI >= 6
+it signals no process outside itself. Plain ctypes over the three system calls: there is no
 maintained Python binding, and the ABI is small and stable.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _ABI1_ALL = (1 << 13) - 1
 _READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read file, read dir
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
+_FILE_RIGHTS = (1 << 0) | (1 << 1) | (1 << 2) | _TRUNCATE  # the rights a rule on a file (not a directory) may hold
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
@@ -49,8 +53,10 @@ def abi_version() -> int:
     return max(int(version), 0)
 
 
-def restrict(readable: list[str], writable: list[str]) -> bool:
-    """Confine this process (and what it starts) to reading `readable` and writing `writable`.
+def restrict(readable: list[str] | None, writable: list[str]) -> bool:
+    """Confine this process (and what it starts) to reading `readable` and writing `writable`:
+    writing is every change (write, truncate, create, remove, rename, link). `readable` None leaves
+    reading alone (bubblewrap: its mount namespace holds only what a job may read).
 
     Returns False, changing nothing, where the kernel has no Landlock; raises OSError if a rule
     cannot be set (the caller then refuses to run the job).
@@ -60,6 +66,9 @@ def restrict(readable: list[str], writable: list[str]) -> bool:
         return False
     libc = _libc()
     handled = _ABI1_ALL | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+    if readable is None:
+        handled &= ~_READ
+        readable = []
     attr = _RulesetAttr(handled_access_fs=handled, handled_access_net=0,
                         scoped=(_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if abi >= 6 else 0)
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8 if abi < 4 else 16
@@ -74,7 +83,7 @@ def restrict(readable: list[str], writable: list[str]) -> bool:
                 except OSError:
                     continue  # a path this machine does not have
                 try:
-                    rule = _PathBeneathAttr(allowed_access=access if os.path.isdir(path) else access & 0b111,
+                    rule = _PathBeneathAttr(allowed_access=access if os.path.isdir(path) else access & _FILE_RIGHTS,
                                             parent_fd=fd)
                     if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
                         raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")

@@ -33,6 +33,9 @@ import warm
 import wire
 
 MiB = 1024 * 1024
+#: What a job may write in bubblewrap (Landlock): the sandbox's own tmpfs, wiped after every job, and
+#: the null device. Nothing else, whatever its mode says to the job's uid (root outside, as root).
+SANDBOX_SCRATCH = ["/tmp", "/dev/shm", "/dev/null"]
 
 
 def vm_size() -> int:
@@ -69,8 +72,13 @@ def drop_privileges(workdir: str, uid: int | None) -> None:
 
 class Confinement:
     """What every child does to itself after fork, before it reads any job: limits, an unprivileged
-    user (when we are root), Landlock (process mode: bubblewrap already hides the host's files) and
-    the seccomp filter. Each step that fails raises: a child that cannot be confined runs nothing.
+    user (when we are root), Landlock and the seccomp filter. Each step that fails raises: a child
+    that cannot be confined runs nothing.
+
+    Landlock, in both modes: a job writes only its scratch space (process mode: its working folder;
+    bubblewrap: SANDBOX_SCRATCH), and in process mode reads only `readable` (bubblewrap's mounts
+    already hide the host's files). A write the kernel would allow the job's uid (/proc/1/* as root in
+    bubblewrap, a world-writable file) is refused all the same.
 
     As root, the jobs of this fork server run as a uid of their own, which no other process has
     (`reaper.fresh_uid`): they can signal or limit nothing else, and ending a job is ending that uid."""
@@ -79,12 +87,14 @@ class Confinement:
         self.pid_namespace, self.readable = pid_namespace, readable
         self.job_uid = reaper.fresh_uid() if os.getuid() == 0 else None
         self.syscall_filter = syscalls.build_filter()  # built once, loaded by every child
-        self.landlock = not pid_namespace and landlock.abi_version() > 0
+        self.landlock = landlock.abi_version() > 0
 
     def apply(self, limits: dict, workdir: str) -> None:
         apply_limits(limits)
         drop_privileges(workdir, self.job_uid)
-        if self.landlock:
+        if self.landlock and self.pid_namespace:
+            landlock.restrict(None, SANDBOX_SCRATCH)
+        elif self.landlock:
             landlock.restrict(self.readable, [workdir, "/dev/null"])
         if self.syscall_filter is not None:
             self.syscall_filter.load()
