@@ -15,7 +15,7 @@ import yaml
 from autograder.authoring import samples
 from autograder.grading.submission import pick_file
 from autograder.integrations import gradescope
-from kit_helpers import reference_source
+from kit_helpers import processes_mentioning, reference_source
 
 A = "02_attention_scoring"
 
@@ -177,3 +177,36 @@ def test_a_grader_failure_leaves_no_results_so_gradescope_reports_it(autograder_
     log = proc.communicate(timeout=600)[0]
     assert proc.returncode != 0, log
     assert not (root / "results" / "results.json").exists()
+
+
+def test_run_autograder_in_process_mode_ends_the_attackers_jobs(autograder_zip, tmp_path):
+    """Gradescope's container as root without bubblewrap (a `bwrap` on PATH that fails: process mode):
+    a submission that leaves a process behind to kill later jobs (tests/hostile/setsid_survivor.py)
+    and one that lowers the fork server's limits (limit_fork_server.py), then a correct one on the
+    same machine. Every attack fails: full marks for all three, and nothing of the attacker's jobs
+    (whose command line names the simulated /autograder) is alive after its run."""
+    if os.getuid() != 0:
+        pytest.skip("Gradescope runs the autograder as root; process mode isolates only as root")
+    hostile = Path(__file__).resolve().parent / "hostile"
+    no_bwrap = tmp_path / "no-bwrap"
+    no_bwrap.mkdir()
+    (no_bwrap / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (no_bwrap / "bwrap").chmod(0o755)
+    path = f"{no_bwrap}{os.pathsep}{os.environ.get('PATH', '')}"
+    scores, logs = {}, {}
+    for name, source in (("setsid_survivor", (hostile / "setsid_survivor.py").read_text()),
+                         ("limit_fork_server", (hostile / "limit_fork_server.py").read_text()),
+                         ("correct", reference_source(A))):
+        root = _layout(tmp_path / name, autograder_zip, {f"{A}.py": source})
+        proc = subprocess.Popen(["bash", str(root / "source" / "run_autograder")], cwd=root,
+                                env={**os.environ, "PATH": path, "GRADESCOPE_ROOT": str(root),
+                                     "GRADESCOPE_PYTHON": sys.executable},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        logs[name] = proc.communicate(timeout=900)[0]
+        assert proc.returncode == 0, logs[name]
+        results = json.loads((root / "results" / "results.json").read_text())
+        assert results["extra_data"]["isolation"].startswith("isolated: an unprivileged user"), results["extra_data"]
+        assert "ATTACK SUCCEEDED" not in results["output"] + json.dumps(results["tests"]), name
+        scores[name] = results["score"]
+        assert processes_mentioning(str(root)) == [], (name, processes_mentioning(str(root)))
+    assert scores == {"setsid_survivor": 14, "limit_fork_server": 14, "correct": 14}, logs
