@@ -46,11 +46,14 @@ c.CourseDirectory.feedback_directory = "feedback"
 # c.Exchange.root = "/srv/nbgrader/exchange"
 
 # zip_collect: put what the LMS gave (zips or files) in downloaded/<assignment>/archive/. The
-# collector reads Canvas (`eve_12345_67890_02_attention_scoring.ipynb`, `doejane_LATE_...`), Moodle
+# extractor files it by `course collect`'s rule (autograder/integrations/lms.py): Canvas
+# (`eve_12345_67890_02_attention_scoring.ipynb`, `doejane_LATE_...`), Moodle
 # (`Full Name_123_assignsubmission_file_/...`), Gradescope exports (submission_metadata.yml: SIDs and
-# submission times, which become timestamp.txt) and plain `<student>_<notebook>.ipynb` names, with
-# student ids that contain underscores; any notebook a student uploaded is filed under the
-# assignment's notebook name. A file of no known form is skipped with a warning naming it.
+# submission times, which become timestamp.txt) and plain `<student>_<notebook>.ipynb` names, read
+# only where the LMS writes them; a student's own files and zips are the uploader's whatever they
+# are called; reading is capped (a zip bomb is skipped); any notebook a student uploaded is filed
+# under the assignment's notebook name. The collector takes only what the extractor recorded.
+c.ZipCollectApp.extractor_plugin = "autograder.integrations.nbgrader_bridge.LmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.integrations.nbgrader_bridge.LmsCollector"
 # c.LmsCollector.student_id = "user_id"   # Canvas: the Canvas user id as student id (default: the name)
 

@@ -151,8 +151,9 @@ def test_gradescope_metadata_gives_time_and_the_students_own_due_date(tmp_path):
 
 
 def test_only_timestamps_a_course_tool_wrote_are_read(tmp_path):
-    """A timestamp.txt in nbgrader's submitted/<student>/<assignment>/ or beside course collect's
-    lms.json is the submission time; one in any other folder may be the student's own upload."""
+    """A timestamp.txt in nbgrader's submitted/<student>/<assignment>/ is the submission time; one in
+    any other folder, even beside an lms.json, may be the student's own upload (course collect's
+    times are in its class record: tests/test_collected_identity.py)."""
     stamp = "2026-09-28 21:05:00 UTC"
     nbgrader_layout = tmp_path / "submitted" / "carol" / A
     moodle = tmp_path / "Carol Chen_991_assignsubmission_file_"
@@ -163,7 +164,7 @@ def test_only_timestamps_a_course_tool_wrote_are_read(tmp_path):
         (folder / "timestamp.txt").write_text(stamp)
     (collected / "lms.json").write_text("{}")
     assert late.submission_time(nbgrader_layout / f"{A}.ipynb", A).source == "nbgrader timestamp.txt"
-    assert late.submission_time(collected / f"{A}.ipynb", A) is not None
+    assert late.submission_time(collected / f"{A}.ipynb", A) is None
     assert late.submission_time(moodle / f"{A}.ipynb", A) is None
     (tmp_path / "submission").mkdir()  # Gradescope: an uploaded metadata file inside submission/ is not read
     (tmp_path / "submission" / "submission_metadata.json").write_text('{"created_at": "2020-01-01T00:00:00Z"}')

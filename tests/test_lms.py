@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import shutil
 import subprocess
 import sys
@@ -111,15 +110,15 @@ def test_course_collect_files_each_download_by_student(tmp_path, capsys):
         dest = tmp_path / "class" / source.stem
         assert cli.main(["collect", A, str(source), "--to", str(dest)]) == 0
         out = capsys.readouterr()
-        assert {p.name for p in dest.iterdir()} == expected, out
+        assert _students(dest) == expected, out
         for student in expected:
-            assert (dest / student / f"{A}.ipynb").is_file()
-            assert json.loads((dest / student / "lms.json").read_text())["student"] == student
-    jane = json.loads((tmp_path / "class" / "canvas" / "doejane" / "lms.json").read_text())
+            assert sorted(p.name for p in (dest / student).iterdir()) == [f"{A}.ipynb"]  # nothing but the file
+            assert _recorded(dest, student)["student"] == student
+    jane = _recorded(tmp_path / "class" / "canvas", "doejane")
     assert jane["late_mark"] is True and jane["lms_user_id"] == "23456"
     carol = tmp_path / "class" / "gs" / "s-carol"
-    assert (carol / "timestamp.txt").read_text() == "2026-09-29 17:30:00.123456 UTC"
-    assert not (tmp_path / "class" / "canvas" / "eve" / "timestamp.txt").exists()  # Canvas gives no times
+    assert _recorded(carol.parent, "s-carol")["submitted_at"] == "2026-09-29T17:30:00.123456+00:00"
+    assert _recorded(tmp_path / "class" / "canvas", "eve")["submitted_at"] is None  # Canvas gives no times
     # `course grade` then reads who and when from the folder.
     from autograder.grading.export import identify
     who = identify("s-carol", carol / f"{A}.ipynb", tmp_path / "class" / "gs", A)
@@ -189,6 +188,16 @@ def _zip_bytes(files: dict[str, bytes | str]) -> bytes:
     return buffer.getvalue()
 
 
+def _students(dest: Path) -> set[str]:
+    """The student folders of a class folder (not its record, lms.COLLECTED)."""
+    return {p.name for p in dest.iterdir() if p.name != lms.COLLECTED}
+
+
+def _recorded(dest: Path, student: str) -> dict:
+    """What `course collect` recorded about `student` at `dest`."""
+    return lms.collected(dest)[student]
+
+
 def _tree(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
@@ -246,7 +255,7 @@ def test_collect_writes_and_deletes_nothing_outside_to(tmp_path, sid):
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
     assert _tree(victim) == {"keep.txt"} and (victim / "keep.txt").read_text() == "precious"
-    assert _tree(tmp_path / "class") == {"dan.doe", f"dan.doe/{A}.ipynb", "dan.doe/timestamp.txt", "dan.doe/lms.json"}
+    assert _tree(tmp_path / "class") == {"dan.doe", f"dan.doe/{A}.ipynb", lms.COLLECTED}
     assert "not a safe folder name" in proc.stderr and "submission_111" in proc.stderr
     assert set(_tree(tmp_path)) - {"gs.zip"} - {f"class/{p}" for p in _tree(tmp_path / "class")} == {
         "class", "victim", "victim/keep.txt"}
@@ -262,7 +271,7 @@ def test_a_planted_metadata_file_cannot_forge_the_submission_time(tmp_path):
     })
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "class" / "s-carol" / "timestamp.txt").read_text() == "2026-09-29 17:30:00.123456 UTC"
+    assert _recorded(tmp_path / "class", "s-carol")["submitted_at"] == "2026-09-29T17:30:00.123456+00:00"
     assert "2020-01-01" not in proc.stdout
 
 
@@ -277,8 +286,8 @@ def test_a_late_canvas_upload_cannot_plant_a_gradescope_export(tmp_path):
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
     mallory = tmp_path / "class" / "mallory"
-    assert json.loads((mallory / "lms.json").read_text())["late_mark"] is True
-    assert not (mallory / "timestamp.txt").exists() and "LATE mark" in proc.stdout
+    assert _recorded(mallory.parent, "mallory")["late_mark"] is True
+    assert _recorded(mallory.parent, "mallory")["submitted_at"] is None and "LATE mark" in proc.stdout
 
 
 @pytest.mark.parametrize("alice_own", [f"alice_111_222_{A}.ipynb", f"alice_111_222_{A}.py"])
@@ -296,7 +305,7 @@ def test_lms_names_inside_a_students_zip_belong_to_the_uploader(tmp_path, alice_
     alice = next((tmp_path / "class" / "alice").glob(f"{A}.*"))
     assert "alice's own" in alice.read_text() and "planted" not in alice.read_text()
     assert "planted" in (tmp_path / "class" / "mallory" / f"{A}.ipynb").read_text()
-    assert json.loads((tmp_path / "class" / "mallory" / "lms.json").read_text())["lms_user_id"] == "333"
+    assert _recorded(tmp_path / "class", "mallory")["lms_user_id"] == "333"
     assert (tmp_path / "class" / "eve" / f"{A}.ipynb").is_file()
 
 
@@ -315,7 +324,7 @@ def test_a_students_several_files_are_resolved_by_the_lms_record_not_an_abort(tm
         z.writestr(f"mary_ann_{A}.ipynb", _notebook("mary ann"))
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
-    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve", "frank_li", "mary_ann"}
+    assert _students(tmp_path / "class") == {"eve", "frank_li", "mary_ann"}
     assert "eve later" in (tmp_path / "class" / "eve" / f"{A}.ipynb").read_text()
     assert f"eve_12345_67890_{A}.ipynb: eve also has eve_12345_67999_{A}-1.ipynb, which is filed " \
            "(a later submission)" in proc.stderr
@@ -343,7 +352,7 @@ def test_a_zip_bomb_is_skipped_with_one_line_and_the_class_collected(tmp_path):
         z.writestr(f"eve_12345_67890_{A}.ipynb", _notebook("eve"))
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
-    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve"}
+    assert _students(tmp_path / "class") == {"eve"}
     lines = [line for line in proc.stderr.splitlines() if "mallory" in line]
     assert len(lines) == 1 and lines[0].endswith("(the submission of mallory); not filed"), proc.stderr
     assert "compressed more than 200:1 (300 MiB in" in lines[0]
@@ -405,7 +414,7 @@ def test_a_folder_download_never_follows_symbolic_links(tmp_path):
     (download / f"eve_12345_67890_{A}.ipynb").write_text(_notebook("eve"))
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
-    assert {p.name for p in (tmp_path / "class").iterdir()} == {"eve"}
+    assert _students(tmp_path / "class") == {"eve"}
     assert proc.stderr.count("a symbolic link; not followed") == 2
 
 

@@ -36,21 +36,23 @@ class Who:
 def identify(name: str, path: Optional[Path], directory: Path, assignment_id: str,
              gradescope_export: Optional[dict[str, dict[str, Any]]] = None) -> Who:
     """The student and submission time of the submission `name` of a class folder `directory`
-    (its sub-folder or file `path`): what `course collect` recorded (lms.json, timestamp.txt),
-    nbgrader's submitted/<student>/<assignment>/timestamp.txt, a Gradescope export's metadata, an
-    LMS's file name, else the folder's or file's name."""
+    (its sub-folder or file `path`), only from what a course tool or the LMS wrote: what `course
+    collect` recorded at `directory`'s root (lms.COLLECTED), a Gradescope export's metadata at its
+    root, nbgrader's submitted/<student>/<assignment>/timestamp.txt (late.submission_time), an
+    LMS's file name, else the folder's or file's name. Nothing a student could upload into their
+    folder names them or dates their submission."""
     from autograder.integrations import lms
 
     folder = directory / name if (directory / name).is_dir() else None
     when = late.submission_time(path, assignment_id, stop=folder or directory) if path is not None else None
-    record = lms.lms_record(folder) if folder else {}
-    if record.get("student"):
+    record = lms.collected_record(folder) if folder else {}
+    if record:
         note = "LATE mark in the LMS download" if record.get("late_mark") else ""
         return Who(str(record["student"]), when, str(record.get("lms", "")), str(record.get("lms_user_id", "")), note)
     if gradescope_export is not None and name in gradescope_export:
         found = lms.parse(f"{name}/{path.name if path else 'x'}", gradescope=gradescope_export)
-        if found is not None:
-            stamp = late.SubmissionTime(found.submitted_at, "Gradescope export") if found.submitted_at else when
+        if found is not None:  # the export's time or none: never a file in the submission's folder
+            stamp = late.SubmissionTime(found.submitted_at, "Gradescope export") if found.submitted_at else None
             return Who(found.student, stamp, "gradescope", found.lms_user_id)
     notebooks = (f"{assignment_id}.ipynb",)
     if folder is not None:  # Moodle's `<Full Name>_<id>_assignsubmission_file_/`, else the folder's name

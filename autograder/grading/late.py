@@ -367,19 +367,25 @@ def gradescope_metadata_for(path: Path) -> Optional[Path]:
 
 
 def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None) -> Optional[SubmissionTime]:
-    """The submission time the course tools left beside a submitted file: Gradescope's
-    `submission_metadata.json` (beside the `submission/` folder, where a student's upload cannot
-    be), or a `timestamp.txt` (in the file's folder or a parent up to `stop`) that a course tool
-    wrote: in nbgrader's `submitted/<student>/<assignment_id>/`, or beside the `lms.json` of
-    `course collect`. A timestamp.txt anywhere else could be one the student uploaded: not read."""
-    meta = gradescope_metadata_for(path)
-    if meta is not None:
-        return read_gradescope_metadata(meta)
+    """The submission time the course tools left beside a submitted file: what `course collect`
+    recorded for the file's folder (in the record at the class folder's root, lms.COLLECTED),
+    Gradescope's `submission_metadata.json` (beside the `submission/` folder, where a student's
+    upload cannot be; with `stop`, a class folder, only outside it), or a `timestamp.txt` (in the
+    file's folder or a parent up to `stop`) in nbgrader's `submitted/<student>/<assignment_id>/`,
+    where nbgrader writes it. Nothing else in a student's folder is read: it could be their upload."""
+    from autograder.integrations import lms
+
     folder = path if path.is_dir() else path.parent
+    record = lms.collected_record(folder, None if path.is_dir() else path.name)
+    if record:
+        when = lms.collected_time(record)
+        return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
+    meta = gradescope_metadata_for(path)
+    if meta is not None and (stop is None or not (meta.parent == stop or stop in meta.parents)):
+        return read_gradescope_metadata(meta)
     within = [p for p in folder.parents if stop is not None and (p == stop or stop in p.parents)]
     for candidate in [folder, *within]:
-        if (candidate / "timestamp.txt").is_file() and (
-                candidate.name == assignment_id or (candidate / "lms.json").is_file()):
+        if (candidate / "timestamp.txt").is_file() and candidate.name == assignment_id:
             return read_timestamp_txt(candidate / "timestamp.txt")
     return None
 

@@ -20,8 +20,9 @@ What instructors download, and what it becomes (`parse`):
 Every assignment has a single notebook, so any notebook a student uploaded is filed under the
 released notebook's name (`02_attention_scoring-1.ipynb`, `Copy of 02_attention_scoring.ipynb`).
 
-`nbgrader_bridge.LmsCollector` is nbgrader zip_collect's collector plugin on these parsers; `collect` files an
-LMS download (zip or folder) as `<student>/<assignment>.ipynb` for `course grade` (`course collect`);
+`collect` files an LMS download (zip or folder) as `<student>/<assignment>.ipynb` and records who and
+when in the folder's COLLECTED, for `course grade` (`course collect`) and for nbgrader zip_collect
+(`nbgrader_bridge.LmsExtractor` runs it, `LmsCollector` reads what it recorded);
 `canvas_csv` writes grades in the layout Canvas's gradebook imports.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as dt
+import functools
 import io
 import json
 import os
@@ -40,7 +42,6 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import IO, Any, Optional, Union
 
@@ -309,7 +310,7 @@ def _zip_entries(z: zipfile.ZipFile, container: str, skipped: list[str]) -> list
         elif stat.S_ISLNK(info.external_attr >> 16):
             skipped.append(f"{shown}: a symbolic link; not followed")
         else:
-            entries.append(_Entry(parts, shown, info.file_size, info.compress_size, partial(z.open, info)))
+            entries.append(_Entry(parts, shown, info.file_size, info.compress_size, functools.partial(z.open, info)))
     return entries
 
 
@@ -326,7 +327,7 @@ def _folder_entries(root: Path, skipped: list[str]) -> list[_Entry]:
                 skipped.append(f"{printable(str(rel))}: a symbolic link; not followed")
             elif stat.S_ISREG(info.st_mode):
                 entries.append(_Entry(rel.parts, printable(str(rel)), info.st_size, info.st_size,
-                                      partial(_open_no_follow, path)))
+                                      functools.partial(_open_no_follow, path)))
             elif not stat.S_ISDIR(info.st_mode):
                 skipped.append(f"{printable(str(rel))}: not a regular file; not read")
     return entries
@@ -388,48 +389,41 @@ def _person(lms_file: LmsFile) -> tuple[str, str]:
 
 def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "name",
             limits: CollectLimits = LIMITS) -> tuple[list[Filed], list[str]]:
-    """File an LMS download (a zip or a folder) as `dest/<student>/<assignment>.ipynb` (with
-    timestamp.txt when the LMS says when, and lms.json with what the LMS said). Returns (filed,
-    skipped files with why, printable). A submission over a cap, with an unsafe student id or
-    with a file that cannot be read is skipped; a student with several files keeps one (`_Candidate.rank`)
-    and the others are listed; two LMS records filed under one student id are both skipped.
-    LmsError only when the download itself cannot be read."""
+    """File an LMS download (a zip, or a folder: `_downloads`) as `dest/<student>/<assignment>.ipynb`,
+    and record who and when (what the LMS said) in `dest`'s COLLECTED, the only record of them
+    that the kit trusts (`collected`). Returns (filed, skipped files with why, printable). A
+    submission over a cap, with an unsafe student id or with a file that cannot be read is skipped;
+    a student with several files keeps one (`_Candidate.rank`) and the others are listed; two LMS
+    records filed under one student id are both skipped. LmsError only when the download itself
+    cannot be read."""
     skipped: list[str] = []
     class_budget = _Budget("in the whole download", limits.class_bytes, limits.class_entries)
     notebooks = (f"{assignment_id}.ipynb",)
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-collect-")))
-        if source.is_file() and zipfile.is_zipfile(source):
+        records: dict[tuple[Any, ...], tuple[LmsFile, list[tuple[tuple[str, ...], _Entry]]]] = {}
+        for n, entries in enumerate(_downloads(source, stack, notebooks, student_id, skipped)):
             try:
-                entries = _zip_entries(stack.enter_context(zipfile.ZipFile(source)), "", skipped)
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise LmsError(f"{source}: not a readable zip file: {printable(str(exc))}") from None
-        elif source.is_dir():
-            entries = _folder_entries(source, skipped)
-        else:
-            raise LmsError(f"{source}: not a zip file or a folder of downloaded submissions")
-        try:
-            class_budget.charge(entries=len(entries))
-        except _OverCap as exc:
-            raise LmsError(f"{source}: {exc}; not collected (CollectLimits in {__name__})") from None
-        exports = _gradescope_exports(entries, class_budget, limits, skipped)
-        records: dict[tuple[str, ...], tuple[LmsFile, list[tuple[tuple[str, ...], _Entry]]]] = {}
-        for entry in sorted(entries, key=lambda e: e.parts):
-            if "__MACOSX" in entry.parts or any(p.startswith(".") for p in entry.parts):
-                continue
-            try:
-                found = _owner(entry.parts, exports, notebooks, student_id)
-            except UnsafeStudentId as exc:
-                skipped.append(f"{entry.shown}: {exc}; not filed")
-                continue
-            if isinstance(found, str):
-                if found:
-                    skipped.append(f"{entry.shown}: {found}")
-                continue
-            lms_file, level = found
-            records.setdefault(level, (lms_file, []))[1].append((entry.parts[len(level):], entry))
+                class_budget.charge(entries=len(entries))
+            except _OverCap as exc:
+                raise LmsError(f"{source}: {exc}; not collected (CollectLimits in {__name__})") from None
+            exports = _gradescope_exports(entries, class_budget, limits, skipped)
+            for entry in sorted(entries, key=lambda e: e.parts):
+                if "__MACOSX" in entry.parts or any(p.startswith(".") for p in entry.parts):
+                    continue
+                try:
+                    found = _owner(entry.parts, exports, notebooks, student_id)
+                except UnsafeStudentId as exc:
+                    skipped.append(f"{entry.shown}: {exc}; not filed")
+                    continue
+                if isinstance(found, str):
+                    if found:
+                        skipped.append(f"{entry.shown}: {found}")
+                    continue
+                lms_file, level = found
+                records.setdefault((n, *level), (lms_file, []))[1].append((entry.parts[len(level):], entry))
         candidates: list[_Candidate] = []
-        for level, (lms_file, owned) in records.items():
+        for key, (lms_file, owned) in records.items():
             budget = _Budget("in one submission", limits.submission_bytes, limits.submission_entries)
             mine: list[_Candidate] = []
             try:
@@ -440,7 +434,7 @@ def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "nam
             except _OverCap as exc:
                 for c in mine:
                     c.spooled.unlink()
-                skipped.append(f"{printable('/'.join(level))}: {exc} (the submission of {lms_file.student}); "
+                skipped.append(f"{printable('/'.join(key[1:]))}: {exc} (the submission of {lms_file.student}); "
                                f"not filed")
                 continue
             candidates += mine
@@ -451,7 +445,46 @@ def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "nam
                 filed.append(_file(candidate, dest, assignment_id))
             except LmsError as exc:
                 skipped.append(f"{candidate.source}: {exc}; not filed")
+        if filed:
+            _record(dest, filed)
         return filed, skipped
+
+
+def _downloads(source: Path, stack: contextlib.ExitStack, notebooks: tuple[str, ...], student_id: str,
+               skipped: list[str]) -> list[list[_Entry]]:
+    """The downloads `source` holds, each as its files: a zip is one; a folder is one (its files
+    as the LMS laid them out), and so is each zip at its top level that no LMS name makes a
+    student's file (a download put beside others, as in nbgrader zip_collect's archive/ folder:
+    the LMS names every top-level file of its own download after the student)."""
+    if source.is_file() and zipfile.is_zipfile(source):
+        return [_zip_download(source.open("rb"), str(source), "", stack, skipped)]
+    if not source.is_dir():
+        raise LmsError(f"{source}: not a zip file or a folder of downloaded submissions")
+    rest: list[_Entry] = []
+    zips: list[list[_Entry]] = []
+    for entry in _folder_entries(source, skipped):
+        if len(entry.parts) == 1 and entry.parts[0].endswith(".zip") and _nobodys(entry.parts, notebooks, student_id):
+            zips.append(_zip_download(entry.open(), str(source / entry.parts[0]), entry.shown + "/", stack, skipped))
+        else:
+            rest.append(entry)
+    return [rest, *zips]
+
+
+def _nobodys(parts: tuple[str, ...], notebooks: tuple[str, ...], student_id: str) -> bool:
+    """Whether no LMS name attributes the file at `parts` to a student."""
+    try:
+        return isinstance(_owner(parts, {}, notebooks, student_id), str)
+    except UnsafeStudentId:
+        return False  # a student's file, with an id that is not filed
+
+
+def _zip_download(file: IO[bytes], shown: str, container: str, stack: contextlib.ExitStack,
+                  skipped: list[str]) -> list[_Entry]:
+    stack.enter_context(file)
+    try:
+        return _zip_entries(stack.enter_context(zipfile.ZipFile(file)), container, skipped)
+    except UNREADABLE as exc:
+        raise LmsError(f"{printable(shown)}: not a readable zip file: {printable(str(exc))}") from None
 
 
 def _gradescope_exports(entries: list[_Entry], budget: _Budget, limits: CollectLimits,
@@ -588,7 +621,7 @@ def _inside(dest: Path, name: str) -> Path:
 
 
 def _file(candidate: _Candidate, dest: Path, assignment_id: str) -> Filed:
-    """Write one student's folder: the submission, timestamp.txt when the LMS says when, lms.json."""
+    """Write one student's folder: the submission, nothing else (who and when: `_record`)."""
     dest.mkdir(parents=True, exist_ok=True)
     lms_file = candidate.lms
     folder = _inside(dest, lms_file.student)
@@ -597,22 +630,65 @@ def _file(candidate: _Candidate, dest: Path, assignment_id: str) -> Filed:
     folder.mkdir()
     target = folder / f"{assignment_id}{candidate.spooled.suffix}"
     shutil.copyfile(candidate.spooled, target)
-    if lms_file.submitted_at is not None:
-        (folder / "timestamp.txt").write_text(lms_file.submitted_at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
-    (folder / "lms.json").write_text(json.dumps({
-        "lms": lms_file.lms, "student": lms_file.student, "name": lms_file.name, "lms_user_id": lms_file.lms_user_id,
-        "file": candidate.source, "late_mark": lms_file.late}, indent=2) + "\n")
     return Filed(lms_file.student, target, candidate.source, lms_file)
 
 
-def lms_record(folder: Path) -> dict[str, Any]:
-    """What `course collect` recorded about a student's folder (lms.json), if anything."""
-    path = folder / "lms.json"
+#: At the root of `course collect`'s --to (and of nbgrader zip_collect's extracted/): who each student
+#: folder is and when they submitted, as the LMS said. Its name can be no student's folder (a
+#: safe student id never starts with a dot), and nothing in a student's folder is read for either.
+COLLECTED = ".course-collect.json"
+
+
+def _record(dest: Path, filed: list[Filed]) -> None:
+    """Add `filed` to dest's COLLECTED (students collected earlier into `dest` are kept)."""
+    records = collected(dest)
+    for f in filed:
+        records[f.student] = {
+            "student": f.student, "file": f.path.name, "lms": f.lms.lms, "name": f.lms.name,
+            "lms_user_id": f.lms.lms_user_id, "source": f.source, "late_mark": f.lms.late,
+            "submitted_at": f.lms.submitted_at.isoformat() if f.lms.submitted_at else None}
+    fd, tmp = tempfile.mkstemp(prefix=COLLECTED, dir=dest)
+    with os.fdopen(fd, "w") as out:
+        json.dump(dict(sorted(records.items())), out, indent=2)
+        out.write("\n")
+    os.replace(tmp, dest / COLLECTED)  # replaces a link of that name rather than writing through it
+
+
+def collected(root: Path) -> dict[str, dict[str, Any]]:
+    """{student folder: what the LMS said} from root's COLLECTED, which `collect` wrote; {} when
+    there is none. Only records whose folder is a safe student id and whose file one name."""
+    try:
+        info = (root / COLLECTED).stat()
+    except OSError:
+        return {}
+    return dict(_collected(root / COLLECTED, info.st_mtime_ns, info.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _collected(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
+    """`collected`, read once per version of the file (a class's grading asks once per student)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {folder: record for folder, record in data.items()
+            if isinstance(record, dict) and record.get("student") == folder and STUDENT_ID.fullmatch(folder)
+            and ".." not in folder and _plain_parts(str(record.get("file") or "")) == (record.get("file"),)}
+
+
+def collected_record(folder: Path, file: Optional[str] = None) -> dict[str, Any]:
+    """What `collect` recorded about the student folder `folder` (in its parent's COLLECTED), when
+    it did (and, given `file`, filed that file there); else {}."""
+    record = collected(folder.parent).get(folder.name, {})
+    return record if file is None or record.get("file") == file else {}
+
+
+def collected_time(record: dict[str, Any]) -> Optional[dt.datetime]:
+    """The submission time of a COLLECTED record (aware, UTC), when the LMS gave one."""
+    when = record.get("submitted_at")
+    return utc(parse_time(when)) if isinstance(when, str) and when else None
 
 
 # --- Canvas gradebook import -------------------------------------------------------------------

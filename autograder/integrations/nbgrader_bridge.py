@@ -20,7 +20,8 @@ submission's lateness and asks `CourseLatePenalty` (nbgrader's LateSubmissionPlu
 the course's penalty: grading/late.py computes it, as it does for `course grade` and Gradescope.
 
 `DeduplicateIds` replaces nbgrader's preprocessor of that name in the sanitizing step: see there.
-`LmsCollector` is zip_collect's collector (Canvas, Moodle, Gradescope, plain `<student>_<nb>` names);
+`LmsExtractor` and `LmsCollector` are zip_collect's plugins: `lms.collect` files the download, as
+for `course collect`, and the collector reads only what it recorded;
 `GradesExport` is `nbgrader export`'s plugin: the kit's grades.csv layout from the gradebook, with
 overrides and late penalties, and a loud failure for every student whose submission was not
 autograded. The feedback page's template and filters are in `feedback/` (nbgrader_config.py).
@@ -36,7 +37,7 @@ from typing import Any, Optional
 import nbformat
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.plugins import ExportPlugin, FileNameCollectorPlugin, LateSubmissionPlugin
+from nbgrader.plugins import ExportPlugin, ExtractorPlugin, FileNameCollectorPlugin, LateSubmissionPlugin
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Enum, Unicode
 
@@ -275,64 +276,59 @@ class CourseLatePenalty(LateSubmissionPlugin):
 
 # --- zip_collect ------------------------------------------------------------------------
 
-class LmsCollector(FileNameCollectorPlugin):
-    """nbgrader zip_collect's collector for Canvas, Moodle, Gradescope and plain downloads.
+class LmsExtractor(ExtractorPlugin):
+    """nbgrader zip_collect's extractor: what the LMS gave (archive/: its zips, or its files) is filed
+    by `lms.collect`, the rule of `course collect` (the LMS's layout read only where the LMS writes
+    it, a student's own files and zips the uploader's whatever they are called, reading bounded by
+    CollectLimits, safe student ids), as extracted/<student>/<assignment>.ipynb with who and when
+    in extracted/'s lms.COLLECTED. nbgrader's own extractor unpacks every archive, nested ones
+    included, without a cap, under names the students chose."""
 
-    nbgrader's FileNameCollectorPlugin matches one regular expression; an LMS's names need more:
-    a student id with underscores, Canvas's ids between name and file, Moodle's folders, a
-    Gradescope export's metadata. Files of no known form fall back to `named_regexp` when it is
-    set, else are skipped with a warning naming them. Times that the download carries
-    (Gradescope's) become nbgrader's timestamp.txt."""
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        app = self.parent
+        collector = getattr(app, "collector_plugin_inst", None)
+        student_id = collector.student_id if isinstance(collector, LmsCollector) else "name"
+        try:
+            filed, skipped = lms.collect(Path(archive_path), app.coursedir.assignment_id, Path(extracted_path),
+                                         student_id)
+        except lms.LmsError as exc:
+            app.fail(str(exc))
+        for line in skipped:
+            self.log.warning("skipped %s", line)
+        for f in sorted(filed, key=lambda f: f.student):
+            self.log.info("%s <- %s (%s%s)", f.student, f.source, f.lms.lms, ", LATE mark" if f.lms.late else "")
+
+
+class LmsCollector(FileNameCollectorPlugin):
+    """nbgrader zip_collect's collector for what `LmsExtractor` filed: a file is collected only
+    where extracted/'s lms.COLLECTED lists it, as the student it names, with the LMS's time
+    (Gradescope's), which becomes nbgrader's timestamp.txt. Nothing is read from a file's name."""
 
     student_id = Enum(["name", "user_id"], default_value="name",
                       help="Canvas: the student id is the name in the file name, or the Canvas user id"
                       ).tag(config=True)
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._names: dict[str, str] = {}
-
-    def _context(self) -> tuple[Path, tuple[str, ...]]:
+    def collect(self, submitted_file: str) -> Optional[dict]:
         app = self.parent
         root = Path(app._format_collect_path(app.extracted_directory))
-        released = Path(app.coursedir.format_path(app.coursedir.release_directory, ".", app.coursedir.assignment_id))
-        notebooks = tuple(sorted(p.name for p in released.glob("*.ipynb"))) if released.is_dir() else ()
-        if not notebooks:
-            notebooks = (f"{app.coursedir.assignment_id}.ipynb",)
-        return root, notebooks
-
-    def collect(self, submitted_file: str) -> Optional[dict]:
+        records = lms.collected(root)
+        if not records and not (root / lms.COLLECTED).is_file():
+            app.fail(f"{root} was not filed by LmsExtractor: set c.ZipCollectApp.extractor_plugin = "
+                     f"'autograder.integrations.nbgrader_bridge.LmsExtractor' (nbgrader_config.py)")
         path = Path(submitted_file)
+        rel = path.relative_to(root) if path.is_relative_to(root) else None
+        record = records.get(rel.parts[0], {}) if rel is not None and len(rel.parts) == 2 else {}
+        if rel is None or record.get("file") != rel.name:
+            self.log.debug("not filed by LmsExtractor: %s", submitted_file)
+            return None
         if path.suffix not in self.valid_ext:
-            self.log.debug("not a notebook: %s", submitted_file)
+            self.log.warning("%s submitted %s, not a notebook: not collected", record["student"], record["file"])
             return None
-        root, notebooks = self._context()
-        rel = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
-        export = None
-        for parent in [root / p for p in (Path(*rel.parts[:i]) for i in range(len(rel.parts)))]:
-            export = lms.read_gradescope_export(parent)
-            if export is not None:
-                rel = path.relative_to(parent)
-                break
-        found = lms.parse(str(rel), notebooks, self.student_id, export)
-        if found is None:
-            if self.named_regexp:
-                return super().collect(submitted_file)
-            self.log.warning("not a Canvas, Moodle, Gradescope or <student>_<notebook> name, skipped: %s", rel)
-            return None
-        if found.lms == "canvas" and self._names.setdefault(found.student, found.lms_user_id) != found.lms_user_id:
-            self.fail(f"two Canvas students are both called {found.student!r} (user ids {self._names[found.student]} and "
-                      f"{found.lms_user_id}); set c.LmsCollector.student_id = 'user_id' in nbgrader_config.py")
-        self.log.info("%s: %s submission of %s%s", rel, found.lms, found.student, " (LATE)" if found.late else "")
-        info: dict[str, Any] = {"student_id": found.student, "file_id": lms.file_id(found, notebooks)}
-        if found.submitted_at is not None:
-            info["timestamp"] = found.submitted_at.isoformat()
+        info: dict[str, Any] = {"student_id": record["student"], "file_id": record["file"]}
+        when = lms.collected_time(record)
+        if when is not None:
+            info["timestamp"] = when.isoformat()
         return info
-
-    def fail(self, message: str) -> None:
-        self.log.error(message)
-        raise lms.LmsError(message)
-
 
 
 # --- nbgrader export ---------------------------------------------------------------------------
