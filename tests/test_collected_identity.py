@@ -232,3 +232,20 @@ def test_course_grade_reads_course_collects_record_and_only_for_what_it_filed(tm
 def test_a_class_record_that_is_not_collects_shape_names_no_one(tmp_path, record):
     (tmp_path / lms.COLLECTED).write_text(json.dumps(record))
     assert lms.collected(tmp_path) == {}
+
+
+def test_a_folder_of_downloads_keeps_a_students_loose_zip_as_theirs(tmp_path):
+    """archive/ as an instructor fills it: a Canvas download unpacked (its files loose, mallory's
+    upload a zip holding a planted Canvas name for alice) beside another download kept zipped. A
+    top-level zip is a download of its own only when no LMS name makes it a student's file."""
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    (folder / f"alice_111_222_{A}.ipynb").write_text(_notebook("alice's own"))
+    (folder / "mallory_333_444_hw.zip").write_bytes(_zip_bytes({f"alice_111_999_{A}.ipynb": _notebook("planted")}))
+    (folder / "section2.zip").write_bytes(_zip_bytes({f"eve_12345_67890_{A}.ipynb": _notebook("eve")}))
+    filed, skipped = lms.collect(folder, A, tmp_path / "class")
+    texts = {f.student: f.path.read_text() for f in filed}
+    assert set(texts) == {"alice", "mallory", "eve"}, skipped
+    assert "alice's own" in texts["alice"] and "planted" in texts["mallory"] and "# eve" in texts["eve"]
+    assert {s: r["source"] for s, r in lms.collected(tmp_path / "class").items()}["eve"] == \
+        f"section2.zip/eve_12345_67890_{A}.ipynb"
