@@ -284,3 +284,77 @@ def test_a_worker_with_another_kit_refuses(tmp_path: Path, submissions: Path):
     assert "refuses to grade: it does not have the client's kit" in output, output
     assert "Traceback" not in output, output
     assert not out.exists() or not list(out.glob("*.json"))
+
+
+def fork_servers(worker_pid: int) -> list[int]:
+    """Host pids of the fork servers of a worker process: each bubblewrap child's child, or in process
+    mode the zygote itself (a child of the worker)."""
+    parents: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry))
+    servers = []
+    for child in parents.get(worker_pid, []):
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes() if os.path.exists(f"/proc/{child}/cmdline") else b""
+        if b"zygote.py" in cmdline and not cmdline.startswith(b"bwrap"):
+            servers.append(child)
+        elif cmdline.startswith(b"bwrap"):
+            servers += parents.get(child, [])
+    return servers
+
+
+def server_view(pid: int) -> dict[str, str]:
+    """What a job could change about a fork server, read from the host (not asking the server)."""
+    view = {}
+    for name in ("limits", "oom_score_adj", "coredump_filter", "autogroup", "stat"):
+        try:
+            text = Path(f"/proc/{pid}/{name}").read_text()
+        except OSError:
+            text = ""
+        # stat: nice, rt priority, policy (fields 19, 40, 41); autogroup: its nice, not its counter.
+        view[name] = " ".join(text.rsplit(")", 1)[-1].split()[i] for i in (16, 37, 38)) if name == "stat" and text \
+            else text.split()[-1] if name == "autogroup" and text else text
+    return view
+
+
+def test_a_worker_grades_correctly_after_a_run_of_attackers(cluster: Cluster, work: Path):
+    """Two consecutive runs on the same Dask worker (issue #22): run 1 holds the attacks on the fork
+    server (its limits, scheduling and /proc files), run 2 correct submissions only. Every
+    submission gets full marks (the attackers' code is correct), and the fork server that grades run
+    2 is a new one or, seen from the host, exactly as it was before run 1."""
+    hostile = Path(__file__).resolve().parent / "hostile"
+    reference = (KIT / "solutions" / "attention_scoring.py").read_text()
+    with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
+        workers = {w["name"]: addr for addr, w in client.scheduler_info()["workers"].items()}
+        for name in sorted(workers)[1:]:  # one worker grades both runs
+            cluster.kill(name)
+        wait_for("a single worker", lambda: len(client.scheduler_info()["workers"]) == 1, 60)
+    worker = cluster.procs[sorted(workers)[0]].pid
+
+    def run(name: str, files: dict[str, str]) -> dict[str, float]:
+        folder = work / f"two-runs-{name}"
+        folder.mkdir()
+        for file, text in files.items():
+            (folder / file).write_text(text)
+        code, output = finish(course_grade(str(folder), "--out", str(work / f"two-runs-{name}-out"),
+                                           "--cluster", cluster.address, "-q", cwd=work))
+        assert code == 0, output
+        graded = results(work / f"two-runs-{name}-out")
+        assert not any("ATTACK SUCCEEDED" in json.dumps(r) for r in graded.values()), graded
+        return {n: r["score"] for n, r in graded.items() if n.endswith(".json")}
+
+    if not fork_servers(worker):  # this test alone: warm the worker first
+        assert run("warm", {"reference.py": reference}) == {"reference.json": 14}
+    [before] = fork_servers(worker)
+    view = server_view(before)
+    attackers = ("limit_fork_server", "renice_fork_server", "proc_write_fork_server")
+    first = run("1", {f"{name}.py": (hostile / f"{name}.py").read_text() for name in attackers})
+    second = run("2", {f"correct{i}.py": reference for i in range(2)})
+    assert first == {f"{name}.json": 14 for name in attackers}, first
+    assert second == {"correct0.json": 14, "correct1.json": 14}, second
+    [after] = fork_servers(worker)
+    assert after != before or server_view(after) == view, (view, server_view(after))
