@@ -3,7 +3,8 @@
 Every page the kit writes from a submission (nbgrader feedback pages, templates in
 integrations/templates/; the class report, report/page.py) passes its student-derived markup
 through `clean` as the last step (after markdown and offline math), with nh3 (Rust's ammonia: it
-parses as a browser does, then keeps only what is listed here), and carries `CSP` in its trusted
+parses as a browser does, then keeps only what is listed here), and carries `CSP` (and a
+no-referrer policy, so that a link followed tells nobody where the page is) in its trusted
 head, so that the browser itself refuses any script and any request to anywhere, whatever the
 sanitiser or the page's own CSS (nbconvert's inlines fonts by relative url()) would let through.
 
@@ -88,7 +89,7 @@ _CLEANER = nh3.Cleaner(
     attributes=ATTRIBUTES,
     attribute_filter=_attribute,
     strip_comments=True,
-    link_rel="noopener noreferrer nofollow",
+    link_rel=None,  # the pages' <meta name="referrer" content="no-referrer"> covers every link
     url_schemes={"http", "https", "mailto", "data"},
     filter_style_properties=STYLE_PROPERTIES,
 )
