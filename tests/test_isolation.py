@@ -165,24 +165,42 @@ def test_a_message_whose_tensors_share_a_blob_is_refused() -> None:
         wire.decode(shared, blobs)
 
 
-@needs_bwrap
-def test_a_class_with_attackers_grades_every_correct_submission_fully(tmp_path: Path) -> None:
-    """One worker, so one fork server serves every submission in turn, attackers first."""
+#: The attackers of a mixed class, each followed by a correct submission on the same worker: the
+#: isolation attacks above (bubblewrap only: their outcomes are bubblewrap's) and the attacks on the
+#: fork server and the end of a job (graded in both modes).
+CLASS_ATTACKERS = {"bwrap": ("ptrace_init", "plant_reference", "collect_planted", "ipc_hoard", "find_leftovers",
+                             "wire_bomb", "leak_reference", "limit_fork_server", "renice_fork_server",
+                             "setsid_survivor", "proc_write_fork_server"),
+                   "process": ("limit_fork_server", "renice_fork_server", "setsid_survivor", "proc_write_fork_server")}
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_a_class_with_attackers_grades_every_correct_submission_fully(mode: str, tmp_path: Path) -> None:
+    """One worker (`course grade DIR --jobs 1`), so one fork server serves every submission in turn,
+    each attacker followed by a correct submission."""
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if mode == "process" and os.getuid() != 0:
+        pytest.skip("process mode gives jobs a uid of their own only as root")
     class_dir = tmp_path / "class"
     class_dir.mkdir()
-    for i, name in enumerate(["ptrace_init", "plant_reference", "collect_planted", "ipc_hoard",
-                              "find_leftovers", "wire_bomb", "leak_reference"]):
+    attackers = CLASS_ATTACKERS[mode]
+    for i, name in enumerate(attackers):
         shutil.copy(HOSTILE / f"{name}.py", class_dir / f"{i:02d}_{name}.py")
         shutil.copy(reference_submission(tmp_path), class_dir / f"{i:02d}_{name}_zz_correct.py")
-    rows = grade_directory(A, class_dir, tmp_path / "out", jobs=1, progress=False)
+    rows = grade_directory(A, class_dir, tmp_path / "out", jobs=1, mode=mode, progress=False)
     by_name = {r["name"]: r for r in rows}
-    assert len(rows) == 14 and len(list((tmp_path / "out").glob("*.json"))) == 14
+    assert len(rows) == 2 * len(attackers) and len(list((tmp_path / "out").glob("*.json"))) == 2 * len(attackers)
     for name, row in by_name.items():
         if name.endswith("_zz_correct"):
             assert row["score"] == 14, (name, row["output"][:500])
-    assert by_name["00_ptrace_init"]["score"] == 14
-    assert by_name["02_collect_planted"]["score"] == 0
-    assert by_name["04_find_leftovers"]["score"] == 14
+        assert "ATTACK SUCCEEDED" not in row["output"], (name, row["output"][:500])
+    full = {"ptrace_init", "find_leftovers", *FORK_SERVER_ATTACKS}  # every attempt fails; their code is correct
+    for i, name in enumerate(attackers):
+        if name in full:
+            assert by_name[f"{i:02d}_{name}"]["score"] == 14, (name, by_name[f"{i:02d}_{name}"]["output"][:500])
+    if mode == "bwrap":
+        assert by_name["02_collect_planted"]["score"] == 0
 
 
 # ------------------------------------------------ jobs act on nothing but themselves, and end completely
