@@ -171,3 +171,37 @@ def test_reading_runs_under_a_deadline(tmp_path: Path) -> None:
     assert read_cells(path, limits(read_seconds=60))
     with pytest.raises(SubmissionError, match=r"reading it took more than 1e-09 s"):
         read_cells(path, limits(read_seconds=1e-9))
+
+
+DEEP = "x = " + "[" * 200_000 + "]" * 200_000 + "\n"  # too deep for Python's parser: RecursionError or MemoryError
+
+
+def test_the_grading_process_parses_student_code_only_through_parse_student_code() -> None:
+    """One home: every module of the grading process that parses a submission's code calls
+    parse_student_code, which turns the parser's own failures into "not parseable"."""
+    root = Path(__file__).resolve().parents[1] / "autograder"
+    parsers = sorted(str(p.relative_to(root)) for folder in ("grading", "report", "integrations")
+                     for p in (root / folder).rglob("*.py") if "ast.parse(" in p.read_text(encoding="utf-8"))
+    assert parsers == ["grading/submission.py"]
+
+
+def test_code_too_deep_for_the_parser_is_no_ones_crash(tmp_path: Path) -> None:
+    """A deep expression in a cell: which assignment the file is for and which names it defines are
+    still found from its other cells; nothing raises in the grading process."""
+    from autograder import config as config_mod
+    from autograder.grading import identify
+    from autograder.grading.dependencies import defined_names
+    from autograder.grading.submission import parse_student_code
+
+    assert parse_student_code(DEEP) is None and parse_student_code("x = 1\0") is None
+    cells = [("cell 1", DEEP), ("cell 2", "def masked_softmax(X, valid_lens):\n    return X\n")]
+    assert defined_names(cells) == {"masked_softmax"}
+    notebook = tmp_path / "n.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": source, "metadata": {}}
+                                              for _, source in cells], "metadata": {}, "nbformat": 4,
+                                    "nbformat_minor": 5}))
+    course = config_mod.load()
+    assert "02_attention_scoring" in identify.evidence(course, notebook)
+    nested = tmp_path / "nested.ipynb"
+    nested.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert identify.evidence(course, nested) == {}

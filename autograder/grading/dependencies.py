@@ -156,12 +156,12 @@ def holds_current_reference(uses: list[DependencyUse]) -> bool:
 def defined_names(cells: list[Cell]) -> set[str]:
     """The names a submission's definitions bind (def, class, assignment), found without running it,
     with the loader's own rules (what the sandbox would load)."""
+    from autograder.grading.submission import parse_student_code
     from autograder.sandbox.runtime import loader
     names: set[str] = set()
     for _label, source in cells:
-        try:
-            tree = ast.parse(loader.strip_magics(source))
-        except SyntaxError:
+        tree = parse_student_code(loader.strip_magics(source))
+        if tree is None:
             continue
         for stmt in tree.body:
             if loader.keeps(stmt) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):

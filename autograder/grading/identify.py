@@ -8,9 +8,10 @@ grade ids in the notebook's cell metadata (`masked_softmax`, `test_masked_softma
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
+
+from autograder.grading.submission import parse_student_code, read_notebook
 
 if TYPE_CHECKING:
     from autograder.config import Course
@@ -20,15 +21,11 @@ def evidence(course: Course, path: Path) -> dict[str, list[str]]:
     """{assignment id: what in the file belongs to it}, for every assignment with something."""
     grade_ids: set[str] = set()
     sources: list[str] = []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
     if path.suffix == ".ipynb":
-        try:
-            cells = json.loads(text).get("cells", [])
-        except (ValueError, AttributeError):
+        notebook = read_notebook(path, course.limits)
+        if notebook is None:
             return {}
+        cells = notebook.get("cells", [])
         for cell in cells if isinstance(cells, list) else []:
             if not isinstance(cell, dict):
                 continue
@@ -39,12 +36,17 @@ def evidence(course: Course, path: Path) -> dict[str, list[str]]:
                 src = cell.get("source", "")
                 sources.append("".join(src) if isinstance(src, list) else str(src))
     else:
-        sources.append(text)
+        try:
+            if path.stat().st_size > course.limits.submission_mb * 1024 * 1024:
+                return {}
+            sources.append(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return {}
     defined: set[str] = set()
     for src in sources:
-        try:
-            tree = ast.parse("\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!"))))
-        except SyntaxError:
+        tree = parse_student_code("\n".join(line for line in src.splitlines()
+                                            if not line.lstrip().startswith(("%", "!"))))
+        if tree is None:
             continue
         defined |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     out: dict[str, list[str]] = {}

@@ -5,6 +5,7 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 """
 from __future__ import annotations
 
+import ast
 import re
 import time
 from dataclasses import dataclass
@@ -14,8 +15,6 @@ from typing import Optional
 from autograder.config import Limits
 from autograder.sandbox.runtime import json_bounds
 
-#: The default cap (course.yml's limits.submission_mb decides; the cluster executor reads this one).
-MAX_SUBMISSION_BYTES = int(Limits().submission_mb * 1024 * 1024)
 SUFFIXES = (".ipynb", ".py")
 #: Folders inside a submission that never hold the student's notebook.
 SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", "__MACOSX", "autograder", ".git"})
@@ -29,6 +28,29 @@ class SubmissionError(Exception):
 
 #: Cell magics whose body is Python that the kernel runs (`%%time` runs the cell and times it).
 PYTHON_CELL_MAGICS = ("time", "timeit", "capture", "prun")
+
+
+def parse_student_code(source: str) -> Optional[ast.Module]:
+    """The syntax tree of one cell of student code, or None when Python cannot parse it: the one way
+    the grading process parses a submission (its own code runs only in the sandbox). A syntax error,
+    NUL bytes (ValueError), an expression nested too deep for the parser (RecursionError,
+    MemoryError) are that cell's problem, never the grader's; the size was bounded by read_cells."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def read_notebook(path: Path, limits: Optional[Limits] = None) -> Optional[dict]:
+    """A notebook's JSON within `limits` (size, values, depth), or None when it is over them or not a
+    notebook: for looking at a file (which assignment it is for), not for grading it."""
+    limits = limits or Limits()
+    try:
+        data = path.read_bytes() if path.stat().st_size <= limits.submission_mb * 1024 * 1024 else b""
+        notebook = json_bounds.loads(data, limits.json_bounds(len(data)), "its JSON") if data else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return notebook if isinstance(notebook, dict) else None
 
 
 class Deadline:

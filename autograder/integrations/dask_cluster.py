@@ -44,8 +44,6 @@ from autograder import config as config_mod
 from autograder.grading import late, pool
 from autograder.grading.errors import GradingRefused
 from autograder.grading.results import GRADER_FAILED, failed_results
-from autograder.grading.submission import MAX_SUBMISSION_BYTES
-
 if TYPE_CHECKING:
     from distributed import Client, Future, Worker
 
@@ -293,7 +291,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
             assert path is not None, "gradable submissions have a file"
             try:
                 size = path.stat().st_size
-                data = path.read_bytes() if size <= MAX_SUBMISSION_BYTES else None
+                data = path.read_bytes() if size <= batch.course.limits.submission_mb * 1024 * 1024 else None
             except OSError as exc:  # gone or unreadable since it was listed: that submission only
                 batch.record(name, failed_results(assignment, GRADER_FAILED, grader_error=f"cannot read {path}: {exc}"))
                 continue

@@ -48,14 +48,13 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def _definitions(cells: Sequence[tuple[str, str]]) -> dict[str, tuple[str, set[str]]]:
     """name -> (source, names it uses) of the last top-level function or class of that name (cells
     in order), decorators included."""
-    from autograder.grading.submission import python_source
+    from autograder.grading.submission import parse_student_code, python_source
 
     found: dict[str, tuple[str, set[str]]] = {}
     for _, source in cells:
         text = python_source(source)
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
+        tree = parse_student_code(text)
+        if tree is None:
             continue  # the grader skips such a cell too
         lines = text.splitlines()
         for node in tree.body:
