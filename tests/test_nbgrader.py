@@ -37,8 +37,13 @@ A = "02_attention_scoring"
 REPO = config.REPO_ROOT
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 #: eve attacks the sandbox (tests/hostile/ptrace_init.py in a cell of her own); frank, graded after
-#: her by the same fork server, must not notice.
-STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank", "hal", "ivy", "mary_ann")
+#: her by the same fork server, must not notice. So do gil, jon, lou and mae (the attacks on the fork
+#: server itself and on the end of a job), each followed by correct work (ivy after hal's, kim, mary_ann).
+STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank", "gil", "hal", "ivy", "jon", "kim", "lou", "mae",
+            "mary_ann")
+#: Attackers whose own code is correct, with the hostile fixture each adds in a cell of their own.
+ATTACKERS = {"eve": "ptrace_init", "gil": "limit_fork_server", "jon": "renice_fork_server",
+             "lou": "setsid_survivor", "mae": "proc_write_fork_server"}
 
 
 def nbgrader(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -87,9 +92,10 @@ def _edited(nb):
     return nb
 
 
-def _attacker(nb):
-    """A complete notebook plus a cell of her own: the pid 1 / ptrace / namespace attack fixture."""
-    nb.cells.append(nbformat.v4.new_code_cell((HOSTILE / "ptrace_init.py").read_text()))
+def _attacker(nb, fixture: str = "ptrace_init"):
+    """A complete notebook plus a cell of their own: a hostile fixture (by default the pid 1 / ptrace /
+    namespace attack), whose correct definitions replace the notebook's."""
+    nb.cells.append(nbformat.v4.new_code_cell((HOSTILE / f"{fixture}.py").read_text()))
     return nb
 
 
@@ -150,8 +156,9 @@ def course_run(tmp_path_factory):
         "bob": nbformat.from_dict(json.loads(json.dumps(released))),
         "carol": _buggy(_with_solutions(released, source)),
         "dave": _edited(_with_solutions(released, source)),
-        "eve": _attacker(_with_solutions(released, source)),
+        **{name: _attacker(_with_solutions(released, source), fixture) for name, fixture in ATTACKERS.items()},
         "frank": _with_solutions(released, source),
+        "kim": _with_solutions(released, source),
         "hal": _buggy(_with_solutions(released, source)),
         "ivy": _with_solutions(released, source),
         "mary_ann": _with_solutions(released, source),
@@ -165,7 +172,7 @@ def course_run(tmp_path_factory):
     nbgrader(root, "collect", A)
     archive = root / "downloaded" / A / "archive"  # downloaded from LMSs
     archive.mkdir(parents=True)
-    for name in ("carol", "dave", "eve", "mary_ann"):  # <student>_<notebook>, ids with underscores
+    for name in ("carol", "dave", *ATTACKERS, "kim", "mary_ann"):  # <student>_<notebook>, ids with underscores
         nbformat.write(notebooks[name], str(archive / f"{name}_{A}.ipynb"))
     with zipfile.ZipFile(archive / "canvas.zip", "w") as z:  # Canvas: name, user id, file id, re-upload
         z.writestr(f"frank_12345_67890_{A}-1.ipynb", nbformat.writes(notebooks["frank"]))
@@ -257,9 +264,11 @@ def test_gradebook_scores_equal_course_grade_per_component(course_run):
         assert entry["total"] == pytest.approx(kit["extra_data"]["raw_score"], abs=1e-9), student
     assert book["alice"]["total"] == 14 and book["bob"]["total"] == 0
     assert book["dave"]["total"] == 14  # edited, split, reordered and deleted cells: still graded
-    assert book["eve"]["total"] == 14  # every attack failed; her code is otherwise correct
-    assert book["frank"]["total"] == 14  # graded after the attacker by the same fork server
-    assert book["mary_ann"]["total"] == 14 and book["ivy"]["total"] == 14
+    for attacker in ATTACKERS:  # every attack failed; their code is otherwise correct
+        assert book[attacker]["total"] == 14, attacker
+    for correct in ("frank", "ivy", "kim", "mary_ann"):  # graded after attackers by the same fork server
+        assert book[correct]["total"] == 14, correct
+    assert "ATTACK SUCCEEDED" not in course_run["log"]
     auto = book["carol"]["grades"]["test_masked_softmax"][0]
     assert 0 < auto < 4  # partial credit lands as the cell's auto_score
     assert book["carol"]["total"] == pytest.approx(10 + auto)
