@@ -74,7 +74,7 @@ class Isolation:
 
     mode: str  # "bwrap" or "process"
     seccomp: bool  # the system-call filter is loaded in every child
-    landlock: bool  # process mode: the child confines its own file access
+    landlock: bool  # the child confines its own file access (process mode: reads and writes; bwrap: writes)
     separate_user: bool  # children run as another user than the grader
     exposed: tuple[str, ...]  # protected paths (kit, results) a confined child could still read
 
@@ -87,8 +87,9 @@ class Isolation:
 
     def describe(self) -> str:
         if self.isolated:
-            how = "bubblewrap namespaces" if self.mode == "bwrap" else (
-                "an unprivileged user" + (" and Landlock" if self.landlock else "") + " (no bubblewrap)")
+            how = ("bubblewrap namespaces" + (", Landlock (writes: scratch only)" if self.landlock else "")
+                   if self.mode == "bwrap" else
+                   "an unprivileged user" + (" and Landlock" if self.landlock else "") + " (no bubblewrap)")
             return f"isolated: {how}, seccomp filter, resource limits"
         problems = []
         if not self.seccomp:
