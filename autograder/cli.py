@@ -360,7 +360,8 @@ def cmd_collect(ns: argparse.Namespace) -> int:
     source = Path(ns.download)
     if not source.exists():
         raise Refused(f"{source}: no such file or folder")
-    filed, skipped = lms.collect(source, ns.assignment, Path(ns.to), student_id=ns.canvas_student_id)
+    filed, skipped = lms.collect(source, ns.assignment, Path(ns.to), student_id=ns.canvas_student_id,
+                                 limits=lms.CollectLimits.of(course.limits.collect))
     from autograder.printable import printable  # every name below came from a student: one line each
     for f in sorted(filed, key=lambda f: f.student):
         when = f" submitted {f.lms.submitted_at.isoformat(timespec='seconds')}" if f.lms.submitted_at else ""

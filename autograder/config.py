@@ -25,6 +25,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class CollectCaps(_Strict):
+    """The most `course collect` and nbgrader's zip_collect read from an LMS download (a 1 MB zip can
+    hold 1 GB of zeros): checked on an archive's declared sizes before reading and on the bytes read.
+    A submission over a cap is skipped with one line; the rest of the class is filed."""
+
+    file_mb: float = Field(32, gt=0)  # one notebook or .py file, uncompressed
+    submission_mb: float = Field(64, gt=0)  # everything read for one submission (its files, its zips)
+    submission_files: int = Field(10_000, gt=0)  # files in one submission's own zips
+    class_mb: float = Field(8192, gt=0)  # the notebooks and .py files kept for the whole class
+    class_files: int = Field(200_000, gt=0)  # files in the download and in every zip inside it
+    ratio: int = Field(200, gt=0)  # uncompressed / compressed size of one zip entry over 1 MiB
+    nesting: int = Field(2, ge=0)  # zips inside the download: a student's own zip, and one more level
+
+
 class Limits(_Strict):
     """Resource limits: per test, per component (one sandboxed child) and per submission.
 
@@ -48,6 +62,7 @@ class Limits(_Strict):
     json_depth: int = Field(200, gt=0)  # nesting of a reply's or a notebook's JSON
     notes: int = Field(20, gt=0)  # load-time notes kept per component
     feedback_kb: int = Field(16, gt=0)  # one test's output, or one note, in the results
+    collect: CollectCaps = CollectCaps()  # what is read from an LMS download
 
     def child_rlimits(self) -> dict[str, float]:
         """What the fork server applies to a child as resource limits (runtime/zygote.py)."""

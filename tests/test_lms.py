@@ -430,3 +430,28 @@ def test_a_link_in_the_class_folder_is_not_written_through(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert _tree(elsewhere) == {"keep.txt"}
     assert "symbolic link" in proc.stderr and (tmp_path / "class" / "doejane" / f"{A}.ipynb").is_file()
+
+
+def test_course_yml_sets_the_caps_of_course_collect(tmp_path):
+    """The caps live in course.yml's `limits.collect` (one place): a course that lowers file_mb to 1
+    skips a 2 MiB notebook that the default caps file."""
+    import os
+
+    import yaml
+    text = (REPO / "course.yml").read_text()
+    data = yaml.safe_load(text)
+    data["limits"]["collect"]["file_mb"] = 1
+    low = tmp_path / "course.yml"
+    low.write_text(yaml.safe_dump(data))
+    big = _notebook("eve").replace('"metadata": {}', '"metadata": {"pad": "' + os.urandom(1 << 20).hex() + '"}', 1)
+    assert len(big) > 2 << 20
+    download = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        z.writestr(f"eve_12345_67890_{A}.ipynb", big)
+        z.writestr(f"bob_12346_67891_{A}.ipynb", _notebook("bob"))
+    default = _run_collect(download, tmp_path / "default")
+    assert default.returncode == 0 and _students(tmp_path / "default") == {"eve", "bob"}, default.stderr
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(low), "collect", A, str(download),
+                           "--to", str(tmp_path / "low")], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0 and _students(tmp_path / "low") == {"bob"}, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if "eve" in line and "1 MiB" in line], proc.stderr

@@ -47,6 +47,7 @@ from typing import IO, Any, Optional, Union
 
 import yaml
 
+from autograder.config import CollectCaps
 from autograder.grading.late import parse_time, utc
 from autograder.printable import printable
 from autograder.spreadsheet import write_csv
@@ -215,8 +216,15 @@ class CollectLimits:
     nesting: int = 2  # zips inside the download: a student's own zip, and one more level in it
     metadata_bytes: int = 16 * MiB  # a Gradescope export's submission_metadata.yml
 
+    @classmethod
+    def of(cls, caps: CollectCaps) -> CollectLimits:
+        """The caps course.yml's `limits.collect` sets (the one place they are written)."""
+        return cls(file_bytes=int(caps.file_mb * MiB), submission_bytes=int(caps.submission_mb * MiB),
+                   submission_entries=caps.submission_files, class_bytes=int(caps.class_mb * MiB),
+                   class_entries=caps.class_files, ratio=caps.ratio, nesting=caps.nesting)
 
-LIMITS = CollectLimits()
+
+LIMITS = CollectLimits.of(CollectCaps())
 #: What a student id may hold: letters, digits, `_`, `.`, `-`, `@`, `+`; it starts with a letter or digit.
 STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")
 STUDENT_ID_MAX = 100

@@ -290,7 +290,7 @@ class LmsExtractor(ExtractorPlugin):
         student_id = collector.student_id if isinstance(collector, LmsCollector) else "name"
         try:
             filed, skipped = lms.collect(Path(archive_path), app.coursedir.assignment_id, Path(extracted_path),
-                                         student_id)
+                                         student_id, lms.CollectLimits.of(course_of(app.config).limits.collect))
         except lms.LmsError as exc:
             app.fail(str(exc))
         for line in skipped:
