@@ -35,6 +35,17 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
     return path
 
 
+def zip_collect_course(root: Path, assignment_id: str, released_notebook: str) -> Path:
+    """A fresh nbgrader course at `root` for `nbgrader zip_collect`: the kit's nbgrader_config.py, the
+    released notebook; returns its empty downloaded/<assignment>/archive/ folder."""
+    (root / "release" / assignment_id).mkdir(parents=True)
+    shutil.copy(config.REPO_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    (root / "release" / assignment_id / f"{assignment_id}.ipynb").write_text(released_notebook)
+    archive = root / "downloaded" / assignment_id / "archive"
+    archive.mkdir(parents=True)
+    return archive
+
+
 def _live_processes() -> Iterator[tuple[int, str, str]]:
     """(pid, name (comm), command line) of every live (not zombie) process, from the host's /proc."""
     for entry in os.listdir("/proc"):

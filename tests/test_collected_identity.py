@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -22,6 +21,7 @@ from nbgrader.utils import parse_utc
 
 from autograder import config
 from autograder.integrations import lms
+from kit_helpers import zip_collect_course
 
 A = "02_attention_scoring"
 REPO = config.REPO_ROOT
@@ -50,11 +50,7 @@ def _size(root: Path) -> int:
 def _zip_collect(tmp_path: Path, download: dict[str, bytes | str]) -> tuple[subprocess.CompletedProcess, Path]:
     """`nbgrader zip_collect A` in a fresh course whose archive/ holds `download` as canvas.zip."""
     root = tmp_path / "course"
-    (root / "release" / A).mkdir(parents=True)
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    (root / "release" / A / f"{A}.ipynb").write_text(_notebook("released"))
-    archive = root / "downloaded" / A / "archive"
-    archive.mkdir(parents=True)
+    archive = zip_collect_course(root, A, _notebook("released"))
     (archive / "canvas.zip").write_bytes(_zip_bytes(download))
     proc = subprocess.run([sys.executable, "-m", "nbgrader", "zip_collect", A], cwd=root, capture_output=True,
                           text=True, timeout=300)
@@ -139,11 +135,7 @@ def test_zip_collect_refuses_an_extracted_folder_it_did_not_file(tmp_path):
     """A custom or default extractor (nbgrader's unpacks by the students' names): the collector
     fails loudly instead of reading file names."""
     root = tmp_path / "course"
-    (root / "release" / A).mkdir(parents=True)
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    (root / "release" / A / f"{A}.ipynb").write_text(_notebook("released"))
-    archive = root / "downloaded" / A / "archive"
-    archive.mkdir(parents=True)
+    archive = zip_collect_course(root, A, _notebook("released"))
     (archive / f"eve_12345_67890_{A}.ipynb").write_text(_notebook("eve"))
     proc = subprocess.run([sys.executable, "-m", "nbgrader", "zip_collect", A,
                            "--extractor=nbgrader.plugins.ExtractorPlugin"], cwd=root, capture_output=True,

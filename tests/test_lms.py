@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,6 +15,7 @@ import pytest
 
 from autograder import config
 from autograder.integrations import lms
+from kit_helpers import zip_collect_course
 
 A = "02_attention_scoring"
 NB = (f"{A}.ipynb",)
@@ -146,11 +146,7 @@ def test_nbgrader_zip_collect_files_canvas_moodle_gradescope_and_underscored_ids
     """nbgrader's own zip_collect with the kit's collector (nbgrader_config.py): every notebook is
     filed under <student>/<assignment>.ipynb, Gradescope's times become timestamp.txt."""
     root = tmp_path / "course"
-    (root / "release" / A).mkdir(parents=True)
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    (root / "release" / A / f"{A}.ipynb").write_text(_notebook("released"))
-    archive = root / "downloaded" / A / "archive"
-    archive.mkdir(parents=True)
+    archive = zip_collect_course(root, A, _notebook("released"))
     _canvas_zip(archive / "canvas.zip")
     _moodle_zip(archive / "moodle.zip")
     _gradescope_zip(archive / "gradescope.zip")
