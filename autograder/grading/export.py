@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from autograder.grading import final, late, overrides
+from autograder.grading import class_record, final, late, overrides
 from autograder.grading.results import write_csv
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
              gradescope_export: Optional[dict[str, dict[str, Any]]] = None) -> Who:
     """The student and submission time of the submission `name` of a class folder `directory`
     (its sub-folder or file `path`), only from what a course tool or the LMS wrote: what `course
-    collect` recorded at `directory`'s root (lms.COLLECTED), a Gradescope export's metadata at its
+    collect` recorded at `directory`'s root (class_record.COLLECTED), a Gradescope export's metadata at its
     root, nbgrader's submitted/<student>/<assignment>/timestamp.txt (late.submission_time), an
     LMS's file name, else the folder's or file's name. Nothing a student could upload into their
     folder names them or dates their submission."""
@@ -45,7 +45,7 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
 
     folder = directory / name if (directory / name).is_dir() else None
     when = late.submission_time(path, assignment_id, stop=folder or directory) if path is not None else None
-    record = lms.collected_record(folder) if folder else {}
+    record = class_record.collected_record(folder) if folder else {}
     if record:
         note = "LATE mark in the LMS download" if record.get("late_mark") else ""
         return Who(str(record["student"]), when, str(record.get("lms", "")), str(record.get("lms_user_id", "")), note)

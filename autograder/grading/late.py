@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 
+from autograder.grading import class_record
+
 if TYPE_CHECKING:
     from autograder.config import Assignment, Course
 
@@ -368,17 +370,15 @@ def gradescope_metadata_for(path: Path) -> Optional[Path]:
 
 def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None) -> Optional[SubmissionTime]:
     """The submission time the course tools left beside a submitted file: what `course collect`
-    recorded for the file's folder (in the record at the class folder's root, lms.COLLECTED),
+    recorded for the file's folder (in the record at the class folder's root, class_record.COLLECTED),
     Gradescope's `submission_metadata.json` (beside the `submission/` folder, where a student's
     upload cannot be; with `stop`, a class folder, only outside it), or a `timestamp.txt` (in the
     file's folder or a parent up to `stop`) in nbgrader's `submitted/<student>/<assignment_id>/`,
     where nbgrader writes it. Nothing else in a student's folder is read: it could be their upload."""
-    from autograder.integrations import lms
-
     folder = path if path.is_dir() else path.parent
-    record = lms.collected_record(folder, None if path.is_dir() else path.name)
+    record = class_record.collected_record(folder, None if path.is_dir() else path.name)
     if record:
-        when = lms.collected_time(record)
+        when = class_record.collected_time(record)
         return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
     meta = gradescope_metadata_for(path)
     if meta is not None and (stop is None or not (meta.parent == stop or stop in meta.parents)):

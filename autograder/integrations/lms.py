@@ -48,6 +48,7 @@ from typing import IO, Any, Optional, Union
 import yaml
 
 from autograder.config import CollectCaps
+from autograder.grading.class_record import COLLECTED, STUDENT_ID, STUDENT_ID_MAX, collected, plain_parts
 from autograder.grading.late import parse_time, utc
 from autograder.printable import printable
 from autograder.spreadsheet import write_csv
@@ -225,9 +226,6 @@ class CollectLimits:
 
 
 LIMITS = CollectLimits.of(CollectCaps())
-#: What a student id may hold: letters, digits, `_`, `.`, `-`, `@`, `+`; it starts with a letter or digit.
-STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")
-STUDENT_ID_MAX = 100
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 
 
@@ -298,21 +296,13 @@ class _Entry:
     open: Callable[[], IO[bytes]]
 
 
-def _plain_parts(name: str) -> Optional[tuple[str, ...]]:
-    """A relative path's components, or None for an absolute path, `..`, a drive or a NUL."""
-    if name.startswith(("/", "\\")) or "\0" in name or re.match(r"^[A-Za-z]:", name):
-        return None
-    parts = tuple(p for p in name.split("/") if p not in ("", "."))
-    return None if not parts or ".." in parts else parts
-
-
 def _zip_entries(z: zipfile.ZipFile, container: str, skipped: list[str]) -> list[_Entry]:
     entries = []
     for info in z.infolist():
         if info.is_dir():
             continue
         shown = printable(container + info.filename)
-        parts = _plain_parts(info.filename)
+        parts = plain_parts(info.filename)
         if parts is None:
             skipped.append(f"{shown}: not a relative path inside the archive; not read")
         elif stat.S_ISLNK(info.external_attr >> 16):
@@ -641,12 +631,6 @@ def _file(candidate: _Candidate, dest: Path, assignment_id: str) -> Filed:
     return Filed(lms_file.student, target, candidate.source, lms_file)
 
 
-#: At the root of `course collect`'s --to (and of nbgrader zip_collect's extracted/): who each student
-#: folder is and when they submitted, as the LMS said. Its name can be no student's folder (a
-#: safe student id never starts with a dot), and nothing in a student's folder is read for either.
-COLLECTED = ".course-collect.json"
-
-
 def _record(dest: Path, filed: list[Filed]) -> None:
     """Add `filed` to dest's COLLECTED (students collected earlier into `dest` are kept)."""
     records = collected(dest)
@@ -660,43 +644,6 @@ def _record(dest: Path, filed: list[Filed]) -> None:
         json.dump(dict(sorted(records.items())), out, indent=2)
         out.write("\n")
     os.replace(tmp, dest / COLLECTED)  # replaces a link of that name rather than writing through it
-
-
-def collected(root: Path) -> dict[str, dict[str, Any]]:
-    """{student folder: what the LMS said} from root's COLLECTED, which `collect` wrote; {} when
-    there is none. Only records whose folder is a safe student id and whose file one name."""
-    try:
-        info = (root / COLLECTED).stat()
-    except OSError:
-        return {}
-    return dict(_collected(root / COLLECTED, info.st_mtime_ns, info.st_size))
-
-
-@functools.lru_cache(maxsize=8)
-def _collected(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
-    """`collected`, read once per version of the file (a class's grading asks once per student)."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {folder: record for folder, record in data.items()
-            if isinstance(record, dict) and record.get("student") == folder and STUDENT_ID.fullmatch(folder)
-            and ".." not in folder and _plain_parts(str(record.get("file") or "")) == (record.get("file"),)}
-
-
-def collected_record(folder: Path, file: Optional[str] = None) -> dict[str, Any]:
-    """What `collect` recorded about the student folder `folder` (in its parent's COLLECTED), when
-    it did (and, given `file`, filed that file there); else {}."""
-    record = collected(folder.parent).get(folder.name, {})
-    return record if file is None or record.get("file") == file else {}
-
-
-def collected_time(record: dict[str, Any]) -> Optional[dt.datetime]:
-    """The submission time of a COLLECTED record (aware, UTC), when the LMS gave one."""
-    when = record.get("submitted_at")
-    return utc(parse_time(when)) if isinstance(when, str) and when else None
 
 
 # --- Canvas gradebook import -------------------------------------------------------------------

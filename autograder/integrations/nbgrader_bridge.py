@@ -42,6 +42,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Enum, Unicode
 
 from autograder import config as config_mod
+from autograder.grading import class_record
 from autograder.grading import late as late_mod
 from autograder.integrations import lms
 
@@ -325,7 +326,7 @@ class LmsCollector(FileNameCollectorPlugin):
             self.log.warning("%s submitted %s, not a notebook: not collected", record["student"], record["file"])
             return None
         info: dict[str, Any] = {"student_id": record["student"], "file_id": record["file"]}
-        when = lms.collected_time(record)
+        when = class_record.collected_time(record)
         if when is not None:
             info["timestamp"] = when.isoformat()
         return info
