@@ -3,8 +3,11 @@
     course gradescope 02_attention_scoring --out 02_attention_scoring-gradescope.zip
 
 The zip holds `setup.sh` (installs torch 2.13.0 CPU, bubblewrap and the kit), `run_autograder`,
-and the kit itself: course.yml, autograder/ with this assignment's public and hidden tests, and
-solutions/ (the reference). Gradescope unpacks it into /autograder/source, runs setup.sh once,
+and the kit itself: course.yml, autograder/ with this assignment's public and hidden tests and the
+misconception catalogue's part that diagnosis needs (the mutants, degenerate entries and symptom
+signatures of this assignment's components and of those they build on), and solutions/ (the
+reference). The kit reaches student code nowhere: bubblewrap mounts an empty folder over it, and
+run_autograder keeps it from the unprivileged user student code runs as otherwise. Gradescope unpacks it into /autograder/source, runs setup.sh once,
 then for each submission `run_autograder`, which picks the submitted notebook (or .py) in
 /autograder/submission and grades it with `course grade ... --results /autograder/results/results.json`.
 
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Optional
 
 from autograder import config as config_mod
+from autograder.catalogue import zoo
 from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
 
@@ -78,9 +82,34 @@ def solution_modules(course: config_mod.Course, assignment_id: str) -> set[str]:
     return modules
 
 
+def diagnosed_components(course: config_mod.Course, assignment_id: str) -> set[str]:
+    """The components whose catalogue grading this assignment consults: its own and those they build on."""
+    names = [c.name for c in course.assignment(assignment_id).components]
+    return set(names) | set(course.closure(names))
+
+
+def catalogue_files(course: config_mod.Course, assignment_id: str,
+                    repo: Path = config_mod.REPO_ROOT) -> dict[str, bytes]:
+    """{path in the zip: content}: what diagnosis and the floor rule read (catalogue/diagnosis.py) for this
+    assignment, so that Gradescope grades as `course grade` does: the mutant and degenerate entries of the
+    components it grades or builds on (each an assignment's reference with one mistake; no correct
+    alternatives, which diagnosis never reads) and those components' symptom signatures."""
+    components = diagnosed_components(course, assignment_id)
+    catalogue = repo / "autograder" / "catalogue"
+    files: dict[str, bytes] = {}
+    for entry in zoo.entries(root=catalogue / "entries"):
+        if entry.kind in ("mutant", "degenerate") and entry.component in components:
+            files[entry.path.relative_to(repo).as_posix()] = entry.path.read_bytes()
+    data = json.loads((catalogue / "signatures.json").read_text())
+    kept = {test: hashes for test, hashes in data.get("tests", {}).items() if test.split("::")[0] in components}
+    files["autograder/catalogue/signatures.json"] = (json.dumps({**data, "tests": kept}, indent=1) + "\n").encode()
+    return files
+
+
 def kit_files(assignment_id: str, repo: Path = config_mod.REPO_ROOT,
               course: Optional[config_mod.Course] = None) -> dict[str, Path]:
-    """{path in the zip: file}: the grader with only this assignment's test suites and reference code."""
+    """{path in the zip: file}: the grader with only this assignment's test suites and reference code
+    (the catalogue's part that grading it reads: `catalogue_files`)."""
     course = course or config_mod.default()
     wanted = {m.replace(".", "/") + ".py" for m in solution_modules(course, assignment_id)}
     files: dict[str, Path] = {}
@@ -102,7 +131,7 @@ def kit_files(assignment_id: str, repo: Path = config_mod.REPO_ROOT,
             if rel.parts[:2] == ("autograder", "suites") and path.name != f"test_{assignment_id}.py":
                 continue
             if rel.parts[:3] == ("autograder", "catalogue", "entries"):
-                continue  # the misconception catalogue: near-solutions of every assignment
+                continue  # near-solutions of every assignment: catalogue_files picks this one's
             if rel.parts[0] == "solutions" and path.name != "__init__.py" and rel.as_posix() not in wanted:
                 continue
             files[rel.as_posix()] = path
@@ -133,6 +162,8 @@ def build(assignment_id: str, out: Path, course: Optional[config_mod.Course] = N
             add("README.md", f"# {course.name}: Gradescope autograder for {assignment_id}\n".encode())
         for name, path in files.items():
             add(name, path.read_bytes())
+        for name, data in catalogue_files(course, assignment_id, repo).items():
+            add(name, data)
     return out
 
 
