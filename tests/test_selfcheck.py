@@ -116,3 +116,18 @@ def test_a_failures_text_is_its_message_whatever_notes_hypothesis_adds(tmp_path:
         assert not outcome.passed
         outputs.append(outcome.output)
     assert outputs[0] == outputs[1] == "double(0) returned 1, expected 0", outputs[0]
+
+
+def test_the_fixtures_reprs_carry_no_memory_address() -> None:
+    """Hypothesis shows a failing example as a call with each argument's repr; should a version put it
+    where students read it, the `student` and `ref` fixtures still show no address (the same every run)."""
+    from autograder.grading.remote import RemoteNamespace
+    from autograder.selfcheck.plugin import LocalNamespace, Reference, Submission
+
+    def double(x: int) -> int:
+        return 2 * x
+
+    students = [LocalNamespace({"double": double}), Submission(double=double),
+                RemoteNamespace(None, [], frozenset({"double"}))]  # type: ignore[arg-type]
+    assert {repr(s) for s in students} == {"<the submission's names>"}
+    assert repr(Reference(double=double)) == "<the course's reference>"

@@ -11,6 +11,7 @@ import io
 import os
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol
@@ -278,11 +279,33 @@ class GradingPlugin:
         return self.reference()
 
 
+#: The repr of every `student` fixture. Hypothesis shows a failing example as a call with each
+#: argument's repr; an object's default repr carries its memory address (different on every run).
+STUDENT_REPR = "<the submission's names>"
+
+
+class Reference(types.SimpleNamespace):
+    """The `ref` fixture: the course's reference by name, with a stable repr (see STUDENT_REPR)."""
+
+    def __repr__(self) -> str:
+        return "<the course's reference>"
+
+
+class Submission(types.SimpleNamespace):
+    """A submission's names loaded in this process (the zoo's in-process grading), with a stable repr."""
+
+    def __repr__(self) -> str:
+        return STUDENT_REPR
+
+
 class LocalNamespace:
     """A live view of a dict of names (a notebook's globals) for in-process self-checks."""
 
     def __init__(self, names: dict[str, Any]) -> None:
         self._names = names
+
+    def __repr__(self) -> str:
+        return STUDENT_REPR
 
     def __getattr__(self, name: str) -> Any:
         try:
