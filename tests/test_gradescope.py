@@ -45,6 +45,27 @@ def test_zip_holds_setup_run_autograder_and_the_kit_with_this_assignments_tests(
     assert "GRADESCOPE_ROOT:-/autograder" in run and f"autograder.integrations.gradescope run {A}" in run
 
 
+def test_zip_carries_what_diagnosis_reads_of_this_assignment_and_those_it_builds_on(autograder_zip, tmp_path):
+    """The catalogue's mutants and degenerate entries and the symptom signatures of the components graded
+    or built on (diagnosis and the floor rule read them), and nothing of other assignments' catalogue."""
+    def catalogue(zip_path: Path) -> tuple[set[str], dict]:
+        with zipfile.ZipFile(zip_path) as z:
+            names = {n for n in z.namelist() if n.startswith("autograder/catalogue/entries/")}
+            return names, json.loads(z.read("autograder/catalogue/signatures.json"))["tests"]
+
+    names, signatures = catalogue(autograder_zip)
+    assert f"autograder/catalogue/entries/{A}/mutants/ms_fill_zero.py" in names
+    assert f"autograder/catalogue/entries/{A}/degenerate/ms_uniform_valid.py" in names
+    assert {n.split("/")[3] for n in names} == {A} and not any("/correct/" in n for n in names)
+    components = {"sequence_mask", "masked_softmax", "AdditiveAttention", "DotProductAttention"}
+    assert signatures and {k.split("::")[0] for k in signatures} <= components
+    assert "masked_softmax" in {k.split("::")[0] for k in signatures}
+    names, signatures = catalogue(gradescope.build("04_multihead", tmp_path / "04.zip"))
+    assert {n.split("/")[3] for n in names} == {A, "04_multihead"}  # MultiHeadAttention builds on 02's
+    assert "DotProductAttention" in {k.split("::")[0] for k in signatures}
+    assert "NWKernelRegression" not in {k.split("::")[0] for k in signatures}
+
+
 def test_zip_is_reproducible(autograder_zip, tmp_path):
     again = gradescope.build(A, tmp_path / "again.zip")
     assert again.read_bytes() == autograder_zip.read_bytes()
@@ -210,3 +231,46 @@ def test_run_autograder_in_process_mode_ends_the_attackers_jobs(autograder_zip, 
         scores[name] = results["score"]
         assert processes_mentioning(str(root)) == [], (name, processes_mentioning(str(root)))
     assert scores == {"setsid_survivor": 14, "limit_fork_server": 14, "correct": 14}, logs
+
+
+#: Zoo mutants graded both ways by the test below: a mistake the floor rule counts (masked_softmax filling
+#: with 0, the issue's 0.26 against 0.64), a mask off by one and an unscaled dot product.
+SAME_GRADE_MUTANTS = ("ms_fill_zero", "sm_off_by_one", "dot_no_scale")
+
+
+def _graded(results: dict) -> dict:
+    """Results as grading made them: without the time it took and the student's id (a class folder's
+    name for `course grade`, the file's for a Gradescope run without submission_metadata.json)."""
+    extra = {k: v for k, v in results["extra_data"].items() if k != "student"}
+    return {**{k: v for k, v in results.items() if k != "execution_time"}, "extra_data": extra}
+
+
+def test_gradescope_grades_zoo_mutants_as_course_grade_does(autograder_zip, tmp_path):
+    """The same submissions through `course grade` (a class, the kit's own checkout) and through the
+    Gradescope runner (the zip's kit): the same results, scores, diagnoses and messages byte for byte
+    (timings aside). Before, the zip lacked the catalogue and signatures.json: no diagnosis, no floor."""
+    from autograder.catalogue import zoo
+    entries = {e.name: e for e in zoo.entries(A) if e.kind == "mutant" and e.name in SAME_GRADE_MUTANTS}
+    assert sorted(entries) == sorted(SAME_GRADE_MUTANTS)
+    sources = {name: zoo.compose(entry, tmp_path / "composed").read_text() for name, entry in entries.items()}
+    for name, source in sources.items():
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / f"{A}.py").write_text(source)
+    local = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", A, str(tmp_path / "class"),
+                            "--out", str(tmp_path / "results"), "--jobs", "1"],
+                           cwd=gradescope.config_mod.REPO_ROOT, capture_output=True, text=True, timeout=1800)
+    assert local.returncode == 0, local.stdout + local.stderr
+    for name, source in sources.items():
+        root = tmp_path / "gs" / name
+        with zipfile.ZipFile(autograder_zip) as z:
+            z.extractall(root / "source")
+        (root / "submission").mkdir(parents=True)
+        (root / "submission" / f"{A}.py").write_text(source)
+        proc = _run(root)
+        log = proc.communicate(timeout=900)[0]
+        assert proc.returncode == 0, log
+        ours = (tmp_path / "results" / f"{name}.json").read_text()
+        theirs = (root / "results" / "results.json").read_text()
+        assert json.dumps(_graded(json.loads(theirs)), indent=2) == json.dumps(_graded(json.loads(ours)), indent=2), name
+    diagnosed = json.loads((tmp_path / "results" / "ms_fill_zero.json").read_text())
+    assert diagnosed["extra_data"]["components"]["masked_softmax"]["misconceptions"], diagnosed["extra_data"]

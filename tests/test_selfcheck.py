@@ -66,3 +66,68 @@ def test_a_submissions_literals_do_not_change_the_examples_hypothesis_draws(
     importlib.import_module("steering_literals")
     sizes_and_scales()
     assert len(before) == 20 and drawn == before
+
+
+_NOTED_SUITE = '''
+import pytest
+from hypothesis import given, strategies as st
+
+
+@pytest.mark.component("double")
+@given(x=st.integers(min_value=0, max_value=10))
+def test_doubles_every_number(student, ref, x):
+    """double: every number"""
+    got, expected = student.double(x), ref.double(x)
+    if got != expected:
+        raise AssertionError(f"double({x}) returned {got}, expected {expected}")
+'''
+
+
+@pytest.mark.parametrize("wording", ["Falsifying example", "Failing test case"])
+def test_a_failures_text_is_its_message_whatever_notes_hypothesis_adds(tmp_path: Path, wording: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis adds the failing example to the exception as notes: a call of the test function with
+    every argument's repr (the fixtures' default reprs carry memory addresses). 6.155 starts them with
+    "Falsifying example:", 6.170 with "Failing test case:" (simulated here by rewording the notes this
+    hypothesis adds). Either way the failure's text is the suite's message alone: no test function
+    name, no address, the same on every run and every hypothesis version."""
+    import types
+
+    import hypothesis.core
+
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, run_pytest
+
+    real_add_note = hypothesis.core.add_note  # where hypothesis attaches its report to the failure
+
+    def add_note(exc: BaseException, note: str) -> None:
+        real_add_note(exc, note.replace("Falsifying example", wording))
+
+    monkeypatch.setattr(hypothesis.core, "add_note", add_note)
+    register_hypothesis_profile()
+    suite = tmp_path / "public" / "test_noted.py"
+    suite.parent.mkdir()
+    suite.write_text(_NOTED_SUITE)
+    outputs = []
+    for _ in range(2):
+        plugin = GradingPlugin(LocalProvider({"double": lambda x: x + 1}), None,
+                               reference=lambda: types.SimpleNamespace(double=lambda x: 2 * x))
+        run_pytest([suite], plugin, tmp_path)
+        (outcome,) = plugin.outcomes.values()
+        assert not outcome.passed
+        outputs.append(outcome.output)
+    assert outputs[0] == outputs[1] == "double(0) returned 1, expected 0", outputs[0]
+
+
+def test_the_fixtures_reprs_carry_no_memory_address() -> None:
+    """Hypothesis shows a failing example as a call with each argument's repr; should a version put it
+    where students read it, the `student` and `ref` fixtures still show no address (the same every run)."""
+    from autograder.grading.remote import RemoteNamespace
+    from autograder.selfcheck.plugin import LocalNamespace, Reference, Submission
+
+    def double(x: int) -> int:
+        return 2 * x
+
+    students = [LocalNamespace({"double": double}), Submission(double=double),
+                RemoteNamespace(None, [], frozenset({"double"}))]  # type: ignore[arg-type]
+    assert {repr(s) for s in students} == {"<the submission's names>"}
+    assert repr(Reference(double=double)) == "<the course's reference>"

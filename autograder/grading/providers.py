@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-import types
 from typing import Any, Optional
 from collections.abc import Callable
 
@@ -15,6 +14,7 @@ from autograder.grading.submission import Cell
 from autograder.sandbox.bwrap import RUNTIME_DIR
 from autograder.sandbox.forkserver import Child, ChildDied, SandboxError, Stop, Zygote
 from autograder.sandbox.runtime import procedures
+from autograder.selfcheck.plugin import Submission
 
 
 class Broken:
@@ -169,7 +169,7 @@ class InProcessProvider:
                 else:
                     sys.modules[n] = m
         self.notes[component] = [f"{e['where']}: {e['error']}" for e in report["errors"]]
-        return types.SimpleNamespace(**{k: v for k, v in names.items() if not k.startswith("__")})
+        return Submission(**{k: v for k, v in names.items() if not k.startswith("__")})
 
     def after_test(self, component: str) -> None:
         pass

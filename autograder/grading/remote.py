@@ -16,7 +16,7 @@ from collections.abc import Callable
 from autograder.grading import bounded
 from autograder.sandbox.forkserver import Child, ChildDied
 from autograder.sandbox.runtime import wire
-from autograder.selfcheck.plugin import FailFast
+from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
 
 
 #: The most of an exception's message and traceback from the student's code that a test shows.
@@ -207,6 +207,9 @@ class RemoteNamespace:
         object.__setattr__(self, "_notes", notes)
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_defined", tuple(defined))  # what the submission's loading defined
+
+    def __repr__(self) -> str:  # no memory address: hypothesis shows it in a failing example
+        return STUDENT_REPR
 
     def __getattr__(self, name: str) -> Any:
         if name not in self._names:

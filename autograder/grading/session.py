@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import time
-import types
 from pathlib import Path
 from typing import Any, Optional
 
@@ -19,7 +18,8 @@ from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
-from autograder.selfcheck.plugin import GradingPlugin, StudentProvider, register_hypothesis_profile, run_pytest
+from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, register_hypothesis_profile,
+                                         run_pytest)
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 
@@ -93,7 +93,7 @@ class Diagnoser:
         self.components = {c.name for a in course.assignments for c in a.components}
         self.recorder = Recorder()
 
-    def reference(self) -> types.SimpleNamespace:
+    def reference(self) -> Reference:
         """A fresh recording reference for one test: components recorded, given code as it is."""
         self.recorder = Recorder()
         names = {}
@@ -102,7 +102,7 @@ class Diagnoser:
             if name in self.components:
                 obj = self.recorder.module_class(name, obj) if inspect.isclass(obj) else self.recorder.function(name, obj)
             names[name] = obj
-        return types.SimpleNamespace(**names)
+        return Reference(**names)
 
     def __call__(self, component: str, actual: Any, expected: Any, inputs: dict[str, Any], rtol: float,
                  atol: float) -> frozenset[str]:
