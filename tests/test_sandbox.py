@@ -11,9 +11,11 @@ import ast
 import json
 import os
 import pickle
+import shutil
 import re
 import struct
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -630,3 +632,69 @@ def test_calls_that_name_another_process_group_or_user_are_refused(zygote: Zygot
         if server is not zygote:
             server.stop()
     assert answers == dict.fromkeys(answers, "EPERM")
+
+
+SOCKET_PROBES = '''
+def probe(path):
+    import errno, socket
+    def attempt(make):
+        try:
+            s = make()
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno, str(exc.errno))
+        for one in (s if isinstance(s, tuple) else (s,)):
+            one.close()
+        return "ok"
+    def dial():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+        finally:
+            s.close()
+    return {
+        "vsock": attempt(lambda: socket.socket(40, socket.SOCK_STREAM)),  # AF_VSOCK: not network-namespaced
+        "inet": attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+        "unix datagram": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)),
+        "unix seqpacket": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)),
+        "datagram pair": attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)),
+        "connect to a path": attempt(dial),
+        "unix stream": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
+        "stream pair": attempt(lambda: socket.socketpair()),
+    }
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_a_job_reaches_no_socket_but_its_own(zygote: Zygote, mode: str) -> None:
+    """Only Unix stream sockets and pairs of them, and no connect(): a host daemon's socket (or another
+    job's) listening on a path the job can name gets no connection, vsock and datagrams are refused."""
+    import socket
+    import stat
+    if mode == "bwrap" and zygote.mode != "bwrap":
+        pytest.skip("bubblewrap is not usable here")
+    folder = Path(tempfile.mkdtemp(prefix="sock-", dir="/tmp"))  # a path a process-mode job can name
+    folder.chmod(0o755)
+    path = folder / "daemon.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server = zygote if mode == "bwrap" else Zygote("process")
+    try:
+        listener.bind(str(path))
+        path.chmod(stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO)
+        listener.listen(4)
+        listener.setblocking(False)
+        with Job(server, SOCKET_PROBES) as job:
+            answers = job.ns.probe(str(path))
+        try:
+            listener.accept()
+            reached = True
+        except BlockingIOError:
+            reached = False
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        if server is not zygote:
+            server.stop()
+    assert not reached
+    assert answers == {"vsock": "EPERM", "inet": "EPERM", "unix datagram": "EPERM", "unix seqpacket": "EPERM",
+                       "datagram pair": "EPERM", "connect to a path": "EPERM", "unix stream": "ok",
+                       "stream pair": "ok"}, answers

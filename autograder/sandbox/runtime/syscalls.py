@@ -53,9 +53,17 @@ TARGETS_SELF_ONLY: dict[str, tuple[tuple[int, int], ...]] = {
 #: prctl(PR_SCHED_CORE, op, pid, ...) acts on the process `pid` (core-scheduling cookies).
 PR_SCHED_CORE = 62
 
-#: Socket families a child may not create: the network (bubblewrap gives it none anyway; in process
-#: mode this is what keeps it offline) and raw packets. Unix sockets stay (the child's own RPC).
-DENIED_SOCKET_FAMILIES = {"AF_INET": 2, "AF_INET6": 10, "AF_PACKET": 17, "AF_NETLINK": 16}
+#: A job talks to nothing but the sockets it is handed (its RPC socket, already connected) and the ones
+#: it makes in pairs: the only sockets it may create are Unix stream sockets (socket, socketpair), and
+#: it may not connect() anywhere. So no network and no vsock (whatever family a kernel adds), and no
+#: Unix socket of the host reached by its path (process mode sees the host's /tmp, /run: a daemon's or
+#: another job's socket), nor datagrams sent to a path (a Unix datagram socket can sendto() any path
+#: even when connected). An allow-list: a family or type not named here is refused.
+ALLOWED_SOCKET_FAMILY = 1  # AF_UNIX
+#: Socket types (the low bits of `type`, below SOCK_NONBLOCK/SOCK_CLOEXEC) other than SOCK_STREAM (1).
+DENIED_SOCKET_TYPES = {"SOCK_DGRAM": 2, "SOCK_RAW": 3, "SOCK_RDM": 4, "SOCK_SEQPACKET": 5, "SOCK_DCCP": 6,
+                       "SOCK_PACKET": 10}
+SOCKET_TYPE_MASK = 0xF
 
 #: clone() flags that create namespaces: clone with any of them fails like unshare.
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
@@ -88,8 +96,11 @@ def build_filter() -> Any:
                seccomp.Arg(2, seccomp.NE, 0))
     for flag in CLONE_NAMESPACE_FLAGS:
         f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
-    for family in DENIED_SOCKET_FAMILIES.values():
-        f.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.EQ, family))
+    for call in ("socket", "socketpair"):
+        f.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(0, seccomp.NE, ALLOWED_SOCKET_FAMILY))
+        for kind in DENIED_SOCKET_TYPES.values():
+            f.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(1, seccomp.MASKED_EQ, SOCKET_TYPE_MASK, kind))
+    f.add_rule(seccomp.ERRNO(errno.EPERM), "connect")
     try:
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     except (ValueError, RuntimeError, OSError):
