@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from autograder import config as config_mod
 from autograder.grading.errors import GradingRefused
+from autograder.printable import printable, printable_text
 
 if TYPE_CHECKING:
     from autograder.grading.late import SubmissionTime
@@ -40,10 +41,10 @@ def cmd_check(ns: argparse.Namespace) -> int:
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
-    print(format_result(result, verbose=True, counts_only=True))
+    print(printable_text(format_result(result, verbose=True, counts_only=True)))
     notes = [f"{c.name}: {n}" for c in result.components for n in c.notes]
     if notes:
-        print("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes))
+        print(printable_text("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes)))
     all_passed = all(t.passed for c in result.components for t in c.tests)
     print("\nAll public tests passed." if all_passed else
           "\nSome public tests failed; the hidden tests check more than these.")
@@ -174,12 +175,12 @@ def cmd_grade(ns: argparse.Namespace) -> int:
                            out=out, student=student, submitted_at=when)
     if ns.results:
         Path(ns.results).write_text(json.dumps(res, indent=2) + "\n")
-    print(format_result(result, verbose=not ns.quiet, tests=not ns.quiet))
+    print(printable_text(format_result(result, verbose=not ns.quiet, tests=not ns.quiet)))
     final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
     if final:
-        print("\n" + final)
+        print(printable_text("\n" + final))
     if ns.out:
-        print(f"\n{res['extra_data']['student']}: {ns.out}/{name}.json; {ns.out}/grades.csv updated")
+        print("\n" + printable(f"{res['extra_data']['student']}: {ns.out}/{name}.json; {ns.out}/grades.csv updated"))
     return 0
 
 
@@ -273,7 +274,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         took = time.monotonic() - start
         print(f"\n{assignment_id}: {len(rows)} sample submissions graded in {took:.1f} s")
         for r in rows:
-            print(f"  {r['name']:55} {r['score']:6.2f} / {r['max_score']:g}")
+            print(printable(f"  {r['name']:55} {r['score']:6.2f} / {r['max_score']:g}"))
     print(f"\nresults (Gradescope JSON per submission, grades.csv): {root}")
     from autograder.report import build  # the class report of the samples, as `course report` writes it
     sources = [build.Source(a, root / a / "results", root / a / "submissions") for a in ids]
@@ -362,7 +363,7 @@ def cmd_collect(ns: argparse.Namespace) -> int:
         raise Refused(f"{source}: no such file or folder")
     filed, skipped = lms.collect(source, ns.assignment, Path(ns.to), student_id=ns.canvas_student_id,
                                  limits=lms.CollectLimits.of(course.limits.collect))
-    from autograder.printable import printable  # every name below came from a student: one line each
+    # every name below came from a student: printed one line each (printable)
     for f in sorted(filed, key=lambda f: f.student):
         when = f" submitted {f.lms.submitted_at.isoformat(timespec='seconds')}" if f.lms.submitted_at else ""
         print(printable(f"{f.student:24} <- {f.source} ({f.lms.lms}{', LATE mark' if f.lms.late else ''}{when})"))

@@ -28,3 +28,10 @@ def _escape(char: str) -> str:
         return escaped
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable_text(text: str) -> str:
+    """Several lines of text (a results report with student-controlled messages) as they may be
+    printed: each line through `printable`, the line breaks kept, so no escape sequence reaches the
+    terminal (cursor moves, clears, window titles, OSC 52 clipboard writes)."""
+    return "\n".join(printable(line.replace("\t", "    ")) for line in text.split("\n"))

@@ -277,3 +277,22 @@ def test_notes_and_outputs_in_the_results_hold_at_their_edges() -> None:
     cut = results("x" * 1025, ["n"] * 4)
     assert len(cut["tests"][0]["output"]) < 1100 and "[... 1 characters omitted ...]" in cut["tests"][0]["output"]
     assert cut["output"].count("sequence_mask: n") == 3 and "sequence_mask: ... 1 more notes omitted" in cut["output"]
+
+
+ESCAPES = "\x1b[2J\x1b[H\x1b]52;c;ZXZpbA==\x07\x1b]0;title\x07\x1b[8m"  # clear, home, clipboard, title, conceal
+
+
+@pytest.mark.parametrize("command", ["grade", "check"])
+def test_a_message_cannot_drive_the_staff_terminal(tmp_path, command):
+    """A student's exception text carrying terminal escape sequences (a cleared screen and a fake score
+    table, an OSC 52 clipboard write) reaches the console of `course grade FILE` and `course check`
+    escaped: no ESC or BEL byte is printed."""
+    source = reference_source("02_attention_scoring") + (
+        f"\n\ndef masked_softmax(X, valid_lens):\n    raise ValueError({ESCAPES + 'masked_softmax: 4 / 4'!r})\n")
+    path = tmp_path / "02_attention_scoring.py"
+    path.write_text(source)
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", command, "02_attention_scoring", str(path)],
+                          capture_output=True, text=True, timeout=300, cwd=config.REPO_ROOT)
+    assert "ValueError" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr
+    assert "\\x1b]52;c;" in proc.stdout
