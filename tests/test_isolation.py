@@ -380,3 +380,59 @@ def test_a_job_writes_only_its_scratch_space(own_server: Zygote) -> None:
     assert {path for path, answer in answers.items() if answer == "written"} == scratch, answers
     assert any(path.startswith("/proc/1/") for path in answers) and "/usr/new" in answers
     assert outside_view(pid) == before and zygote.check() == []
+
+
+_SENDER = '''
+
+def masked_softmax(X, valid_lens):  # wrong on purpose: the attention classes get the course's version
+    return X
+
+
+_sent = []
+
+
+class AdditiveAttention(AdditiveAttention):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not _sent:  # the child holds the course's masked_softmax: encode {bits} in the pid counter
+            _sent.append(1)
+            for _ in range({bits}):
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(0)
+                os.waitpid(pid, 0)
+'''
+
+_RECEIVER = '''
+
+def sequence_mask(X, valid_len, value=0):
+    raise RuntimeError(f"PID={os.getpid()}")
+'''
+
+
+@needs_bwrap
+def test_a_job_that_held_the_course_code_leaves_no_state_for_the_next(zygote: Zygote, tmp_path: Path) -> None:
+    """Before the due date, a child handed the course's masked_softmax could encode it in state the
+    fork server keeps for later jobs (here: how far its pid namespace's counter moved), for a later
+    submission to read. Such a job's fork server serves no further job: the receiver's pid is the
+    same whatever the sender did. After the due date nothing is withheld and the server is kept."""
+    due = config_mod.default().assignment(A).due
+    assert due is not None
+    before = config_mod.default().deadlines.local(due - dt.timedelta(days=1))
+    reference = "import os\n" + reference_submission(tmp_path).read_text()
+    receiver = tmp_path / "receiver.py"
+    receiver.write_text(reference + _RECEIVER)
+    seen = []
+    for bits in (0, 40):
+        sender = tmp_path / f"sender{bits}.py"
+        sender.write_text(reference + _SENDER.format(bits=bits))
+        sent = session.grade_file(zygote, A, sender, now=before)
+        assert any(c.withheld for c in sent.components)
+        got = json.dumps(results_json(session.grade_file(zygote, A, receiver, now=before)))
+        seen.append(got.split("PID=")[1].split('"')[0].split("\\")[0])
+    assert seen[0] == seen[1], seen
+    after = config_mod.default().deadlines.local(due + dt.timedelta(days=1))
+    session.grade_file(zygote, A, tmp_path / "sender40.py", now=after)
+    server = zygote.proc.pid if zygote.proc else None
+    session.grade_file(zygote, A, receiver, now=after)
+    assert zygote.proc is not None and zygote.proc.pid == server  # nothing withheld: no server replaced

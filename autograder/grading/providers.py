@@ -54,6 +54,9 @@ class SandboxProvider:
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.signatures = dependencies.contract_signatures(course)
+        #: False before the student's own due date (set by the session): a job then handed the course's
+        #: code of this assignment taints its fork server (_start).
+        self.reference_released = True
 
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
@@ -81,9 +84,16 @@ class SandboxProvider:
         uses = self.planner(component) if self.planner else None
         if uses is not None:
             self.uses[component] = uses
+        withheld = not self.reference_released and dependencies.holds_current_reference(uses or [])
+        if self.zygote.tainted and not withheld:
+            # An earlier job held the course's code before the due date; what it could have left in the
+            # fork server for this one to read (and show the student) goes with the server. Lazily: a
+            # submission on Gradescope, or a class graded after the due date, never pays for it.
+            self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
         try:
             self.child = self.zygote.spawn(job, self.limits)
+            self.zygote.tainted = self.zygote.tainted or withheld
             ready = self.child.wait_ready(self.limits.load_seconds)
         except ChildDied as exc:
             reason = f"loading your code failed: {exc.reason}"

@@ -62,6 +62,10 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
 
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = lambda component: dependencies.plan(course, assignment, component, defined, outcomes)
+    release = release or late.reference_release(course, assignment)
+    released = release.passed(now)
+    if isinstance(provider, SandboxProvider):
+        provider.reference_released = released
     files = suite_files(assignment_id, public_only, suites)
     for owner_id in dict.fromkeys(o.id for n in earlier if (o := course.owner(n)) is not None):
         files = suite_files(owner_id, public_only, suites) + files
@@ -72,8 +76,6 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     tested = [plugin.outcomes[n] for n in plugin.order]
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
-    release = release or late.reference_release(course, assignment)
-    released = release.passed(now)
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
         name_misconceptions(comp)

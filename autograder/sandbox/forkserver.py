@@ -123,6 +123,10 @@ class Zygote:
         self.isolation: Optional[Isolation] = None  # known once started
         self.child_uid: Optional[int] = None  # the uid the jobs run as (process mode as root: their own)
         self._checked_at = 0.0  # when the server last checked itself (after a job, or asked)
+        #: A job of this server held the course's code before the student's due date: the state it could
+        #: leave for later jobs (its pid namespace's counter, ...) must not reach feedback a student sees.
+        #: The grader replaces a tainted server before the next job whose feedback is shown (providers).
+        self.tainted = False
 
     @property
     def alive(self) -> bool:
@@ -145,6 +149,7 @@ class Zygote:
             raise SandboxError("the sandbox answered with an unexpected message")
         self.child_uid = hello.get("child_uid") if isinstance(hello.get("child_uid"), int) else None
         self._checked_at = time.monotonic()
+        self.tainted = False
         self.isolation = Isolation(
             mode=self.mode, seccomp=bool(hello.get("seccomp")), landlock=bool(hello.get("landlock")),
             separate_user=hello.get("child_uid") != os.getuid() or self.mode == "bwrap",
