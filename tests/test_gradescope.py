@@ -274,3 +274,34 @@ def test_gradescope_grades_zoo_mutants_as_course_grade_does(autograder_zip, tmp_
         assert json.dumps(_graded(json.loads(theirs)), indent=2) == json.dumps(_graded(json.loads(ours)), indent=2), name
     diagnosed = json.loads((tmp_path / "results" / "ms_fill_zero.json").read_text())
     assert diagnosed["extra_data"]["components"]["masked_softmax"]["misconceptions"], diagnosed["extra_data"]
+
+
+def test_an_upload_can_neither_date_nor_name_itself_nor_submit_a_link(autograder_zip, tmp_path):
+    """F3: an upload holding `submission_metadata.json` (alice, long before the due date) and
+    `submission/02_attention_scoring.py` had its own metadata read (the nearest to the picked file):
+    mallory's late work lost nothing and was alice's. Now only Gradescope's own
+    <root>/submission_metadata.json counts: mallory, 1 day 6 h late, 2 started days x 10%.
+    F1: an upload that is only a link to the kit's reference got 14/14; now 0 with the message."""
+    real = _metadata("2026-09-30T05:59:00.000000-07:00", None)
+    real["users"][0]["email"] = "mallory@uni.edu"
+    planted = _metadata("2026-09-01T00:00:00.000000-07:00", None)
+    planted["users"][0]["email"] = "alice@uni.edu"
+    root = _layout(tmp_path / "planted", autograder_zip, {"submission_metadata.json": json.dumps(planted)}, real)
+    (root / "submission" / "submission").mkdir()
+    (root / "submission" / "submission" / f"{A}.py").write_text(reference_source(A))
+    proc = _run(root)
+    log = proc.communicate(timeout=900)[0]
+    assert proc.returncode == 0, log
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["extra_data"]["raw_score"] == 14, results["output"]
+    assert results["extra_data"]["student"] == "mallory@uni.edu"
+    assert results["extra_data"]["late"]["submitted_at"] == "2026-09-30T12:59:00+00:00"
+    assert results["extra_data"]["late"]["penalty"] == 2.8 and results["score"] == 11.2
+
+    linked = _layout(tmp_path / "linked", autograder_zip, {})
+    (linked / "submission" / f"{A}.py").symlink_to(linked / "source" / "solutions" / "attention_scoring.py")
+    proc = _run(linked)
+    log = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0, log
+    results = json.loads((linked / "results" / "results.json").read_text())
+    assert results["score"] == 0 and f"{A}.py is a symbolic link; submit the file itself" in results["output"]

@@ -142,12 +142,64 @@ def test_gradescope_metadata_gives_time_and_the_students_own_due_date(tmp_path):
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "hw.ipynb").write_text("{}")
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    when = late.submission_time(tmp_path / "submission" / "hw.ipynb", A)
+    when = late.gradescope_runner_metadata(tmp_path)  # the runner's root, where Gradescope writes it
     assert when.submitted_at == dt.datetime(2026, 9, 30, 17, 0, tzinfo=UTC)
     assert when.due == dt.datetime(2026, 10, 2, 6, 59, tzinfo=UTC) and when.student == "carol@uni.edu"
     del meta["users"][0]["assignment"]  # older metadata: the assignment's due date
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    assert late.submission_time(tmp_path / "submission" / "hw.ipynb", A).due == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+    assert late.gradescope_runner_metadata(tmp_path).due == dt.datetime(2026, 9, 29, 6, 59, tzinfo=UTC)
+    assert late.gradescope_runner_metadata(tmp_path / "submission") is None  # none there: no time
+    # Never found from the submitted file: only the runner reads it, and passes it on.
+    assert late.submission_time(tmp_path / "submission" / "hw.ipynb", A) is None
+
+
+def test_a_planted_gradescope_metadata_file_is_never_read(tmp_path):
+    """F3: an upload holding submission_metadata.json and submission/<file> (the nearest metadata to
+    the picked file) dated nothing and named no one before; now submission_time looks for no
+    Gradescope metadata at all, so neither the planted file nor the real one beside it is read."""
+    real = {"created_at": "2026-10-05T10:00:00Z", "users": [{"email": "mallory@uni.edu"}]}
+    planted = {"created_at": "2020-01-01T00:00:00Z", "users": [{"email": "alice@uni.edu"}]}
+    (tmp_path / "submission" / "submission").mkdir(parents=True)
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(real))
+    (tmp_path / "submission" / "submission_metadata.json").write_text(json.dumps(planted))
+    picked = tmp_path / "submission" / "submission" / f"{A}.py"
+    picked.write_text("x = 1\n")
+    assert late.submission_time(picked, A) is None
+    assert late.gradescope_runner_metadata(tmp_path).student == "mallory@uni.edu"
+
+
+def test_gradescope_metadata_is_read_bounded(tmp_path):
+    """F9: 200,000 nested brackets raised RecursionError out of `course grade`; a link to /proc
+    was followed; a huge file was read whole. Each is now the DeadlineError that names the file."""
+    path = tmp_path / "submission_metadata.json"
+    for content, words in ((b"[" * 200_000 + b"]" * 200_000, "no readable submission time"),
+                           (b'{"created_at": []}', "no readable submission time"),
+                           (b"\xff\xfe not json", "no readable submission time"),
+                           (b" " * ((1 << 20) + 1), "over the")):
+        path.write_bytes(content)
+        with pytest.raises(late.DeadlineError, match=words):
+            late.read_gradescope_metadata(path)
+    path.unlink()
+    path.symlink_to("/proc/self/pagemap")
+    with pytest.raises(late.DeadlineError, match="symbolic link"):
+        late.read_gradescope_metadata(path)
+
+
+def test_a_student_folders_own_records_and_links_date_nothing(tmp_path):
+    """In a class folder, a course-collect record inside a student's folder (for a sub-folder of it)
+    and a timestamp.txt that is a symbolic link (to /proc/kmsg: a read that blocks) are not read."""
+    from autograder.grading import class_record
+    sub = tmp_path / "class" / "mallory" / "work"
+    sub.mkdir(parents=True)
+    (sub / f"{A}.py").write_text("x = 1\n")
+    (sub.parent / class_record.COLLECTED).write_text(json.dumps(
+        {"work": {"student": "work", "file": f"{A}.py", "lms": "canvas", "submitted_at": "2020-01-01T00:00:00"}}))
+    assert late.submission_time(sub / f"{A}.py", A, stop=sub.parent) is None
+    nb = tmp_path / "class" / "eve" / A
+    nb.mkdir(parents=True)
+    (nb / f"{A}.py").write_text("x = 1\n")
+    (nb / "timestamp.txt").symlink_to("/proc/kmsg")
+    assert late.submission_time(nb / f"{A}.py", A, stop=nb.parent) is None
 
 
 def test_only_timestamps_a_course_tool_wrote_are_read(tmp_path):

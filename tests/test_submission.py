@@ -1,16 +1,23 @@
 """autograder/grading/submission.py: reading notebooks as the kernel reads them, and picking files."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from autograder.config import Limits
 from autograder.grading.session import run_in_process
-from autograder.grading.submission import SubmissionError, find_submissions, pick_file, python_source, read_cells
+from autograder.grading.submission import (SubmissionError, find_submissions, pick_file, python_source, read_bounded,
+                                          read_cells, read_notebook)
 
 A = "02_attention_scoring"
 
@@ -205,3 +212,145 @@ def test_code_too_deep_for_the_parser_is_no_ones_crash(tmp_path: Path) -> None:
     nested = tmp_path / "nested.ipynb"
     nested.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert identify.evidence(course, nested) == {}
+
+
+# --- F1: the grading process opens a student's file only as a regular file, never through a link ----
+
+REFERENCE = Path(__file__).resolve().parent.parent / "solutions" / "attention_scoring.py"
+
+
+@contextlib.contextmanager
+def within(seconds: float) -> Iterator[None]:
+    """Fail (instead of hanging the suite) when the block blocks longer than `seconds`: a read of
+    /proc/kmsg or of a FIFO without a writer never returns."""
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"blocked for more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def hostile_files(folder: Path) -> dict[str, Path]:
+    """A submission that is a link to the reference, to /proc/kmsg (a regular file of size 0 whose
+    read blocks), to /proc/self/pagemap (whose read fails), and a FIFO (whose read blocks)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"reference": folder / "reference.py", "kmsg": folder / "kmsg.py", "pagemap": folder / "pagemap.py",
+             "fifo": folder / "fifo.py"}
+    files["reference"].symlink_to(REFERENCE)
+    files["kmsg"].symlink_to("/proc/kmsg")
+    files["pagemap"].symlink_to("/proc/self/pagemap")
+    os.mkfifo(files["fifo"])
+    return files
+
+
+def test_read_cells_refuses_links_and_special_files_without_reading_them(tmp_path: Path) -> None:
+    """Before: the link to the reference read as the student's code, /proc/kmsg and the FIFO blocked
+    the grading process for good, /proc/self/pagemap raised OSError (a traceback)."""
+    files = hostile_files(tmp_path)
+    for kind, path in files.items():
+        with within(5), pytest.raises(SubmissionError) as refused:
+            read_cells(path)
+        expected = "not a regular file" if kind == "fifo" else "is a symbolic link; submit the file itself"
+        assert expected in str(refused.value) and str(refused.value).startswith(path.name), (kind, refused.value)
+    with within(5):
+        assert read_notebook(files["kmsg"].with_suffix(".ipynb")) is None  # no such file: None, no error
+        (tmp_path / "k.ipynb").symlink_to("/proc/kmsg")
+        assert read_notebook(tmp_path / "k.ipynb") is None
+    (tmp_path / "own.py").write_text("x = 1\n")  # a regular file still reads, and a folder is refused
+    assert read_cells(tmp_path / "own.py") == [("own.py", "x = 1\n")]
+    (tmp_path / "dir.py").mkdir()
+    with pytest.raises(SubmissionError, match="not a regular file"):
+        read_cells(tmp_path / "dir.py")
+
+
+def test_the_size_cap_holds_whatever_fstat_says(tmp_path: Path) -> None:
+    limits = Limits(submission_mb=0.001)  # 1048 bytes
+    cap = int(limits.submission_mb * 1024 * 1024)
+    data, size = read_bounded(REFERENCE, cap)
+    assert len(data) == 0 and size == REFERENCE.stat().st_size  # over the cap by fstat: nothing read
+    (tmp_path / "big.py").write_bytes(b"#" * (cap + 1))
+    with pytest.raises(SubmissionError, match="over the"):
+        read_cells(tmp_path / "big.py", limits)
+
+
+def test_pick_file_never_picks_a_link_or_enters_a_linked_folder(tmp_path: Path) -> None:
+    """Before: a Gradescope upload that was only `02_attention_scoring.py -> ../source/solutions/...`
+    was picked (and got 14/14); a linked folder was searched."""
+    upload = tmp_path / "submission"
+    upload.mkdir()
+    (upload / f"{A}.py").symlink_to(REFERENCE)
+    path, problem = pick_file(upload, A, "attention_support")
+    assert path is None and problem == f"{A}.py is a symbolic link; submit the file itself"
+    (upload / f"{A}.py").unlink()
+    os.mkfifo(upload / f"{A}.py")
+    with within(5):
+        path, problem = pick_file(upload, A, "attention_support")
+    assert path is None and "is not a regular file" in problem
+    (upload / f"{A}.py").unlink()
+    stash = tmp_path / "stash"
+    stash.mkdir()
+    (stash / f"{A}.py").write_text(REFERENCE.read_text())
+    (upload / "work").symlink_to(stash)  # a link to a folder: not entered
+    path, problem = pick_file(upload, A, "attention_support")
+    assert path is None and "No notebook found" in problem and "work" in problem and "not followed" in problem
+    (upload / "mine.py").write_text("x = 1\n")
+    assert pick_file(upload, A, "attention_support") == (upload / "mine.py", "")
+
+
+def test_find_submissions_lists_links_and_special_files_as_problems(tmp_path: Path) -> None:
+    """Top-level links and FIFOs, a student's folder that is a link (to /proc, to a folder holding
+    the reference), and a link inside a student's folder: each a problem, none opened or entered."""
+    cls = tmp_path / "class"
+    hostile_files(cls)
+    (cls / "alice.py").write_text("x = 1\n")
+    (cls / "procfs").symlink_to("/proc")
+    stash = tmp_path / "stash"
+    stash.mkdir()
+    (stash / f"{A}.py").write_text(REFERENCE.read_text())
+    (cls / "trudy").symlink_to(stash)
+    (cls / "mallory").mkdir()
+    (cls / "mallory" / f"{A}.py").symlink_to(REFERENCE)
+    (cls / "notes.txt").symlink_to("/proc/kmsg")  # not a submission's name: ignored, as a notes.txt is
+    with within(10):
+        found = {f.name: f for f in find_submissions(cls, A, "attention_support")}
+    assert set(found) == {"alice", "reference", "kmsg", "pagemap", "fifo", "procfs", "trudy", "mallory"}
+    assert found["alice"].path == cls / "alice.py" and found["alice"].problem == ""
+    for name in ("reference", "kmsg", "pagemap"):
+        assert found[name].path is None and found[name].problem == f"{name}.py is a symbolic link; submit the file itself"
+    assert found["fifo"].path is None and found["fifo"].problem == "fifo.py is not a regular file; submit the file itself"
+    for name in ("procfs", "trudy"):
+        assert found[name].path is None and found[name].problem == f"{name} is a symbolic link; submit the folder itself"
+    assert found["mallory"].path is None and "is a symbolic link" in found["mallory"].problem
+
+
+def test_course_grade_dir_grades_the_class_around_links_and_fifos(tmp_path: Path) -> None:
+    """`course grade DIR --jobs 1` on a class of one correct student and every kind of link and
+    special file: before, /proc/kmsg hung the whole class (nothing graded) and the links to the
+    reference got 14/14; now each gets 0 with its message and alice her 14."""
+    cls = tmp_path / "class"
+    hostile_files(cls)
+    (cls / "alice").mkdir()
+    (cls / "alice" / f"{A}.py").write_text(REFERENCE.read_text())
+    (cls / "mallory").mkdir()
+    (cls / "mallory" / f"{A}.py").symlink_to(REFERENCE)
+    stash = tmp_path / "stash"
+    stash.mkdir()
+    (stash / f"{A}.py").write_text(REFERENCE.read_text())
+    (cls / "trudy").symlink_to(stash)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", A, str(cls), "--out", str(out),
+                           "--jobs", "1", "-q"], capture_output=True, text=True, timeout=300,
+                          cwd=REFERENCE.parent.parent)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    results = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert set(results) == {"alice", "mallory", "trudy", "reference", "kmsg", "pagemap", "fifo"}
+    assert results["alice"]["score"] == 14
+    for name in set(results) - {"alice"}:
+        assert results[name]["score"] == 0, name
+        assert ("is a symbolic link; submit the" if name != "fifo" else "is not a regular file") in \
+            results[name]["output"], (name, results[name]["output"])

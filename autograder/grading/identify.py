@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from autograder.grading.submission import parse_student_code, read_notebook
+from autograder.grading.submission import SubmissionError, parse_student_code, read_notebook, read_submission
 
 if TYPE_CHECKING:
     from autograder.config import Course
@@ -36,11 +36,9 @@ def evidence(course: Course, path: Path) -> dict[str, list[str]]:
                 src = cell.get("source", "")
                 sources.append("".join(src) if isinstance(src, list) else str(src))
     else:
-        try:
-            if path.stat().st_size > course.limits.submission_mb * 1024 * 1024:
-                return {}
-            sources.append(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+        try:  # the one way a student's file is opened: no link followed, a regular file, bounded
+            sources.append(read_submission(path, course.limits).decode("utf-8", errors="replace"))
+        except SubmissionError:
             return {}
     defined: set[str] = set()
     for src in sources:

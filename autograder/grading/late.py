@@ -21,9 +21,10 @@ course.yml's `deadlines:` block (validated on load, field by field):
 One function turns lateness into points (`LatePolicy.penalty`): `course grade`, nbgrader (through
 its LateSubmissionPlugin interface, integrations/nbgrader_bridge.py) and Gradescope all call it,
 so the same submission time gives the same numbers everywhere. Submission times come from the
-files the course tools leave (`submission_time`): nbgrader's `timestamp.txt`, Gradescope's
-`submission_metadata.json` (which also carries the student's own due date, extensions included)
-and a Gradescope export's `submission_metadata.yml`.
+files the course tools leave (`submission_time`): nbgrader's `timestamp.txt`, `course collect`'s
+record and a Gradescope export's `submission_metadata.yml`; on Gradescope, from its own
+`/autograder/submission_metadata.json` (which also carries the student's own due date, extensions
+included), which the Gradescope runner reads and passes on (`gradescope_runner_metadata`).
 
 Times are compared in UTC. A time written without a zone is UTC, as nbgrader reads its
 timestamps (`nbgrader.utils.parse_utc`); course.yml's due dates are in `deadlines.timezone`.
@@ -34,6 +35,8 @@ import csv
 import datetime as dt
 import json
 import math
+import os
+import stat
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
@@ -328,9 +331,34 @@ class SubmissionTime:
     student: str = ""  # the platform's identity of the student, when it says
 
 
+#: The most a submission-time file (timestamp.txt, Gradescope's submission_metadata.json) may hold.
+METADATA_MAX_BYTES = 1 << 20
+
+
+def _read_small(path: Path) -> str:
+    """A metadata file's text, read as a student's file is (grading/submission.read_bounded: no
+    symbolic link, a regular file only, at most METADATA_MAX_BYTES), or a DeadlineError."""
+    from autograder.grading.submission import SubmissionError, read_bounded
+    try:
+        data, size = read_bounded(path, METADATA_MAX_BYTES, str(path))
+    except SubmissionError as exc:
+        raise DeadlineError(str(exc)) from None
+    if size > METADATA_MAX_BYTES:
+        raise DeadlineError(f"{path}: {size} bytes, over the {METADATA_MAX_BYTES} byte limit of a metadata file")
+    return data.decode("utf-8", errors="replace")
+
+
+def _regular_file(path: Path) -> bool:
+    """Whether `path` itself (lstat: not a symbolic link's target) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def read_timestamp_txt(path: Path) -> SubmissionTime:
     try:
-        when = utc(parse_time(path.read_text()))
+        when = utc(parse_time(_read_small(path)))
     except ValueError as exc:
         raise DeadlineError(f"{path}: {exc}") from None
     return SubmissionTime(when, "nbgrader timestamp.txt")
@@ -338,20 +366,26 @@ def read_timestamp_txt(path: Path) -> SubmissionTime:
 
 def read_gradescope_metadata(path: Path) -> SubmissionTime:
     """Gradescope's /autograder/submission_metadata.json: `created_at`, and the due date of the
-    submitter (`users[].assignment.due_date`, extensions included), else the assignment's."""
+    submitter (`users[].assignment.due_date`, extensions included), else the assignment's.
+
+    Read only where Gradescope writes it, by the Gradescope runner (integrations/gradescope.py,
+    `gradescope_runner_metadata`), never found from a submitted file's folder: a student's upload
+    can hold a file of that name. Read bounded (METADATA_MAX_BYTES); anything unreadable, nested too
+    deep or not of Gradescope's shape is a DeadlineError."""
     try:
-        meta = json.loads(path.read_text())
+        meta = json.loads(_read_small(path))
         created = utc(parse_time(str(meta["created_at"])))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DeadlineError(f"{path}: no readable submission time (created_at): {exc}") from None
-    dues = []
-    for user in meta.get("users") or []:
-        own = (user.get("assignment") or {}).get("due_date") if isinstance(user, dict) else None
-        if own:
-            dues.append(utc(parse_time(str(own))))
-    if not dues and (meta.get("assignment") or {}).get("due_date"):
-        dues.append(utc(parse_time(str(meta["assignment"]["due_date"]))))
-    users = [u for u in meta.get("users") or [] if isinstance(u, dict)]
+        dues = []
+        for user in meta.get("users") or []:
+            own = (user.get("assignment") or {}).get("due_date") if isinstance(user, dict) else None
+            if own:
+                dues.append(utc(parse_time(str(own))))
+        if not dues and (meta.get("assignment") or {}).get("due_date"):
+            dues.append(utc(parse_time(str(meta["assignment"]["due_date"]))))
+        users = [u for u in meta.get("users") or [] if isinstance(u, dict)]
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise DeadlineError(f"{path}: no readable submission time (created_at): "
+                            f"{type(exc).__name__}: {str(exc)[:200]}") from None
     student = ""
     if users:
         first = users[0]
@@ -360,32 +394,35 @@ def read_gradescope_metadata(path: Path) -> SubmissionTime:
     return SubmissionTime(created, "Gradescope submission_metadata.json", max(dues) if dues else None, student)
 
 
-def gradescope_metadata_for(path: Path) -> Optional[Path]:
-    """Gradescope's metadata beside the `submission/` folder that holds `path`, if there is one."""
-    for parent in [path, *path.parents] if path.is_dir() else list(path.parents):
-        if parent.name == "submission" and (parent.parent / "submission_metadata.json").is_file():
-            return parent.parent / "submission_metadata.json"
-    return None
+def gradescope_runner_metadata(root: Path) -> Optional[SubmissionTime]:
+    """What Gradescope says of the submission it runs the autograder for: its own
+    `<root>/submission_metadata.json` (root: /autograder, or the runner's GRADESCOPE_ROOT), beside
+    `<root>/submission/` and never inside it; None when there is none (a run outside Gradescope)."""
+    path = root / "submission_metadata.json"
+    if not os.path.lexists(path):
+        return None
+    return read_gradescope_metadata(path)
 
 
 def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None) -> Optional[SubmissionTime]:
     """The submission time the course tools left beside a submitted file: what `course collect`
     recorded for the file's folder (in the record at the class folder's root, class_record.COLLECTED),
-    Gradescope's `submission_metadata.json` (beside the `submission/` folder, where a student's
-    upload cannot be; with `stop`, a class folder, only outside it), or a `timestamp.txt` (in the
-    file's folder or a parent up to `stop`) in nbgrader's `submitted/<student>/<assignment_id>/`,
-    where nbgrader writes it. Nothing else in a student's folder is read: it could be their upload."""
+    or a `timestamp.txt` (in the file's folder or a parent up to `stop`) in nbgrader's
+    `submitted/<student>/<assignment_id>/`, where nbgrader writes it. Nothing else in a student's
+    folder is read: it could be their upload. Gradescope's metadata is not looked for here (a
+    `submission_metadata.json` found from the file's folder could be the student's own upload): the
+    Gradescope runner reads Gradescope's (gradescope_runner_metadata) and passes it on."""
     folder = path if path.is_dir() else path.parent
-    record = class_record.collected_record(folder, None if path.is_dir() else path.name)
+    # The record at the class folder's root, for a student's own folder: with `stop` (a student's
+    # folder, or the class folder), never a record inside it (a student could have uploaded one).
+    own = stop is None or folder == stop
+    record = class_record.collected_record(folder, None if path.is_dir() else path.name) if own else {}
     if record:
         when = class_record.collected_time(record)
         return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
-    meta = gradescope_metadata_for(path)
-    if meta is not None and (stop is None or not (meta.parent == stop or stop in meta.parents)):
-        return read_gradescope_metadata(meta)
     within = [p for p in folder.parents if stop is not None and (p == stop or stop in p.parents)]
     for candidate in [folder, *within]:
-        if (candidate / "timestamp.txt").is_file() and candidate.name == assignment_id:
+        if candidate.name == assignment_id and _regular_file(candidate / "timestamp.txt"):
             return read_timestamp_txt(candidate / "timestamp.txt")
     return None
 
@@ -424,6 +461,7 @@ class Release:
 
     when: Optional[dt.datetime]
     source: str
+    student: Optional[str] = None  # whom it was asked for (None: the class)
 
     def passed(self, now: Optional[dt.datetime] = None) -> bool:
         """Whether `now` (aware; default: this instant) is after the release instant."""
@@ -449,11 +487,11 @@ def reference_release(course: Course, assignment: Assignment, student: Optional[
                   due_for(course, assignment, platform_due=platform_due) if platform_due else None]
     dues = [d for d in candidates if d is not None]
     if not dues:
-        return Release(None, f"{assignment.id} has no due date in course.yml")
+        return Release(None, f"{assignment.id} has no due date in course.yml", student)
     latest = max(dues, key=lambda d: d.when)
     grace = deadlines.late.grace_minutes
     return Release(latest.when + dt.timedelta(minutes=grace),
-                   latest.source + (f", plus {grace:g} minutes' grace" if grace else ""))
+                   latest.source + (f", plus {grace:g} minutes' grace" if grace else ""), student)
 
 
 @dataclass(frozen=True)

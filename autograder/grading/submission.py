@@ -6,7 +6,10 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 from __future__ import annotations
 
 import ast
+import errno
+import os
 import re
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,14 +44,70 @@ def parse_student_code(source: str) -> Optional[ast.Module]:
         return None
 
 
+#: How the trusted process opens a student's file: never through a symbolic link (the last
+#: component; the folders above it are walked with lstat by pick_file/find_submissions), never
+#: waiting (a FIFO or a device opens at once and is then refused as not a regular file).
+OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_bounded(path: Path | str, cap: int, what: str = "") -> tuple[bytes, int]:
+    """(data, size) of the regular file `path`: the one way the grading process opens a file a
+    student controls (their submission, and files beside it a student could have planted). `open`
+    with O_NOFOLLOW|O_NONBLOCK, `fstat` on that descriptor (a symbolic link, FIFO, device, socket or
+    folder is refused, so /proc files behind a link are never opened), then at most `cap` + 1 bytes
+    read from it, whatever size fstat reported (a /proc file reports 0). `size` is the larger of
+    fstat's size and the bytes read; over `cap`, `data` is not all of the file (none of it when
+    fstat already said so). A refusal is a SubmissionError naming the file (`what`, else its name)."""
+    name = what or Path(path).name
+    try:
+        fd = os.open(path, OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SubmissionError(f"{name} is a symbolic link; submit the file itself") from None
+        if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
+            raise SubmissionError(f"{name} is not a regular file; submit the file itself") from None
+        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError(f"{name} is not a regular file; submit the file itself")
+        if info.st_size > cap:
+            return b"", info.st_size
+        chunks: list[bytes] = []
+        left = cap + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data, max(info.st_size, len(data))
+    except OSError as exc:
+        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_submission(path: Path | str, limits: Optional[Limits] = None) -> bytes:
+    """The bytes of a submitted file within `limits.submission_mb` (read_bounded), or a
+    SubmissionError: a symbolic link, not a regular file, unreadable, or over the size limit."""
+    path = Path(path)
+    limits = limits or Limits()
+    data, size = read_bounded(path, int(limits.submission_mb * 1024 * 1024))
+    _check_size(path.name, size, limits)
+    return data
+
+
 def read_notebook(path: Path, limits: Optional[Limits] = None) -> Optional[dict]:
-    """A notebook's JSON within `limits` (size, values, depth), or None when it is over them or not a
-    notebook: for looking at a file (which assignment it is for), not for grading it."""
+    """A notebook's JSON within `limits` (size, values, depth), or None when it is over them, not a
+    notebook or not a file read_bounded opens: for looking at a file (which assignment it is for),
+    not for grading it."""
     limits = limits or Limits()
     try:
-        data = path.read_bytes() if path.stat().st_size <= limits.submission_mb * 1024 * 1024 else b""
+        data = read_submission(path, limits)
         notebook = json_bounds.loads(data, limits.json_bounds(len(data)), "its JSON") if data else None
-    except (OSError, ValueError, RecursionError):
+    except (SubmissionError, ValueError, RecursionError):
         return None
     return notebook if isinstance(notebook, dict) else None
 
@@ -183,18 +242,14 @@ def _string_end(text: str, pos: int, quote: str, eol: int) -> int:
 
 def read_cells(path: Path | str, limits: Optional[Limits] = None) -> list[Cell]:
     """[(label, source)]: a .py file is one cell; a notebook's code cells in order, as the student ran
-    them. The one way the grading process reads a submission: within `limits` (course.yml's, the
-    course's defaults if not given) of size, JSON, code and time, or a SubmissionError saying which."""
+    them. The one way the grading process reads a submission (read_submission: no symbolic link, a
+    regular file only, one bounded read): within `limits` (course.yml's, the course's defaults if not
+    given) of size, JSON, code and time, or a SubmissionError saying which."""
     path = Path(path)
     limits = limits or Limits()
     if path.suffix not in SUFFIXES:
         raise SubmissionError(f"{path.name}: expected a .py or .ipynb file")
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SubmissionError(f"cannot read {path}: {exc.strerror}") from None
-    _check_size(path.name, size, limits)
-    return cells_from_bytes(path.name, path.read_bytes(), limits)
+    return cells_from_bytes(path.name, read_submission(path, limits), limits)
 
 
 def _check_size(filename: str, size: int, limits: Limits) -> None:
@@ -242,27 +297,73 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
     return out
 
 
+def _not_a_file(name: str, entry: os.DirEntry[str]) -> str:
+    """Why the entry `name` of a listing is no file to grade ("" when it is a regular file), from
+    lstat: a symbolic link is never followed, whatever it points to."""
+    if entry.is_symlink():
+        return f"{name} is a symbolic link; submit the file itself"
+    if not entry.is_file(follow_symlinks=False):
+        return f"{name} is not a regular file; submit the file itself"
+    return ""
+
+
+def _walk(folder: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[str]]:
+    """([(path relative to `folder`, entry)] of every entry below it but folders, sorted; [symbolic
+    links to folders]): the folders walked are real ones (lstat), never a link's target; SKIP_DIRS
+    are not entered."""
+    entries: list[tuple[str, os.DirEntry[str]]] = []
+    linked: list[str] = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            with os.scandir(folder / rel if rel else folder) as it:
+                listing = list(it)
+        except OSError:
+            continue
+        for entry in listing:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS:
+                    stack.append(sub)
+            elif entry.is_symlink() and entry.is_dir():  # stat only: what it points to is never read
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    linked.append(sub)
+            else:
+                entries.append((sub, entry))
+    return sorted(entries, key=lambda e: Path(e[0])), sorted(linked)
+
+
 def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Optional[Path], str]:
     """The student's file to grade in a folder of uploads, or (None, a message for the student).
 
     A notebook named like the assignment wins, then any file so named, then the only candidate;
-    the given support module, uploaded tests and hidden files are never the submission.
+    the given support module, uploaded tests and hidden files are never the submission. Only
+    regular files in real folders are candidates: a candidate that is a symbolic link (to the
+    reference, to /proc/...) or not a regular file (a FIFO) refuses the folder with a message
+    saying so; a symbolic link to a folder is not entered.
     """
-    candidates = []
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        rel = path.relative_to(folder)
-        if not path.is_file() or path.suffix not in SUFFIXES or any(p in SKIP_DIRS for p in rel.parts[:-1]):
+    candidates, refused = [], []
+    entries, linked = _walk(folder) if folder.is_dir() else ([], [])
+    for rel, entry in entries:
+        name = entry.name
+        if Path(name).suffix not in SUFFIXES or Path(name).stem == support_module or name.startswith(("test_", ".")):
             continue
-        if path.stem == support_module or path.name.startswith(("test_", ".")):
-            continue
-        candidates.append(path)
+        problem = _not_a_file(rel, entry)
+        if problem:
+            refused.append(problem)
+        else:
+            candidates.append(folder / rel)
+    if refused:
+        return None, refused[0] + (f" ({len(refused) - 1} more such files)" if len(refused) > 1 else "")
     named = [p for p in candidates if p.stem == assignment_id]
     for group in ([p for p in named if p.suffix == ".ipynb"], named, candidates):
         if len(group) == 1:
             return group[0], ""
     if not candidates:
+        links = f" ({', '.join(linked[:5])}: symbolic links to folders are not followed)" if linked else ""
         return None, (f"No notebook found in your submission: upload {assignment_id}.ipynb "
-                      f"(or a .py file with your code).")
+                      f"(or a .py file with your code).{links}")
     names = ", ".join(str(p.relative_to(folder)) for p in candidates[:10])
     return None, (f"Your submission has several files ({names}) and none is named {assignment_id}.ipynb: "
                   f"upload only your notebook, named {assignment_id}.ipynb.")
@@ -279,14 +380,25 @@ class Found:
 
 def find_submissions(directory: Path, assignment_id: str, support_module: str) -> list[Found]:
     """A class folder: every top-level .py/.ipynb file, and one file per student sub-folder
-    (nbgrader's `submitted/<student>/<id>/`, a Gradescope export, one folder per student)."""
+    (nbgrader's `submitted/<student>/<id>/`, a Gradescope export, one folder per student). Entries
+    are classified by lstat: a symbolic link (a file or a student's folder, to the reference or to
+    /proc) or a .py/.ipynb that is not a regular file is listed with that problem (0, the message)
+    and never opened or entered; inside a student's folder, pick_file's rules."""
     out: list[Found] = []
-    for entry in sorted(directory.iterdir()):
-        if entry.is_file() and entry.suffix in SUFFIXES and not entry.name.startswith("."):
-            out.append(Found(entry.stem, entry))
-        elif entry.is_dir() and not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
-            path, problem = pick_file(entry, assignment_id, support_module)
-            out.append(Found(entry.name, path, problem))
+    with os.scandir(directory) as it:
+        listing = sorted(it, key=lambda e: e.name)
+    for entry in listing:
+        if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+            continue
+        path = directory / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            picked, problem = pick_file(path, assignment_id, support_module)
+            out.append(Found(entry.name, picked, problem))
+        elif path.suffix in SUFFIXES:
+            problem = _not_a_file(entry.name, entry)
+            out.append(Found(path.stem, None if problem else path, problem))
+        elif entry.is_symlink() and entry.is_dir():  # a student's folder as a link: stat only, never entered
+            out.append(Found(entry.name, None, f"{entry.name} is a symbolic link; submit the folder itself"))
     seen: dict[str, int] = {}
     unique = []
     for found in out:

@@ -44,6 +44,7 @@ from autograder import config as config_mod
 from autograder.grading import late, pool
 from autograder.grading.errors import GradingRefused
 from autograder.grading.results import GRADER_FAILED, failed_results
+from autograder.grading.submission import SubmissionError, read_bounded
 if TYPE_CHECKING:
     from distributed import Client, Future, Worker
 
@@ -289,12 +290,13 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
                 return
             path = batch.gradable[name].path
             assert path is not None, "gradable submissions have a file"
-            try:
-                size = path.stat().st_size
-                data = path.read_bytes() if size <= batch.course.limits.submission_mb * 1024 * 1024 else None
-            except OSError as exc:  # gone or unreadable since it was listed: that submission only
-                batch.record(name, failed_results(assignment, GRADER_FAILED, grader_error=f"cannot read {path}: {exc}"))
+            cap = int(batch.course.limits.submission_mb * 1024 * 1024)
+            try:  # the one way a student's file is opened (no link followed, a regular file, bounded)
+                read, size = read_bounded(path, cap)
+            except SubmissionError as exc:  # a link, a FIFO, gone or unreadable: that submission only, 0
+                batch.record(name, failed_results(assignment, str(exc)))
                 continue
+            data: Optional[bytes] = read if size <= cap else None
             fut = client.submit(grade_task, key, name, path.name, data, size, assignment.id, public_only,
                                 batch.releases.get(name), key=f"course-grade-{name}-{uuid.uuid4().hex[:8]}", pure=False)
             in_flight[fut] = name

@@ -9,7 +9,8 @@ signatures of this assignment's components and of those they build on), and solu
 reference). The kit reaches student code nowhere: bubblewrap mounts an empty folder over it, and
 run_autograder keeps it from the unprivileged user student code runs as otherwise. Gradescope unpacks it into /autograder/source, runs setup.sh once,
 then for each submission `run_autograder`, which picks the submitted notebook (or .py) in
-/autograder/submission and grades it with `course grade ... --results /autograder/results/results.json`.
+/autograder/submission and grades it as `course grade ... --results /autograder/results/results.json`
+does, with the student, time and due date of Gradescope's own /autograder/submission_metadata.json.
 
 The root is $GRADESCOPE_ROOT (default /autograder), so a simulated layout can be graded locally:
 
@@ -28,8 +29,10 @@ from typing import Optional
 
 from autograder import config as config_mod
 from autograder.catalogue import zoo
+from autograder.grading import late
 from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
+from autograder.printable import printable, printable_text
 
 TORCH = "torch==2.13.0"
 #: The lock: every Python package's exact version, written by `uv pip compile` from pyproject.toml.
@@ -173,7 +176,12 @@ def build(assignment_id: str, out: Path, course: Optional[config_mod.Course] = N
 
 
 def run(assignment_id: str, root: Path) -> int:
-    """What run_autograder does: pick the submission, grade it, leave results/results.json."""
+    """What run_autograder does: pick the submission, grade it, leave results/results.json.
+
+    Who submitted and when (with their own due date) come from Gradescope's own
+    `<root>/submission_metadata.json` only (late.gradescope_runner_metadata), handed to the grading
+    process by name: nothing under `<root>/submission/`, which is the student's upload, is read for
+    them."""
     course = config_mod.default()
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
@@ -182,16 +190,56 @@ def run(assignment_id: str, root: Path) -> int:
         max_score = course.assignment(assignment_id).max_score
         results.write_text(json.dumps({"score": 0.0, "max_score": max_score, "output": problem,
                                        "visibility": "visible", "tests": []}, indent=2) + "\n")
-        print(problem)
+        print(printable(problem))
         return 0
-    print(f"grading {path.relative_to(root / 'submission')}", flush=True)
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", assignment_id, str(path),
-                           "--results", str(results)], cwd=str(root / "source") if (root / "source").is_dir() else None)
+    try:  # Gradescope's own file: unreadable is the platform's failure, for the staff to see
+        late.gradescope_runner_metadata(root)
+    except late.DeadlineError as exc:
+        print(f"Gradescope's metadata cannot be read: {exc}", file=sys.stderr)
+        return 1
+    print(printable(f"grading {path.relative_to(root / 'submission')}"), flush=True)
+    command = [sys.executable, "-m", "autograder.integrations.gradescope", "grade", assignment_id, str(path),
+               "--results", str(results), "--root", str(root)]
+    proc = subprocess.run(command, cwd=str(root / "source") if (root / "source").is_dir() else None)
     if proc.returncode != 0 or not results.exists():
         # A grader failure, not the student's: no results.json, so Gradescope reports it to the staff.
         results.unlink(missing_ok=True)
         print(f"course grade failed (exit {proc.returncode})", file=sys.stderr)
         return proc.returncode or 1
+    return 0
+
+
+def grade(assignment_id: str, path: Path, results: Path, root: Path) -> int:
+    """`course grade ASSIGNMENT FILE --results R` as the Gradescope runner needs it: the student,
+    the submission time and the student's own due date are Gradescope's (`<root>/
+    submission_metadata.json`, when there is one), given to identify_file and reference_release
+    explicitly; the rest is cli.cmd_grade's single-file path, function for function."""
+    from autograder import cli
+    from autograder.grading.export import finish_one, identify_file
+    from autograder.grading.identify import wrong_assignment
+
+    course = config_mod.default()
+    assignment = course.assignment(assignment_id)
+    when = late.gradescope_runner_metadata(root)
+    wrong = wrong_assignment(course, assignment_id, path)
+    if wrong:
+        print(f"course: WARNING: {wrong}", file=sys.stderr)
+    _, student, when = identify_file(path, assignment, None, "", when)
+    release = late.reference_release(course, assignment, student, when.due if when else None)
+    zygote = cli._early_zygote("auto")
+    try:
+        from autograder.grading.results import format_result, results_json
+        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
+        cli._check_isolation(zygote, refuse=True)
+        result = grade_file(zygote, assignment_id, path, course=course, student=student, release=release)
+    finally:
+        zygote.stop()
+    _, res = finish_one(results_json(result), course, assignment, path, student=student, submitted_at=when)
+    results.write_text(json.dumps(res, indent=2) + "\n")
+    print(printable_text(format_result(result, verbose=True, tests=True)))
+    final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
+    if final:
+        print(printable_text("\n" + final))
     return 0
 
 
@@ -201,7 +249,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     r = sub.add_parser("run", help="grade /autograder/submission into /autograder/results/results.json")
     r.add_argument("assignment")
     r.add_argument("--root", default=os.environ.get("GRADESCOPE_ROOT", "/autograder"))
+    g = sub.add_parser("grade", help="(run's grading process) grade one file with Gradescope's metadata")
+    g.add_argument("assignment")
+    g.add_argument("submission")
+    g.add_argument("--results", required=True)
+    g.add_argument("--root", required=True, help="Gradescope's root: its submission_metadata.json is read there")
     ns = p.parse_args(argv)
+    if ns.command == "grade":
+        from autograder import cli
+        try:
+            return grade(ns.assignment, Path(ns.submission), Path(ns.results), Path(ns.root))
+        except (config_mod.ConfigError, cli.Refused, cli.GradingRefused, late.DeadlineError) as exc:
+            print(f"course: {exc}", file=sys.stderr)
+            return 2
     return run(ns.assignment, Path(ns.root))
 
 

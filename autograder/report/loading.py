@@ -264,7 +264,25 @@ def locate_files(results: ClassResults, directory: Path, support_module: str) ->
     found = {f.name: f.path for f in find_submissions(directory, results.assignment, support_module)}
     for sub in results.submissions:
         path = found.get(sub.name)
-        if path is None and sub.submission_file:
-            candidates = [directory / sub.submission_file, directory / sub.name / sub.submission_file]
-            path = next((c for c in candidates if c.is_file()), None)
+        if path is None and sub.submission_file:  # names from a results file: each part a real folder or file
+            candidates = [(sub.submission_file,), (sub.name, sub.submission_file)]
+            path = next((directory.joinpath(*c) for c in candidates if _plain_file(directory, c)), None)
         sub.path = path
+
+
+def _plain_file(directory: Path, parts: tuple[str, ...]) -> bool:
+    """Whether `directory`/parts... is a regular file reached through real folders: each part one
+    name, none of them a symbolic link (lstat), so the report opens nothing a link points to."""
+    import stat
+    if any(not p or p in (".", "..") or "/" in p or "\0" in p for p in parts):
+        return False
+    here = directory
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            mode = here.lstat().st_mode
+        except OSError:
+            return False
+        if not (stat.S_ISREG(mode) if i == len(parts) - 1 else stat.S_ISDIR(mode)):
+            return False
+    return True
