@@ -38,6 +38,7 @@ import re
 import shutil
 import stat
 import tempfile
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -81,8 +82,14 @@ class LmsFile:
 
 
 def slug(name: str) -> str:
-    """'Mary Ann Smith' -> 'mary_ann_smith' (a student id that is a safe folder name)."""
-    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+    """'Mary Ann Smith' -> 'mary_ann_smith', 'Иван Петров' -> 'иван_петров' (a student id that is a
+    safe folder name: letters of any script and digits, `_` between words; '' when none)."""
+    return re.sub(r"[\W_]+", "_", unicodedata.normalize("NFC", name).lower()).strip("_")
+
+
+def moodle_student(name: str, pid: str) -> str:
+    """A Moodle student's id: the slug of their full name, else (no letter or digit in it) the participant id."""
+    return slug(name) or pid
 
 
 def canvas_name(sortable_name: str) -> str:
@@ -113,10 +120,11 @@ def parse(relpath: str, notebooks: tuple[str, ...] = (), student_id: str = "name
             return _gradescope(folder, gradescope[folder], "/".join(parts[i + 1:]))
         m = MOODLE.match(folder)
         if m:
-            return LmsFile(slug(m["name"]), "/".join(parts[i + 1:]), "moodle", m["pid"], m["name"])
+            return LmsFile(moodle_student(m["name"], m["pid"]), "/".join(parts[i + 1:]), "moodle", m["pid"],
+                           m["name"])
     m = MOODLE.match(base)
     if m and m["file"]:
-        return LmsFile(slug(m["name"]), m["file"], "moodle", m["pid"], m["name"])
+        return LmsFile(moodle_student(m["name"], m["pid"]), m["file"], "moodle", m["pid"], m["name"])
     plain = None
     for nb in sorted(notebooks, key=len, reverse=True):
         if base.endswith("_" + nb) and len(base) > len(nb) + 1:
@@ -137,6 +145,8 @@ def parse(relpath: str, notebooks: tuple[str, ...] = (), student_id: str = "name
 
 def _gradescope(folder: str, meta: dict[str, Any], file: str) -> LmsFile:
     submitters = meta.get("submitters") or []
+    if not isinstance(submitters, list) or not all(isinstance(s, dict) for s in submitters):
+        raise ValueError(f"{folder}: submitters is not a list of mappings")
     first = submitters[0] if submitters else {}
     sid = str(first.get("sid") or "").strip()
     email = str(first.get("email") or "").strip()
@@ -147,8 +157,10 @@ def _gradescope(folder: str, meta: dict[str, Any], file: str) -> LmsFile:
         when = utc(created)
     elif created:
         when = utc(parse_time(str(created)))
+    person = email.lower() or (f"sid {sid}" if sid else f"submission {folder}")  # Gradescope's own user identity
     return LmsFile(student, file, "gradescope", folder.split("_", 1)[-1], str(first.get("name") or ""),
-                   submitted_at=when, extra={"group": [str(s.get("sid") or s.get("email") or "") for s in submitters[1:]]})
+                   submitted_at=when, extra={"person": person,
+                                             "group": [str(s.get("sid") or s.get("email") or "") for s in submitters[1:]]})
 
 
 def read_gradescope_export(root: Path) -> Optional[dict[str, dict[str, Any]]]:
@@ -160,22 +172,55 @@ def read_gradescope_export(root: Path) -> Optional[dict[str, dict[str, Any]]]:
     return _gradescope_metadata(path.read_text(), str(path))
 
 
+#: How deeply a Gradescope export's metadata may nest (it uses 4 levels: folder, submitters, list, fields).
+METADATA_DEPTH = 16
+
+
+class _MetadataLoader(yaml.SafeLoader):
+    """SafeLoader without aliases or anchors (a few hundred bytes of aliases expand to gigabytes)
+    and with at most METADATA_DEPTH nested collections."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.YAMLError(f"YAML aliases and anchors are not accepted (line {event.start_mark.line + 1})")
+        self._depth += 1
+        try:
+            if self._depth > METADATA_DEPTH:
+                raise yaml.YAMLError(f"nested more than {METADATA_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def _gradescope_metadata(text: str, where: str) -> dict[str, dict[str, Any]]:
+    """The metadata, each submission's entry checked to give a submission (`_gradescope`); any
+    failure is one LmsError naming the file, never a traceback."""
     try:
-        raw = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise LmsError(f"{where}: not readable YAML: {printable(str(exc))}") from None
-    if not isinstance(raw, dict):
-        raise LmsError(f"{where}: not a Gradescope export's metadata (a mapping of submission folders)")
+        raw = yaml.load(text, Loader=_MetadataLoader) or {}  # a SafeLoader
+        if not isinstance(raw, dict):
+            raise LmsError(f"{where}: not a Gradescope export's metadata (a mapping of submission folders)")
 
-    def plain(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {str(k).lstrip(":"): plain(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [plain(v) for v in value]
-        return value
+        def plain(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {str(k).lstrip(":"): plain(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [plain(v) for v in value]
+            return value
 
-    return {str(k): plain(v) for k, v in raw.items() if isinstance(v, dict)}
+        metadata = {str(k): plain(v) for k, v in raw.items() if isinstance(v, dict)}
+        for folder, meta in metadata.items():
+            _gradescope(folder, meta, "")  # raises on a malformed entry
+        return metadata
+    except LmsError:
+        raise
+    except Exception as exc:  # YAML errors, and malformed values: a wrong type, an impossible date
+        raise LmsError(f"{where}: not a readable Gradescope export's metadata ({type(exc).__name__}: "
+                       f"{printable(str(exc))[:300]})") from None
 
 
 def file_id(lms_file: LmsFile, notebooks: tuple[str, ...]) -> str:
@@ -211,7 +256,8 @@ class CollectLimits:
     submission_bytes: int = 64 * MiB  # everything read for one submission (its files, its zips)
     submission_entries: int = 10_000  # files in one submission's own zips
     class_bytes: int = 8192 * MiB  # the notebooks and .py files kept for the whole class
-    class_entries: int = 200_000  # files in the download and in every zip inside it
+    class_entries: int = 200_000  # files of the submissions kept, listed and in their zips
+    download_entries: int = 2_000_000  # the download's own listing (checked before any student's file is read)
     ratio: int = 200  # uncompressed / compressed size of one zip entry, checked from ratio_from bytes
     ratio_from: int = 1 * MiB
     nesting: int = 2  # zips inside the download: a student's own zip, and one more level in it
@@ -258,7 +304,7 @@ class _OverCap(Exception):
 
 #: What reading a damaged, encrypted or truncated zip (or a file that changed) raises.
 UNREADABLE = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
-              zlib.error)
+              zlib.error, ValueError)  # ValueError: UnicodeDecodeError of an entry name, a bad header field
 
 
 @dataclass
@@ -382,6 +428,8 @@ def _person(lms_file: LmsFile) -> tuple[str, str]:
     """Who the LMS says a submission is by: its own user id where it has one."""
     if lms_file.lms in ("canvas", "moodle") and lms_file.lms_user_id:
         return lms_file.lms, lms_file.lms_user_id
+    if lms_file.lms == "gradescope":  # the submitter's e-mail (one SID or local part can be two people's)
+        return lms_file.lms, str(lms_file.extra.get("person") or lms_file.lms_user_id)
     return lms_file.lms, lms_file.student
 
 
@@ -401,11 +449,10 @@ def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "nam
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-collect-")))
         records: dict[tuple[Any, ...], tuple[LmsFile, list[tuple[tuple[str, ...], _Entry]]]] = {}
         for n, entries in enumerate(_downloads(source, stack, notebooks, student_id, skipped)):
-            try:
-                class_budget.charge(entries=len(entries))
-            except _OverCap as exc:
-                raise LmsError(f"{source}: {exc}; not collected (CollectLimits in {__name__})") from None
-            exports = _gradescope_exports(entries, class_budget, limits, skipped)
+            if len(entries) > limits.download_entries:
+                raise LmsError(f"{source}: more than {limits.download_entries} files in the download's own listing; "
+                               f"not collected (CollectLimits in {__name__})")
+            exports = _gradescope_exports(entries, class_budget, limits, notebooks, student_id)
             for entry in sorted(entries, key=lambda e: e.parts):
                 if "__MACOSX" in entry.parts or any(p.startswith(".") for p in entry.parts):
                     continue
@@ -424,16 +471,19 @@ def collect(source: Path, assignment_id: str, dest: Path, student_id: str = "nam
         for key, (lms_file, owned) in records.items():
             budget = _Budget("in one submission", limits.submission_bytes, limits.submission_entries)
             mine: list[_Candidate] = []
-            try:
+            try:  # the one guarded step per submission: whatever goes wrong costs this submission only
+                budget.charge(entries=len(owned))
+                class_budget.charge(entries=len(owned))
                 for inner, entry in owned:
                     name = inner[-1] if inner else lms_file.file  # the student's own name for it
                     _take(lms_file, name, entry, 0, mine, tmp, budget, class_budget, limits, skipped)
                 class_budget.charge(nbytes=sum(c.spooled.stat().st_size for c in mine))
-            except _OverCap as exc:
+            except Exception as exc:  # _OverCap, an unreadable zip (UNREADABLE), anything else in a student's files
                 for c in mine:
-                    c.spooled.unlink()
-                skipped.append(f"{printable('/'.join(key[1:]))}: {exc} (the submission of {lms_file.student}); "
-                               f"not filed")
+                    c.spooled.unlink(missing_ok=True)
+                why = str(exc) if isinstance(exc, (_OverCap, LmsError)) else f"not readable ({type(exc).__name__}: {exc})"
+                skipped.append(f"{printable('/'.join(key[1:]))}: {printable(why)} (the submission of "
+                               f"{lms_file.student}); not filed")
                 continue
             candidates += mine
         chosen = _choose(candidates, skipped)
@@ -485,17 +535,28 @@ def _zip_download(file: IO[bytes], shown: str, container: str, stack: contextlib
         raise LmsError(f"{printable(shown)}: not a readable zip file: {printable(str(exc))}") from None
 
 
-def _gradescope_exports(entries: list[_Entry], budget: _Budget, limits: CollectLimits,
-                        skipped: list[str]) -> dict[tuple[str, ...], dict[str, dict[str, Any]]]:
-    """The Gradescope exports of a download, by folder: submission_metadata.yml at the download's
-    top or in one of its top-level folders (where Gradescope writes it), never in a submission's
-    own folder or any deeper."""
+def _students_folder(name: str, notebooks: tuple[str, ...], student_id: str) -> bool:
+    """Whether an LMS layout assigns a folder of this name, and all below it, to a student: a
+    Moodle submission folder, a Gradescope submission_<id> folder, or a name an LMS gives a
+    student's file (a Canvas or plain upload unpacked in place)."""
+    return bool(MOODLE.match(name) or GRADESCOPE_FOLDER.match(name)) or parse(name, notebooks, student_id) is not None
+
+
+def _lms_metadata_place(folder: tuple[str, ...], notebooks: tuple[str, ...], student_id: str) -> bool:
+    """The one rule for where LMS metadata is read: only where the LMS writes it (the download's
+    top, or one top-level folder that holds an export), never inside a folder that an LMS layout
+    assigns to a student, nor any deeper."""
+    return len(folder) <= 1 and not any(_students_folder(name, notebooks, student_id) for name in folder)
+
+
+def _gradescope_exports(entries: list[_Entry], budget: _Budget, limits: CollectLimits, notebooks: tuple[str, ...],
+                        student_id: str) -> dict[tuple[str, ...], dict[str, dict[str, Any]]]:
+    """The Gradescope exports of a download, by folder: submission_metadata.yml where Gradescope
+    writes it (`_lms_metadata_place`), never in a student's folder."""
     exports = {}
     for entry in entries:
-        if entry.parts[-1] != GRADESCOPE_METADATA or len(entry.parts) > 2:
-            continue
         folder = entry.parts[:-1]
-        if folder and GRADESCOPE_FOLDER.match(folder[0]):
+        if entry.parts[-1] != GRADESCOPE_METADATA or not _lms_metadata_place(folder, notebooks, student_id):
             continue
         text = io.BytesIO()
         try:
@@ -525,8 +586,8 @@ def _owner(parts: tuple[str, ...], exports: dict[tuple[str, ...], dict[str, dict
     for i, folder in enumerate(parts[:-1]):
         m = MOODLE.match(folder)
         if m:
-            return LmsFile(safe_student_id(slug(m["name"])), "/".join(parts[i + 1:]), "moodle", m["pid"],
-                           m["name"]), parts[:i + 1]
+            return LmsFile(safe_student_id(moodle_student(m["name"], m["pid"])), "/".join(parts[i + 1:]), "moodle",
+                           m["pid"], m["name"]), parts[:i + 1]
     found = parse(parts[-1], notebooks, student_id)
     if found is None:
         if parts[-1].endswith(SUBMISSION_SUFFIXES + (".zip",)):
@@ -669,30 +730,54 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
     """Write the grades in Canvas's import layout: Student, ID, SIS User ID, SIS Login ID, Section,
     then one column `column` (the assignment's column as Canvas names it, e.g.
     'Attention scoring (4567)') with the final scores, after a Points Possible row. `rows`:
-    {student_id, score, max_score, lms_user_id (optional)}. A student is matched to the roster by
-    Canvas user id, SIS login id, SIS user id or Canvas's file-name form of their name.
-    Returns the students that match no roster row (their grades are not in the file)."""
+    {student_id, score, max_score, lms_user_id (optional)}. A student is matched to the roster in
+    separate name spaces, in order: Canvas user id against ID; student id against SIS Login ID,
+    SIS User ID, ID; student id against Canvas's file-name form of the name. A key that is two roster
+    rows, or two students matching one roster row, is ambiguous: none of them is written.
+    Returns the students not written, each a printable line (why, for an ambiguous one)."""
     roster, _ = read_canvas_roster(roster_path)
-    keys: dict[str, dict[str, str]] = {}
-    for r in roster:
-        for key in (r.get("ID", ""), r.get("SIS Login ID", ""), r.get("SIS User ID", ""),
-                    canvas_name(r.get("Student", ""))):
-            key = key.strip().lower()
+
+    def index(column: Callable[[dict[str, str]], str]) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for i, r in enumerate(roster):
+            key = column(r).strip().lower()
             if key:
-                keys.setdefault(key, r)
+                found.setdefault(key, []).append(i)
+        return found
+
+    by_id = index(lambda r: r.get("ID", ""))
+    # Separate name spaces, in a fixed order: the Canvas user id against ID only; the student id
+    # against SIS Login ID, SIS User ID, ID; names last. The first name space the key is in decides.
+    spaces = [(by_id, "lms_user_id", "ID"), (index(lambda r: r.get("SIS Login ID", "")), "student_id", "SIS Login ID"),
+              (index(lambda r: r.get("SIS User ID", "")), "student_id", "SIS User ID"), (by_id, "student_id", "ID"),
+              (index(lambda r: canvas_name(r.get("Student", ""))), "student_id", "name")]
     unmatched = []
-    lines: list[list[str]] = []
+    matched: dict[int, list[int]] = {}  # roster row -> result rows
     max_score = max((float(r["max_score"]) for r in rows), default=0.0)
-    for r in rows:
-        match = None
-        for key in (str(r.get("lms_user_id") or ""), str(r["student_id"])):
-            if key and key.lower() in keys:
-                match = keys[key.lower()]
+    for n, r in enumerate(rows):
+        student = str(r["student_id"])
+        hits: Optional[list[int]] = None
+        where = ""
+        for keys, field_name, space in spaces:
+            key = str(r.get(field_name) or "").strip().lower()
+            if key and key in keys:
+                hits, where = keys[key], f"{space} {key!r}"
                 break
-        if match is None:
-            unmatched.append(str(r["student_id"]))
+        if hits is None:
+            unmatched.append(student)
+        elif len(hits) > 1:
+            unmatched.append(f"{student} (ambiguous: {where} is {len(hits)} roster rows)")
+        else:
+            matched.setdefault(hits[0], []).append(n)
+    lines: list[list[str]] = []
+    for i, ns in matched.items():
+        if len(ns) > 1:
+            others = ", ".join(str(rows[n]["student_id"]) for n in ns)
+            unmatched += [f"{rows[n]['student_id']} (ambiguous: {others} all match the roster row of "
+                          f"{roster[i].get('Student', '')!r})" for n in ns]
             continue
-        lines.append([match.get(c, "") for c in CANVAS_FIXED] + [f"{float(r['score']):g}"])
+        lines.append([roster[i].get(c, "") for c in CANVAS_FIXED] + [f"{float(rows[ns[0]]['score']):g}"])
+    unmatched = [printable(u) for u in unmatched]
     lines.sort(key=lambda line: line[0].lower())
     write_csv(out, [*CANVAS_FIXED, column], [["    Points Possible", "", "", "", "", f"{max_score:g}"], *lines])
     return unmatched
