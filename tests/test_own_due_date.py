@@ -75,8 +75,10 @@ def test_course_grade_withholds_until_each_students_own_due_date(tmp_path: Path)
 
 def test_gradescope_metadata_names_the_student_and_their_due_date(tmp_path: Path) -> None:
     """Gradescope's submission_metadata.json (beside submission/, where an upload cannot be) gives
-    the student and the due date Gradescope holds for them; grade_file withholds until the later
-    of that and course.yml's (with the course.yml extension of that student)."""
+    the student and the due date Gradescope holds for them (the runner reads it at its root,
+    late.gradescope_runner_metadata, and never beside the file: an upload could plant one there);
+    the release is the later of that and course.yml's (with the course.yml extension)."""
+    from autograder.grading import late
     course = config_mod.load(_course_with_extension(tmp_path, dt.date(2026, 9, 28)))
     own = "2026-10-20T23:59:00+00:00"
     meta = {"created_at": "2026-09-30T10:00:00+00:00", "assignment": {"due_date": "2026-09-28T23:59:00+00:00"},
@@ -85,13 +87,31 @@ def test_gradescope_metadata_names_the_student_and_their_due_date(tmp_path: Path
     path = tmp_path / "submission" / f"{A}.py"
     path.write_text("")
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    student, due = session._who_is_due(course, A, path, None)
-    assert (student, due) == ("bob", dt.datetime(2026, 10, 20, 23, 59, tzinfo=UTC))
+    found = late.gradescope_runner_metadata(tmp_path)
+    assert found is not None and (found.student, found.due) == ("bob", dt.datetime(2026, 10, 20, 23, 59, tzinfo=UTC))
+    assert session._who_is_due(course, A, path, None) == (None, None)  # beside the file: not read
     meta["users"][0]["sid"] = "carol"  # her course.yml extension (to 2026-10-28) is later than Gradescope's
     (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
-    student, due = session._who_is_due(course, A, path, None)
-    from autograder.grading import late
-    release = late.reference_release(course, course.assignment(A), student, due)
+    found = late.gradescope_runner_metadata(tmp_path)
+    assert found is not None
+    release = late.reference_release(course, course.assignment(A), found.student, found.due)
     assert release.when == dt.datetime(2026, 10, 28, 23, 59, tzinfo=UTC) + dt.timedelta(
         minutes=course.deadlines.late.grace_minutes)
     assert session._who_is_due(course, A, path, "dave")[0] == "dave"  # an explicit --student wins
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
+def test_an_earlier_assignments_reference_waits_for_the_students_own_due_date(zygote, tmp_path: Path) -> None:
+    """03's decoder is graded on the course's AdditiveAttention (02). Carol's extension on 02 still
+    runs: her 03 feedback is withheld (it could show 02's reference), bob's is not; same scores."""
+    course = config_mod.load(_course_with_extension(tmp_path, dt.datetime.now(UTC).date() - dt.timedelta(days=2)))
+    from solutions import bahdanau
+    submission = tmp_path / "03_bahdanau.py"
+    submission.write_text(inspect.getsource(bahdanau).replace("from solutions.attention_scoring import "
+                                                              "AdditiveAttention\n", ""))
+    graded = {s: session.grade_file(zygote, "03_bahdanau", submission, course=course, student=s)
+              for s in ("bob", "carol")}
+    carol, bob = (next(c for c in graded[s].components if c.name == "Seq2SeqAttentionDecoder") for s in ("carol", "bob"))
+    assert carol.withheld and "AdditiveAttention" in carol.withheld, carol.withheld
+    assert not bob.withheld
+    assert carol.score == bob.score

@@ -17,6 +17,7 @@ due date its student-visible feedback is withheld, because the student's code co
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import functools
 import importlib
 import inspect
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Optional, TypedDict
 
 from autograder.config import Assignment, Course
+from autograder.grading import late
 from autograder.grading.submission import Cell
 from autograder.sandbox.runtime import procedures
 
@@ -148,9 +150,24 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
     return uses
 
 
-def holds_current_reference(uses: list[DependencyUse]) -> bool:
-    """Whether a child with these dependencies holds reference code of the current assignment."""
-    return any(u.same_assignment and not u.student for u in uses)
+def unreleased_reference(course: Course, uses: list[DependencyUse], release: late.Release,
+                         now: Optional[dt.datetime] = None) -> Optional[late.Release]:
+    """When the course's code a child with these dependencies held may reach the student, if that is
+    not yet (`now`): `release` for the assignment being graded (the student's own), an earlier
+    assignment's asked of late.reference_release for the same student (an extension on 02 also holds
+    back 02's reference in 03's feedback); the latest of them. None: everything it held may be shown."""
+    pending = []
+    for use in uses:
+        if use.student:
+            continue
+        owner = None if use.same_assignment else course.owner(use.name)
+        if not use.same_assignment and owner is None:
+            continue  # given code, public from the start
+        held = release if owner is None else late.reference_release(course, owner, release.student)
+        if not held.passed(now):
+            pending.append(held)
+    never = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+    return max(pending, key=lambda r: r.when or never) if pending else None
 
 
 def defined_names(cells: list[Cell]) -> set[str]:

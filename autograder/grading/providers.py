@@ -54,9 +54,9 @@ class SandboxProvider:
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.signatures = dependencies.contract_signatures(course)
-        #: False before the student's own due date (set by the session): a job then handed the course's
-        #: code of this assignment taints its fork server (_start).
-        self.reference_released = True
+        #: Whether a child with these dependencies holds the course's code the student may not see yet
+        #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
+        self.withholds: Callable[[list[dependencies.DependencyUse]], bool] = lambda uses: False
 
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
@@ -84,7 +84,7 @@ class SandboxProvider:
         uses = self.planner(component) if self.planner else None
         if uses is not None:
             self.uses[component] = uses
-        withheld = not self.reference_released and dependencies.holds_current_reference(uses or [])
+        withheld = self.withholds(uses or [])
         if self.zygote.tainted and not withheld:
             # An earlier job held the course's code before the due date; what it could have left in the
             # fork server for this one to read (and show the student) goes with the server. Lazily: a

@@ -63,9 +63,12 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = lambda component: dependencies.plan(course, assignment, component, defined, outcomes)
     release = release or late.reference_release(course, assignment)
-    released = release.passed(now)
+
+    def pending(uses: list[dependencies.DependencyUse]) -> Optional[late.Release]:
+        return dependencies.unreleased_reference(course, uses, release, now)
+
     if isinstance(provider, SandboxProvider):
-        provider.reference_released = released
+        provider.withholds = lambda uses: pending(uses) is not None
     files = suite_files(assignment_id, public_only, suites)
     for owner_id in dict.fromkeys(o.id for n in earlier if (o := course.owner(n)) is not None):
         files = suite_files(owner_id, public_only, suites) + files
@@ -81,8 +84,9 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         name_misconceptions(comp)
         if comp.explained:  # one known realistic mistake: its property and structure tests count at least the floor
             comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
-        if dependencies.holds_current_reference(comp.dependencies) and not released:
-            withhold(comp, course, release)
+        held = pending(comp.dependencies)
+        if held is not None:
+            withhold(comp, course, held)
     return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits)
 
 
@@ -140,13 +144,17 @@ def name_misconceptions(comp: ComponentScore) -> None:
 
 def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Release) -> None:
     """Replace what the student's code could have put into this component's feedback (messages,
-    values, printed output, load notes) by why: its child held reference code of the assignment,
-    which may reach the student only after `release` (late.reference_release)."""
+    values, printed output, load notes) by why: its child held the course's code, which may reach
+    the student only after `release` (dependencies.unreleased_reference)."""
     replaced = ", ".join(u.name for u in comp.dependencies if u.same_assignment and not u.student)
+    given = ", ".join(u.name for u in comp.dependencies if not u.same_assignment and not u.student)
     when = f"after your due date ({course.deadlines.show(release.when)})" if release.when else "after the due date"
-    comp.withheld = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its "
-                     f"own tests; so that the course's code cannot be read out through feedback, the details "
-                     f"of these tests are shown only {when}. Fix {replaced} first: its own feedback is complete.")
+    why = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its own tests"
+           if replaced else f"{comp.name} was graded with the course's {given}, from an assignment whose "
+           f"due date for you has not passed")
+    fix = f" Fix {replaced} first: its own feedback is complete." if replaced else ""
+    comp.withheld = (f"{why}; so that the course's code cannot be read out through feedback, the details of "
+                     f"these tests are shown only {when}.{fix}")
     for test in comp.tests:
         if not test.passed:
             test.output = "details withheld: " + comp.withheld
