@@ -451,3 +451,131 @@ def test_course_yml_sets_the_caps_of_course_collect(tmp_path):
                            "--to", str(tmp_path / "low")], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0 and _students(tmp_path / "low") == {"bob"}, proc.stderr
     assert [line for line in proc.stderr.splitlines() if "eve" in line and "1 MiB" in line], proc.stderr
+
+
+# --- review 2 (commit 2fe3832): each test below failed on the kit before it --------------------
+
+MOODLE_DIR = "{name}_{pid}_assignsubmission_file_"
+FORGED_YML = """\
+submission_1:
+  :submitters:
+  - :name: Bob
+    :sid: '{sid}'
+  :created_at: 2020-01-01 00:00:00.000000000 +00:00
+"""
+
+
+def _moodle_download(path: Path, files: dict[str, bytes | str]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("sid", ["bob_fine", "alice_good"])
+def test_metadata_planted_in_a_moodle_students_folder_is_only_her_file(tmp_path, sid):
+    """attack: mallory's Moodle upload holds submission_metadata.yml and submission_1/ filing her
+    notebook as a classmate with a forged time. expect: it is mallory's; alice and bob are filed
+    from their own folders (before: mallory's notebook was filed as bob / alice and bob skipped)."""
+    mallory, alice, bob = (MOODLE_DIR.format(name=n, pid=p) for n, p in
+                           (("Mallory Evil", 991), ("Alice Good", 992), ("Bob Fine", 993)))
+    download = _moodle_download(tmp_path / "moodle.zip", {
+        f"{mallory}/{lms.GRADESCOPE_METADATA}": FORGED_YML.format(sid=sid),
+        f"{mallory}/submission_1/{A}.ipynb": _notebook("mallory"),
+        f"{alice}/{A}.ipynb": _notebook("alice"), f"{bob}/{A}.ipynb": _notebook("bob")})
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _students(tmp_path / "class") == {"mallory_evil", "alice_good", "bob_fine"}, proc.stderr
+    for student in ("alice_good", "bob_fine"):
+        record = _recorded(tmp_path / "class", student)
+        assert record["lms"] == "moodle" and record["submitted_at"] is None
+        assert student.split("_")[0] in (tmp_path / "class" / student / f"{A}.ipynb").read_text()
+
+
+BAD_METADATA = {
+    "unreadable": "a: [unclosed\n",
+    "deep": "submission_1:\n  :x: " + "[" * 5000 + "]" * 5000 + "\n",
+    "bad time": GRADESCOPE_YML.replace("2026-09-29 10:30:00.123456000 -07:00", "garbage"),
+    "bad submitters": GRADESCOPE_YML.replace("  - :name: Carol Chen", "  - just a string\n  - :name: Carol Chen"),
+    "old time": GRADESCOPE_YML.replace("2026-09-29 10:30:00.123456000 -07:00", "0001-01-01 00:00:00 +05:00"),
+    "alias bomb": "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_METADATA))
+def test_malformed_export_metadata_is_one_clear_message(tmp_path, case):
+    """attack: an export's metadata that is not YAML, nested 5000 deep, with an impossible time or
+    submitters, or a 400-byte alias bomb. expect: one message naming the file, no traceback, fast
+    and small (before: tracebacks, and 2 GB for the bomb)."""
+    download = _gradescope_export(tmp_path / "gs.zip", BAD_METADATA[case], {
+        f"submission_111/{A}.ipynb": _notebook("carol")})
+    proc = subprocess.run(["prlimit", "--as=2000000000", sys.executable, "-m", "autograder.cli", "collect", A,
+                           str(download), "--to", str(tmp_path / "class")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{lms.GRADESCOPE_METADATA}: not a readable Gradescope export's metadata" in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_student_zip_with_an_undecodable_name_costs_only_that_student(tmp_path):
+    """attack: eve's zip has an entry whose name is flagged UTF-8 but is not. expect: eve's skip
+    line, bob filed (before: UnicodeDecodeError for the whole class)."""
+    inner = bytearray(_zip_bytes({"work\u00e9.ipynb": _notebook("eve")}))
+    assert inner.count("\u00e9".encode()) == 2
+    inner = inner.replace("\u00e9".encode(), b"\xff\xfe")
+    download = _moodle_download(tmp_path / "canvas.zip", {
+        "eve_1_2_work.zip": bytes(inner), f"bob_3_4_{A}.ipynb": _notebook("bob")})
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _students(tmp_path / "class") == {"bob"}
+    assert [line for line in proc.stderr.splitlines() if "eve_1_2_work.zip" in line], proc.stderr
+
+
+@pytest.mark.parametrize("victim, attacker", [("12345", "12345@evil.example"), ("alice@uni.edu", "alice@evil.example")])
+def test_two_gradescope_users_with_one_derived_id_are_a_conflict(tmp_path, victim, attacker):
+    """attack: a Gradescope user without SID whose e-mail's local part is the victim's SID (or
+    another alice@). expect: neither filed, both reported (before: the later one was the victim's)."""
+    victim_sid, victim_mail = (victim, "victor@uni.edu") if "@" not in victim else ("", victim)
+    metadata = (f"submission_1:\n  :submitters:\n  - :name: V\n    :sid: '{victim_sid}'\n    :email: {victim_mail}\n"
+                f"  :created_at: 2026-09-28 12:00:00 +00:00\n"
+                f"submission_2:\n  :submitters:\n  - :name: M\n    :sid: ''\n    :email: {attacker}\n"
+                f"  :created_at: 2026-09-29 12:00:00 +00:00\n"
+                f"submission_3:\n  :submitters:\n  - :name: C\n    :sid: 'carol'\n"
+                f"  :created_at: 2026-09-29 12:00:00 +00:00\n")
+    download = _gradescope_export(tmp_path / "gs.zip", metadata, {
+        f"submission_{n}/{A}.ipynb": _notebook(str(n)) for n in (1, 2, 3)})
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _students(tmp_path / "class") == {"carol"}, proc.stderr
+    conflict = [line for line in proc.stderr.splitlines() if "two LMS records" in line]
+    assert len(conflict) == 2 and attacker in conflict[0], proc.stderr
+
+
+def test_one_submission_with_too_many_files_costs_only_that_student(tmp_path):
+    """attack: a submission folder of a Gradescope export with more files than the caps allow.
+    expect: that student's skip line, the class filed (before: the whole export was refused)."""
+    import yaml
+    data = yaml.safe_load((REPO / "course.yml").read_text())
+    data["limits"]["collect"].update(class_files=50, submission_files=40)
+    low = tmp_path / "course.yml"
+    low.write_text(yaml.safe_dump(data))
+    junk = {f"submission_222/junk/{i}.txt": "x" for i in range(60)}
+    download = _gradescope_export(tmp_path / "gs.zip", GRADESCOPE_YML, {
+        f"submission_111/{A}.ipynb": _notebook("carol"), f"submission_222/{A}.ipynb": _notebook("dan"), **junk})
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(low), "collect", A, str(download),
+                           "--to", str(tmp_path / "class")], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert _students(tmp_path / "class") == {"s-carol"}, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if "submission_222" in line and "dan.doe" in line], proc.stderr
+
+
+def test_moodle_names_in_any_script_are_filed(tmp_path):
+    """Moodle students named 王伟, Иван Петров, Zoë Ångström, or with no letter at all (the
+    participant id). Before: the first two and the last had the empty id and were never filed."""
+    names = {"王伟": 1001, "Иван Петров": 1002, "Zoë Ångström": 1003, "-- --": 1004}
+    download = _moodle_download(tmp_path / "moodle.zip", {
+        f"{MOODLE_DIR.format(name=n, pid=p)}/{A}.ipynb": _notebook(n) for n, p in names.items()})
+    proc = _run_collect(download, tmp_path / "class")
+    assert proc.returncode == 0, proc.stderr
+    assert _students(tmp_path / "class") == {"王伟", "иван_петров", "zoë_ångström", "1004"}, proc.stderr
