@@ -579,3 +579,47 @@ def test_moodle_names_in_any_script_are_filed(tmp_path):
     proc = _run_collect(download, tmp_path / "class")
     assert proc.returncode == 0, proc.stderr
     assert _students(tmp_path / "class") == {"王伟", "иван_петров", "zoë_ångström", "1004"}, proc.stderr
+
+
+def _export_canvas(tmp_path: Path, roster: str, results: dict[str, tuple[float, str]]) -> tuple[
+        subprocess.CompletedProcess, list[list[str]]]:
+    """`course export --canvas` of a results folder with {student: (score, Canvas user id)}."""
+    import csv
+    import json
+    out = tmp_path / "results"
+    out.mkdir()
+    for student, (score, uid) in results.items():
+        extra = {"assignment": A, "student": student, "lms": {"lms": "canvas", "lms_user_id": uid} if uid else {}}
+        (out / f"{student}.json").write_text(json.dumps({"score": score, "max_score": 14.0, "tests": [], "extra_data": extra}))
+    (tmp_path / "roster.csv").write_text(roster)
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "export", A, str(out), "--canvas",
+                           str(tmp_path / "import.csv"), "--roster", str(tmp_path / "roster.csv")],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    return proc, list(csv.reader((tmp_path / "import.csv").open()))[2:] if (tmp_path / "import.csv").exists() else []
+
+
+ROSTER = ("Student,ID,SIS User ID,SIS Login ID,Section,Attention scoring functions (99)\n"
+          "    Points Possible,,,,,14\n"
+          "1234567,111,s111,att,S1,\n"
+          '"Vic, Victim",1234567,s222,vic,S1,\n')
+
+
+def test_canvas_export_matches_ids_and_names_in_separate_name_spaces(tmp_path):
+    """attack: a student whose display name is the victim's Canvas ID. expect: each student's grade
+    on their own row (before: the attacker's row twice, with 0 and 14, the victim none)."""
+    proc, lines = _export_canvas(tmp_path, ROSTER, {"1234567": (0.0, "111"), "vicvictim": (14.0, "1234567")})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(line[:2] + line[-1:] for line in lines) == [["1234567", "111", "0"],
+                                                              ["Vic, Victim", "1234567", "14"]], lines
+
+
+def test_canvas_export_reports_ambiguous_matches_and_writes_neither(tmp_path):
+    """Two results matching one roster row (no Canvas user ids: one by ID, one by name), and a SIS
+    login that is two roster rows: each reported on one line, none written, exit 1."""
+    roster = ROSTER + '"Twin, One",555,s555,twin,S1,\n"Twin, Two",556,s556,twin,S1,\n'
+    proc, lines = _export_canvas(tmp_path, roster, {"1234567": (0.0, ""), "vicvictim": (14.0, ""),
+                                                    "twin": (7.0, "")})
+    assert proc.returncode == 1, proc.stderr
+    assert lines == [], lines
+    for student in ("1234567", "vicvictim", "twin"):
+        assert len([line for line in proc.stderr.splitlines() if f" {student} (ambiguous" in line]) == 1, proc.stderr
