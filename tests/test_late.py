@@ -284,7 +284,7 @@ def test_feedback_is_withheld_until_each_students_own_due_instant(tmp_path):
     assert late.reference_release(course, a, "carol").passed(base + dt.timedelta(days=3, minutes=16))
     never = load(course_file(tmp_path, {"timezone": "UTC"}))
     undated = never.assignment(A).model_copy(update={"due": None})
-    assert late.reference_release(never, undated, "bob") == late.Release(None, f"{A} has no due date in course.yml")
+    assert late.reference_release(never, undated, "bob") == late.Release(None, f"{A} has no due date in course.yml", "bob")
     assert not late.reference_release(never, undated, "bob").passed(dt.datetime(2100, 1, 1, tzinfo=UTC))
 
 
@@ -302,3 +302,40 @@ def test_reference_release_compares_instants_not_dates(tmp_path):
     noon = load(course_file(tmp_path, {"timezone": "Europe/Zurich", "time": "12:00"}))
     at_noon = late.reference_release(noon, noon.assignment(A), "bob")
     assert at_noon.passed(dt.datetime(2026, 9, 28, 10, 30, tzinfo=UTC))  # 12:30 in Zurich on the due date itself
+
+
+def _nbgrader_class(root: Path, stamps: dict[str, str], nested: bool = False) -> Path:
+    """submitted/<student>/<A>/{A.ipynb, timestamp.txt} as nbgrader lays it out (nested: the student
+    put a second <A>/ folder with a timestamp.txt of their own inside, and the notebook in it)."""
+    for student, stamp in stamps.items():
+        folder = root / student / A
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp)
+        if nested:
+            folder = folder / A
+            folder.mkdir()
+            (folder / "timestamp.txt").write_text("2020-01-01 00:00:00")
+        (folder / f"{A}.py").write_text("x = 1\n")
+    return root
+
+
+def test_one_students_timestamp_is_that_students_problem(tmp_path: Path) -> None:
+    """An unreadable or absurd timestamp.txt (a student's folder in a plain class folder) costs the
+    class nothing: identify names the student, with no time and a note saying so (it used to raise,
+    and `course grade DIR` stopped for everyone)."""
+    from autograder.grading.export import identify
+    root = _nbgrader_class(tmp_path / "submitted", {"alice": "x", "bob": "9999-12-31 23:59:59 -1400",
+                                                    "carol": "2026-09-20 10:00:00"})
+    whos = {s: identify(s, root / s / A / f"{A}.py", root, A) for s in ("alice", "bob", "carol")}
+    for s in ("alice", "bob"):
+        assert whos[s].student == s and whos[s].when is None and "could not be read" in whos[s].note
+    assert whos["carol"].when is not None and whos["carol"].when.submitted_at == dt.datetime(2026, 9, 20, 10, tzinfo=dt.timezone.utc)
+
+
+def test_a_timestamp_deeper_than_nbgraders_is_not_read(tmp_path: Path) -> None:
+    """nbgrader writes <student>/<assignment>/timestamp.txt beside the notebook; one a student nested
+    deeper (with their notebook beside it) is their own upload: no time is read from it."""
+    from autograder.grading.export import identify
+    root = _nbgrader_class(tmp_path / "submitted", {"mallory": "2026-10-10 10:00:00"}, nested=True)
+    who = identify("mallory", root / "mallory" / A / A / f"{A}.py", root, A)
+    assert who.when is None or who.when.submitted_at.year != 2020

@@ -44,11 +44,11 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
     from autograder.integrations import lms
 
     folder = directory / name if (directory / name).is_dir() else None
-    when = late.submission_time(path, assignment_id, stop=folder or directory) if path is not None else None
     record = class_record.collected_record(folder) if folder else {}
     if record:
         note = "LATE mark in the LMS download" if record.get("late_mark") else ""
-        return Who(str(record["student"]), when, str(record.get("lms", "")), str(record.get("lms_user_id", "")), note)
+        return Who(str(record["student"]), late.recorded_time(record), str(record.get("lms", "")),
+                   str(record.get("lms_user_id", "")), note)
     if gradescope_export is not None and name in gradescope_export:
         found = lms.parse(f"{name}/{path.name if path else 'x'}", gradescope=gradescope_export)
         if found is not None:  # the export's time or none: never a file in the submission's folder
@@ -57,14 +57,27 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
     notebooks = (f"{assignment_id}.ipynb",)
     if folder is not None:  # Moodle's `<Full Name>_<id>_assignsubmission_file_/`, else the folder's name
         found = lms.parse(f"{name}/{path.name if path else 'x'}", notebooks)
-        if found is not None and found.lms == "moodle":
-            return Who(found.student, when, found.lms, found.lms_user_id)
-        return Who(name, when)
+        if found is not None and found.lms == "moodle":  # Moodle's download has no times: none is read
+            return Who(found.student, None, found.lms, found.lms_user_id)
+        when, note = _nbgrader_time(path, assignment_id, folder)
+        return Who(name, when, note=note)
     found = lms.parse(path.name if path else name, notebooks)
-    if found is not None:
-        return Who(found.student, when, found.lms, found.lms_user_id,
+    if found is not None:  # an LMS's file name at the top: that LMS gave no time
+        return Who(found.student, None, found.lms, found.lms_user_id,
                    "LATE mark in the LMS download" if found.late else "")
-    return Who(name, when)
+    return Who(name, None)
+
+
+def _nbgrader_time(path: Optional[Path], assignment_id: str, folder: Path) -> tuple[Optional[late.SubmissionTime], str]:
+    """The time nbgrader recorded for a student folder of its submitted/ layout
+    (<student>/<assignment>/timestamp.txt, late.submission_time), and a note when that file cannot be
+    read: one student's unreadable or planted timestamp is that student's problem, never the class's."""
+    if path is None:
+        return None, ""
+    try:
+        return late.submission_time(path, assignment_id, stop=folder), ""
+    except late.DeadlineError as exc:
+        return None, f"its submission time could not be read ({exc}); graded as on time: check it"
 
 
 def finalize_folder(out: Path, course: Course, assignment: Assignment, submissions: Optional[Path] = None,

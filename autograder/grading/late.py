@@ -359,7 +359,7 @@ def _regular_file(path: Path) -> bool:
 def read_timestamp_txt(path: Path) -> SubmissionTime:
     try:
         when = utc(parse_time(_read_small(path)))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise DeadlineError(f"{path}: {exc}") from None
     return SubmissionTime(when, "nbgrader timestamp.txt")
 
@@ -420,11 +420,18 @@ def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None)
     if record:
         when = class_record.collected_time(record)
         return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
-    within = [p for p in folder.parents if stop is not None and (p == stop or stop in p.parents)]
-    for candidate in [folder, *within]:
-        if candidate.name == assignment_id and _regular_file(candidate / "timestamp.txt"):
-            return read_timestamp_txt(candidate / "timestamp.txt")
+    # nbgrader's layout: the notebook directly in <student>/<assignment>/, beside its timestamp.txt
+    # (with `stop`, the student's folder, exactly one level below it: a deeper one is the student's).
+    if folder.name == assignment_id and (stop is None or folder.parent == stop) \
+            and _regular_file(folder / "timestamp.txt"):
+        return read_timestamp_txt(folder / "timestamp.txt")
     return None
+
+
+def recorded_time(record: dict[str, Any]) -> Optional[SubmissionTime]:
+    """The time of a class record (class_record.COLLECTED), as a SubmissionTime, when the LMS gave one."""
+    when = class_record.collected_time(record)
+    return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
 
 
 # --- a student's deadline -----------------------------------------------------------------------
