@@ -6,6 +6,7 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -216,6 +217,10 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
             cells = notebook["cells"]
         except json_bounds.JSONBoundsError as exc:
             raise SubmissionError(f"{filename} is not a notebook the grader reads: {exc}") from None
+        except json.JSONDecodeError as exc:  # its position only: the message quotes none of the file
+            where = "ends too early" if exc.pos >= len(data.rstrip()) else "is broken"
+            raise SubmissionError(f"{filename} is not a readable Jupyter notebook: its JSON {where} at line "
+                                  f"{exc.lineno}, column {exc.colno} (a save or upload cut short?)") from None
         except (ValueError, KeyError, TypeError, RecursionError):
             raise SubmissionError(f"{filename} is not a readable Jupyter notebook") from None
         sources = []
