@@ -195,6 +195,10 @@ class SandboxGrader(NbGraderPreprocessor):
 
     @staticmethod
     def _set(cell: Any, report: dict[str, Any], component: str, notes: list[str]) -> None:
+        if report["extra_data"].get("status") == "unreadable":  # read by nbgrader, over the grader's limits
+            cell.outputs = graded_outputs(f"{component}: 0 points: {report['output']}\n", 0.0)
+            cell.execution_count = None
+            return
         score = report["extra_data"]["components"][component]["score"]
         cell.outputs = graded_outputs(component_feedback(report, component, notes), score)
         cell.execution_count = None
