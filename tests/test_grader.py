@@ -173,7 +173,7 @@ def test_unreadable_submission_scores_zero_with_a_message(zygote, tmp_path):
     assert result.score == 0
     # nothing to test: one status and one line for the student, not a failed test per test
     assert not any(c.tests for c in result.components)
-    assert result.unreadable.startswith("notebook.ipynb is not a readable Jupyter notebook: its JSON is broken")
+    assert result.unreadable.startswith("notebook.ipynb is not a readable Jupyter notebook: its JSON breaks off")
     data = results_json(result)
     assert data["tests"] == [] and data["extra_data"]["status"] == "unreadable"
     assert data["extra_data"]["problem"].endswith("ask for a re-upload")

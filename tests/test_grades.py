@@ -291,7 +291,7 @@ def test_a_corrupt_upload_is_unreadable_everywhere_and_grade_ends_with_the_class
     assert proc.returncode == 0, proc.stderr[-3000:]
     bob = read_csv(out / "grades.csv")["bob"]
     assert bob["status"] == "unreadable" and bob["score"] == "0.0", bob
-    assert "is not a readable Jupyter notebook: its JSON ends too early" in bob["notes"], bob
+    assert "is not a readable Jupyter notebook: its JSON breaks off" in bob["notes"], bob
     assert bob["notes"].endswith("ask for a re-upload"), bob
     saved = json.loads((out / "bob.json").read_text())
     assert saved["tests"] == [] and len(saved["output"].splitlines()) == 1 and "[FAIL]" not in saved["output"]

@@ -218,8 +218,7 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
         except json_bounds.JSONBoundsError as exc:
             raise SubmissionError(f"{filename} is not a notebook the grader reads: {exc}") from None
         except json.JSONDecodeError as exc:  # its position only: the message quotes none of the file
-            where = "ends too early" if exc.pos >= len(data.rstrip()) else "is broken"
-            raise SubmissionError(f"{filename} is not a readable Jupyter notebook: its JSON {where} at line "
+            raise SubmissionError(f"{filename} is not a readable Jupyter notebook: its JSON breaks off at line "
                                   f"{exc.lineno}, column {exc.colno} (a save or upload cut short?)") from None
         except (ValueError, KeyError, TypeError, RecursionError):
             raise SubmissionError(f"{filename} is not a readable Jupyter notebook") from None

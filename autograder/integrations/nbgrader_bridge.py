@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin, ExtractorPlugin, FileNameCollectorPlugin, LateSubmissionPlugin
@@ -86,6 +87,23 @@ def graded_outputs(text: str, score: float) -> list[Any]:
     return [nbformat.v4.new_output("stream", name="stdout", text=text),
             nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(score))},
                                    execution_count=None)]
+
+
+class SubmissionExporter(NotebookExporter):
+    """nbgrader autograde's exporter (Autograde.exporter_class): a submitted file that is not a notebook
+    (cut short, not JSON) becomes an empty notebook instead of a traceback that fails the student's
+    autograde; SandboxGrader then grades the file itself (status unreadable: every graded cell it puts
+    back gets 0 and the reason) and autograde carries on."""
+
+    def from_file(self, file_stream: Any, resources: Any = None, **kw: Any) -> Any:
+        data = file_stream.read()
+        try:
+            nb = nbformat.reads(data, as_version=4)
+        except Exception as exc:  # nbformat's NotJSONError, a missing key, a wrong type...
+            self.log.warning("not a readable notebook (%s; the grader says why): its graded cells get 0 "
+                             "and the reason", type(exc).__name__)  # nbformat's message quotes the file
+            nb = nbformat.v4.new_notebook()
+        return self.from_notebook_node(nb, resources, **kw)
 
 
 class DeduplicateIds(NbGraderPreprocessor):
