@@ -451,3 +451,7 @@ def test_autograde_grades_a_corrupt_upload_unreadable_and_carries_on(tmp_path):
         text = cell.outputs[0]["text"]
         assert text.startswith(f"{grade_id[len('test_'):]}: 0 points: Your submission could not be read"), text
         assert "is not a readable Jupyter notebook: its JSON breaks off" in text
+    nbgrader(root, "export")
+    _, rows = _sheet(root / "grades.csv")
+    assert rows["zoe"]["status"] == "unreadable" and rows["zoe"]["notes"].endswith("ask for a re-upload"), rows
+    assert rows["amy"]["status"] == "graded"

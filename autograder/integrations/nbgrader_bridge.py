@@ -411,6 +411,13 @@ def gradebook_rows(db_url: str, course: config_mod.Course, assignment: config_mo
                     extra["problem"] = (f"submitted/{names[0]} is not named {assignment.id}.ipynb, so nbgrader "
                                          f"autograde skipped it" if names else
                                          f"{', '.join(missing)} have no score: run nbgrader autograde {assignment.id}")
+                elif submitted and (path := submitted / student / assignment.id / f"{assignment.id}.ipynb").is_file():
+                    from autograder.grading.results import UNREADABLE, unreadable_problem
+                    from autograder.grading.submission import SubmissionError, read_cells
+                    try:  # what SandboxGrader graded: unreadable there is unreadable here
+                        read_cells(path, course.limits)
+                    except SubmissionError as exc:
+                        extra["status"], extra["problem"] = UNREADABLE, unreadable_problem(str(exc))
                 if sub.timestamp is not None:
                     when = late_mod.SubmissionTime(late_mod.utc(sub.timestamp), "nbgrader gradebook")
             # the overrides file wins over a formgrader score of the same component
