@@ -73,6 +73,9 @@ c.ExportApp.plugin_class = "autograder.integrations.nbgrader_bridge.GradesExport
 # sandbox), then writes each component's feedback and partial score into its graded cell
 # `test_<component>` (putting back graded cells the student deleted), and nbgrader's SaveAutoGrades
 # records that score in the gradebook. Nothing of the notebook is executed by nbgrader.
+# A submitted file that is not a notebook (an upload cut short) is graded `unreadable` (0, the reason in
+# every graded cell), and autograde carries on, instead of a traceback for that student.
+c.Autograde.exporter_class = "autograder.integrations.nbgrader_bridge.SubmissionExporter"
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     # nbgrader's own breaks on split or copied cells (duplicate grade ids): see nbgrader_bridge.

@@ -154,6 +154,8 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
+        from autograder.grading.summary import class_summary
+        print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target)))
         return 0
     from autograder.grading.identify import wrong_assignment
     wrong = wrong_assignment(course, ns.assignment, target)

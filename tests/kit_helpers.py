@@ -35,6 +35,21 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
     return path
 
 
+def this_python_kernel(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The name of a Jupyter kernel of this interpreter (sys.executable), whatever kernelspecs the user
+    has: a `python3` kernelspec in `root`, put first on JUPYTER_PATH (.ci/install installs none)."""
+    import json
+    import sys
+    folder = root / "jupyter" / "kernels" / "python3"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (the kit's tests)", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(root / "jupyter"),
+                                                                    os.environ.get("JUPYTER_PATH")])))
+    return "python3"
+
+
 def zip_collect_course(root: Path, assignment_id: str, released_notebook: str) -> Path:
     """A fresh nbgrader course at `root` for `nbgrader zip_collect`: the kit's nbgrader_config.py, the
     released notebook; returns its empty downloaded/<assignment>/archive/ folder."""

@@ -171,8 +171,13 @@ def test_unreadable_submission_scores_zero_with_a_message(zygote, tmp_path):
     result = grade_file(zygote, "02_attention_scoring", sub)
     assert_all_components(result, "02_attention_scoring")
     assert result.score == 0
-    assert all(c.tests for c in result.components)
-    assert all("not a readable Jupyter notebook" in t.output for c in result.components for t in c.tests)
+    # nothing to test: one status and one line for the student, not a failed test per test
+    assert not any(c.tests for c in result.components)
+    assert result.unreadable.startswith("notebook.ipynb is not a readable Jupyter notebook: its JSON breaks off")
+    data = results_json(result)
+    assert data["tests"] == [] and data["extra_data"]["status"] == "unreadable"
+    assert data["extra_data"]["problem"].endswith("ask for a re-upload")
+    assert len(data["output"].splitlines()) == 1 and "not a readable Jupyter notebook" in data["output"]
 
 
 def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):

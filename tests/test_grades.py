@@ -264,3 +264,54 @@ def test_the_grade_sheet_commands_do_not_load_torch():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')[:3])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
+
+
+def test_a_corrupt_upload_is_unreadable_everywhere_and_grade_ends_with_the_class(tmp_path):
+    """A truncated notebook (not valid JSON) is `unreadable`, with the reason and "ask for a re-upload",
+    in grades.csv, in its results (one line for the student, no test lines) and among the report's
+    problems (not "No submitted file found"); `course grade DIR` ends with the class: distribution,
+    full marks and zeros, and every submission that needs a human by name (unreadable, late,
+    overridden), and where the grades are."""
+    from kit_helpers import write_notebook
+
+    course_path = make_course(tmp_path)
+    write_overrides(tmp_path / "overrides.csv", f"{A},alice,sequence_mask,1,ta_dana,style,")
+    submitted = tmp_path / "submitted"
+    for student in ("alice", "bob", "carol"):
+        (submitted / student / A).mkdir(parents=True)
+    (submitted / "alice" / A / f"{A}.py").write_text(reference_source(A))
+    (submitted / "carol" / A / f"{A}.py").write_text(reference_source(A))
+    (submitted / "carol" / A / "timestamp.txt").write_text("2026-09-30 08:00:00.000000 UTC")  # 32 h late
+    notebook = write_notebook(submitted / "bob" / A / f"{A}.ipynb", [("code", reference_source(A))])
+    notebook.write_bytes(notebook.read_bytes()[:300])  # an upload cut short
+    out, report = tmp_path / "results", tmp_path / "report"
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(course_path), "grade", A,
+                           str(submitted), "--out", str(out), "-q", "--jobs", "1"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bob = read_csv(out / "grades.csv")["bob"]
+    assert bob["status"] == "unreadable" and bob["score"] == "0.0", bob
+    assert "is not a readable Jupyter notebook: its JSON breaks off" in bob["notes"], bob
+    assert bob["notes"].endswith("ask for a re-upload"), bob
+    saved = json.loads((out / "bob.json").read_text())
+    assert saved["tests"] == [] and len(saved["output"].splitlines()) == 1 and "[FAIL]" not in saved["output"]
+    assert saved["output"].startswith("Your submission could not be read, so nothing was graded: ")
+    lines = proc.stdout.splitlines()
+    assert f"{A}: 3 submissions, mean 8.07 / 14, median 11.20, 0 full marks, 1 zeros" in lines, proc.stdout
+    assert "  scores: 0-20%: 1 | 20-40%: 0 | 40-60%: 0 | 60-80%: 0 | 80-<100%: 2 | 100%: 0" in lines, proc.stdout
+    assert "needs a human: 3 of 3 submissions" in lines, proc.stdout
+    assert any(line.startswith(f"  unreadable ({A}.ipynb is not a readable") and line.endswith(": bob")
+               for line in lines), proc.stdout
+    assert "  late: carol (32.0 h, -2.8)" in lines and "  overridden: alice (sequence_mask by ta_dana)" in lines
+    assert lines[-1].startswith(f"grades: {out}/grades.csv; ") and f"course report {A} {out}" in lines[-1]
+
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(course_path), "report", A,
+                           str(out), "--submissions", str(submitted), "--out", str(report)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with (report / "problems.csv").open() as f:
+        problems = list(csv.DictReader(f))
+    assert [(p["kind"], p["students"]) for p in problems] == [("unreadable", "bob")], problems
+    assert problems[0]["message"].endswith("ask for a re-upload")
+    page = (report / "index.html").read_text()
+    assert "No submitted file found" not in page and "could not use it" not in page

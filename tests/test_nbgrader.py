@@ -422,3 +422,36 @@ def test_feedback_page_in_chromium(course_run, tmp_path):
         assert not looks_blank(screenshot(driver)), "the screenshot looks blank"
         driver.execute_script("window.scrollTo(0, 0)")
         assert not looks_blank(screenshot(driver)), "the top of the page looks blank"
+
+
+def test_autograde_grades_a_corrupt_upload_unreadable_and_carries_on(tmp_path):
+    """A submitted notebook cut short (not valid JSON) does not fail nbgrader autograde with a traceback:
+    its graded cells are put back with 0 and the one unreadable line (the reason), the other students
+    are graded, and autograde exits 0."""
+    root = tmp_path / "course"
+    root.mkdir()
+    course_file = root / "course.yml"
+    course_file.write_text((REPO / "course.yml").read_text())
+    (root / "nbgrader_config.py").write_text((REPO / "nbgrader_config.py").read_text()
+                                             + f"\nc.SandboxGrader.course_file = {str(course_file)!r}\n")
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "--config", str(course_file), "release", A,
+                           "--force", "--course-dir", str(root)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    released = (root / "release" / A / f"{A}.ipynb").read_bytes()
+    for student, data in (("amy", released), ("zoe", released[:3000])):
+        (root / "submitted" / student / A).mkdir(parents=True)
+        (root / "submitted" / student / A / f"{A}.ipynb").write_bytes(data)
+    log = nbgrader(root, "autograde", A)
+    assert "Traceback" not in log.stdout + log.stderr
+    assert "course grader: amy" in log.stderr and "course grader: zoe" in log.stderr
+    nb = nbformat.read(root / "autograded" / "zoe" / A / f"{A}.ipynb", as_version=4)
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    assert set(graded) == {f"test_{c.name}" for c in config.default().assignment(A).components}
+    for grade_id, cell in graded.items():
+        text = cell.outputs[0]["text"]
+        assert text.startswith(f"{grade_id[len('test_'):]}: 0 points: Your submission could not be read"), text
+        assert "is not a readable Jupyter notebook: its JSON breaks off" in text
+    nbgrader(root, "export")
+    _, rows = _sheet(root / "grades.csv")
+    assert rows["zoe"]["status"] == "unreadable" and rows["zoe"]["notes"].endswith("ask for a re-upload"), rows
+    assert rows["amy"]["status"] == "graded"

@@ -11,6 +11,7 @@ from nbclient import NotebookClient
 
 from autograder import config
 from autograder.authoring.support_module import write_support
+from kit_helpers import this_python_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 IDS = [a.id for a in config.default().assignments]
@@ -28,7 +29,7 @@ def test_instructor_notebook_executes(assignment_id, tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_EPOCHS", "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+    client = NotebookClient(nb, timeout=600, kernel_name=this_python_kernel(tmp_path, monkeypatch),
                             resources={"metadata": {"path": str(folder)}})
     client.execute()
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))

@@ -62,3 +62,31 @@ def test_every_path_and_module_in_the_map_exists() -> None:
                 elif name.endswith((".py", ".json")):  # a file of the folder
                     missing += [path for path in expand(folder + name) if not any(REPO.glob(path))]
     assert missing == [], f"the README's map names what is not in the tree: {missing}"
+
+
+def test_ci_install_changes_nothing_outside_the_environment(tmp_path: Path) -> None:
+    """`bash .ci/install` installs into the interpreter's environment only: it never (re)writes the
+    user's Jupyter kernels (an `ipykernel install --user --name python3` pointed every other project's
+    notebooks at the interpreter that ran the install). Run with stand-ins for Python and the tools
+    it checks for, recording what it asks of Python, with an empty HOME."""
+    import os
+    import stat
+    import subprocess
+
+    bin_dir, home, log = tmp_path / "bin", tmp_path / "home", tmp_path / "calls"
+    bin_dir.mkdir()
+    home.mkdir()
+    for tool in ("bwrap", "chromium", "chromedriver"):
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "python").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexit 0\n')
+    for f in bin_dir.iterdir():
+        f.chmod(f.stat().st_mode | stat.S_IEXEC)
+    env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(home),
+           "PYTHON": str(bin_dir / "python")}
+    proc = subprocess.run(["bash", str(REPO / ".ci" / "install")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines()
+    assert any("pip install" in c for c in calls), calls
+    assert not [c for c in calls if "ipykernel" in c or "--user" in c or "jupyter" in c], calls
+    assert not list(home.rglob("*")), "the install wrote into HOME"

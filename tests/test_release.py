@@ -29,6 +29,7 @@ from autograder import config
 from autograder.authoring import notebooks, release
 from autograder.grading import dependencies
 from autograder.grading.session import SUITES
+from kit_helpers import this_python_kernel
 
 REPO = config.REPO_ROOT
 KIT = REPO / "autograder"
@@ -346,10 +347,10 @@ def test_self_check_bundle_imports_nothing_of_the_grader(built, assignment, tmp_
     assert not imported, imported
 
 
-def _execute(folder: Path, nb) -> list[str]:
+def _execute(folder: Path, nb, kernel: str) -> list[str]:
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+    NotebookClient(nb, timeout=600, kernel_name=kernel, allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute()
     return [f"cell {i} ({o.ename}: {o.evalue})" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
             for o in cell.outputs if o.output_type == "error"]
@@ -365,7 +366,7 @@ def test_released_notebook_with_stubs_fails_only_where_work_is_missing(built, tm
     that follows from it), and the self-check cells print failures instead of raising."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
     folder, nb = _released_copy(built, "02_attention_scoring", tmp_path)
-    errors = _execute(folder, nb)
+    errors = _execute(folder, nb, this_python_kernel(tmp_path, monkeypatch))
     assert errors and all("NotImplementedError" in e or "NameError" in e for e in errors), errors
     checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("check_")]
     assert checks and all("FAIL" in "".join(o.get("text", "") for o in c.outputs) for c in checks)
@@ -385,7 +386,7 @@ def test_released_notebook_completed_runs_top_to_bottom(built, assignment, tmp_p
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("solution") and meta.get("grade_id") in components:
             cell.source = inspect.getsource(config.default().reference_object(meta["grade_id"]))
-    assert not _execute(folder, nb)
+    assert not _execute(folder, nb, this_python_kernel(tmp_path, monkeypatch))
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "PASS" in outputs and "FAIL" not in outputs
 

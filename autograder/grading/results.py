@@ -13,6 +13,19 @@ from autograder.grading import bounded
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
+#: The status (grades.csv, results' extra_data.status) of a submission whose file could not be read.
+UNREADABLE = "unreadable"
+
+
+def unreadable_message(reason: str) -> str:
+    """The one line a student reads when their file could not be read (Result.unreadable)."""
+    return (f"Your submission could not be read, so nothing was graded: {reason.rstrip('.')}. Save the notebook "
+            f"in Jupyter and upload it again (after the due date, ask your instructor for a re-upload).")
+
+
+def unreadable_problem(reason: str) -> str:
+    """What staff read of it (grades.csv notes, the report's problems, the end of `course grade`)."""
+    return f"{reason.rstrip('.')}: ask for a re-upload"
 
 
 def format_result(result: Result, verbose: bool = True, tests: bool = True, counts_only: bool = False) -> str:
@@ -22,6 +35,8 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
     def count(tested: list) -> str:
         return f"{sum(t.passed for t in tested)} of {len(tested)} public tests passed"
 
+    if result.unreadable:
+        return f"{result.assignment}: {UNREADABLE}\n{unreadable_message(result.unreadable)}"
     everything = [t for c in result.components for t in c.tests]
     lines = [f"{result.assignment}: " + (count(everything) if counts_only else
                                           f"{result.score:g} / {result.max_score:g}")]
@@ -46,6 +61,12 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
 
 def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, Any]:
     """The Gradescope autograder results format, one entry per test."""
+    if result.unreadable:
+        return {"score": 0.0, "max_score": result.max_score, "output": unreadable_message(result.unreadable),
+                "visibility": "visible", "stdout_visibility": "hidden", "execution_time": round(result.seconds, 3),
+                "tests": [], "extra_data": {"assignment": result.assignment, "submission": Path(result.submission).name,
+                                            "isolation": result.isolation, "status": UNREADABLE,
+                                            "problem": unreadable_problem(result.unreadable)}}
     tests = []
     for comp in result.components:
         for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained):

@@ -43,6 +43,7 @@ class Result:
     isolation: str = ""  # how the student's code was confined (Isolation.describe())
     scoring: Scoring = field(default_factory=Scoring)  # the policy the scores were computed with
     limits: Limits = field(default_factory=Limits)  # what of the student's texts its results keep
+    unreadable: str = ""  # why the submitted file could not be read (SubmissionError): nothing was graded
 
     @property
     def score(self) -> float:

@@ -179,15 +179,9 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add contention
     try:
         cells = read_cells(path, course.limits)
-    except SubmissionError as exc:
-        cells = []
-        unreadable = str(exc)
-    else:
-        unreadable = ""
+    except SubmissionError as exc:  # nothing to test: one status and one line, not a failure per test
+        return unreadable_result(course, assignment_id, path, str(exc), zygote, time.monotonic() - start)
     provider = SandboxProvider(zygote, course, assignment_id, cells)
-    if unreadable:
-        for c in course.assignment(assignment_id).components:
-            provider.broken[c.name] = unreadable
     result = run(assignment_id, provider, public_only=public_only, course=course, submission=str(path),
                  suites=suites, cells=cells, release=release, now=now)
     withheld = {c.name for c in result.components if c.withheld}
@@ -196,6 +190,18 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     result.seconds = time.monotonic() - start
     result.isolation = zygote.isolation.describe() if zygote.isolation else ""
     return result
+
+
+def unreadable_result(course: config_mod.Course, assignment_id: str, path: Path | str, reason: str,
+                      zygote: Optional[Zygote] = None, seconds: float = 0.0) -> Result:
+    """The result of a submission whose file cannot be read (a truncated or damaged notebook, over a
+    limit): every component 0 with no tests, and `unreadable` saying why (results.results_json makes
+    it the status `unreadable` with one line for the student)."""
+    assignment = course.assignment(assignment_id)
+    comps = [ComponentScore(c.name, c.points, 0.0, []) for c in assignment.components]
+    return Result(assignment_id, str(path), comps, seconds=seconds, scoring=course.scoring, limits=course.limits,
+                  isolation=zygote.isolation.describe() if zygote is not None and zygote.isolation else "",
+                  unreadable=reason)
 
 
 def _who_is_due(course: config_mod.Course, assignment_id: str, path: Path,

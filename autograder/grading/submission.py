@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import json
 import os
 import re
 import stat
@@ -271,6 +272,9 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
             cells = notebook["cells"]
         except json_bounds.JSONBoundsError as exc:
             raise SubmissionError(f"{filename} is not a notebook the grader reads: {exc}") from None
+        except json.JSONDecodeError as exc:  # its position only: the message quotes none of the file
+            raise SubmissionError(f"{filename} is not a readable Jupyter notebook: its JSON breaks off at line "
+                                  f"{exc.lineno}, column {exc.colno} (a save or upload cut short?)") from None
         except (ValueError, KeyError, TypeError, RecursionError):
             raise SubmissionError(f"{filename} is not a readable Jupyter notebook") from None
         sources = []

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin, ExtractorPlugin, FileNameCollectorPlugin, LateSubmissionPlugin
@@ -86,6 +87,23 @@ def graded_outputs(text: str, score: float) -> list[Any]:
     return [nbformat.v4.new_output("stream", name="stdout", text=text),
             nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(score))},
                                    execution_count=None)]
+
+
+class SubmissionExporter(NotebookExporter):
+    """nbgrader autograde's exporter (Autograde.exporter_class): a submitted file that is not a notebook
+    (cut short, not JSON) becomes an empty notebook instead of a traceback that fails the student's
+    autograde; SandboxGrader then grades the file itself (status unreadable: every graded cell it puts
+    back gets 0 and the reason) and autograde carries on."""
+
+    def from_file(self, file_stream: Any, resources: Any = None, **kw: Any) -> Any:
+        data = file_stream.read()
+        try:
+            nb = nbformat.reads(data, as_version=4)
+        except Exception as exc:  # nbformat's NotJSONError, a missing key, a wrong type...
+            self.log.warning("not a readable notebook (%s; the grader says why): its graded cells get 0 "
+                             "and the reason", type(exc).__name__)  # nbformat's message quotes the file
+            nb = nbformat.v4.new_notebook()
+        return self.from_notebook_node(nb, resources, **kw)
 
 
 class DeduplicateIds(NbGraderPreprocessor):
@@ -195,6 +213,10 @@ class SandboxGrader(NbGraderPreprocessor):
 
     @staticmethod
     def _set(cell: Any, report: dict[str, Any], component: str, notes: list[str]) -> None:
+        if report["extra_data"].get("status") == "unreadable":  # read by nbgrader, over the grader's limits
+            cell.outputs = graded_outputs(f"{component}: 0 points: {report['output']}\n", 0.0)
+            cell.execution_count = None
+            return
         score = report["extra_data"]["components"][component]["score"]
         cell.outputs = graded_outputs(component_feedback(report, component, notes), score)
         cell.execution_count = None
@@ -389,6 +411,13 @@ def gradebook_rows(db_url: str, course: config_mod.Course, assignment: config_mo
                     extra["problem"] = (f"submitted/{names[0]} is not named {assignment.id}.ipynb, so nbgrader "
                                          f"autograde skipped it" if names else
                                          f"{', '.join(missing)} have no score: run nbgrader autograde {assignment.id}")
+                elif submitted and (path := submitted / student / assignment.id / f"{assignment.id}.ipynb").is_file():
+                    from autograder.grading.results import UNREADABLE, unreadable_problem
+                    from autograder.grading.submission import SubmissionError, read_cells
+                    try:  # what SandboxGrader graded: unreadable there is unreadable here
+                        read_cells(path, course.limits)
+                    except SubmissionError as exc:
+                        extra["status"], extra["problem"] = UNREADABLE, unreadable_problem(str(exc))
                 if sub.timestamp is not None:
                     when = late_mod.SubmissionTime(late_mod.utc(sub.timestamp), "nbgrader gradebook")
             # the overrides file wins over a formgrader score of the same component

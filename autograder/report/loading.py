@@ -5,8 +5,9 @@ The format is the one `course grade` writes (autograder/grading/results.py): Gra
 `score`, `max_score`, `output` and `tests[]` (each with `extra_data.component` and `.public`),
 and `extra_data` with `assignment`, `submission` (the graded file's name), `isolation`,
 `components[C]` (score, max_score, dependencies, withheld and, when the diagnosis recorded any,
-`misconceptions`: [{id, summary, fix}]) and `grader_error` for a submission the grader failed on.
-A submission that was not graded (no file to grade, a grader error) has no tests. A finalized
+`misconceptions`: [{id, summary, fix}]) and `grader_error` for a submission the grader failed on,
+`status` "unreadable" and `problem` (why) for a file the grader could not read. A submission that
+was not graded (no file to grade, an unreadable file, a grader error) has no tests. A finalized
 results file (grading/final.py: overrides, late penalty) also records `student`, `raw_score` (what
 the autograder gave; `score` is then the final grade) and `graded_output` (the grader's output).
 
@@ -82,6 +83,8 @@ class Submission:
     submission_file: str = ""  # extra_data.submission: the graded file's name
     grader_error: str = ""
     isolation: str = ""
+    status: str = ""  # extra_data.status when the results set one: "unreadable" (the file could not be read)
+    problem: str = ""  # extra_data.problem: why it was not graded, for staff
     path: Optional[Path] = None  # the submitted file, when a submissions folder was given and holds it
     final_score: Optional[float] = None  # the grade after overrides and late penalty, when finalized
     student: str = ""  # the student id a finalized file records
@@ -200,6 +203,7 @@ def parse(name: str, data: dict[str, Any], assignment_id: str) -> Submission:
                       output=str(extra.get("graded_output") or data.get("output") or ""),
                       submission_file=str(extra.get("submission") or ""),
                       grader_error=str(extra.get("grader_error") or ""), isolation=str(extra.get("isolation") or ""),
+                      status=str(extra.get("status") or ""), problem=str(extra.get("problem") or ""),
                       final_score=_float(data.get("score")) if finalized else None,
                       student=str(extra.get("student") or ""), who=name)
 

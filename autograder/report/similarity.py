@@ -331,9 +331,12 @@ def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
         return Pending("", {}, [], "", None, "no submissions folder given (course report ... --submissions DIR)")
     course = course or config_mod.default()
     components = [name for name, _ in cls.components]
-    no_file = [sub.who for sub in cls.submissions if sub.path is None]
+    # an unreadable file is among the problems (stats.problems), not a missing file nor the report's failure
+    readable = [sub for sub in cls.submissions if sub.status != "unreadable"]
+    no_file = [sub.who for sub in readable if sub.path is None]
     read = cls.each("reading its submitted file",
-                    lambda sub: read_cells(sub.path, course.limits) if sub.path is not None else None)
+                    lambda sub: read_cells(sub.path, course.limits)
+                    if sub.path is not None and sub.status != "unreadable" else None)
     extracted = cls.each("extracting its code for similarity",
                          lambda sub: graded_code(read[sub.name], components) if sub.name in read else None)
     codes = {sub.who: extracted[sub.name] for sub in cls.submissions if sub.name in extracted}

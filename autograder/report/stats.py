@@ -202,11 +202,13 @@ def _sorted(issues: Iterable[Issue]) -> list[Issue]:
 
 #: The problems' kind of what the report itself could not read or analyse of a submission.
 REPORT_FAILED = "the report could not use it"
+#: The kind (and results' status) of a submission whose file the grader could not read.
+UNREADABLE = "unreadable"
 
 
 def problems(cls: ClassResults) -> list[Issue]:
     """Submissions that crashed, timed out or hit limits, the grader's own failures, submissions
-    with nothing to grade and those the report could not read or analyse (loading.guarded),
+    with nothing to grade or an unreadable file and those the report could not read or analyse (loading.guarded),
     grouped by message, most frequent first."""
     found: dict[tuple[str, str], Issue] = {}
 
@@ -220,6 +222,9 @@ def problems(cls: ClassResults) -> list[Issue]:
         if sub.unusable and not sub.graded:
             continue  # its results could not be read: nothing else to say
         first_line = sub.output.strip().splitlines()[0] if sub.output.strip() else ""
+        if sub.status == UNREADABLE:
+            add(UNREADABLE, sub.problem or first_line, sub.who)
+            continue
         if sub.grader_error:
             last = sub.grader_error.strip().splitlines()[-1] if sub.grader_error.strip() else ""
             add("grader error", f"{first_line} ({last[:200]})" if last else first_line, sub.who)
