@@ -648,8 +648,8 @@ def _choose(candidates: list[_Candidate], skipped: list[str]) -> list[_Candidate
         if len(people) > 1:
             who = ", ".join(f"{lms} {uid}" for lms, uid in people)
             for c in mine:
-                skipped.append(f"{c.source}: two LMS records are both filed as {student} ({who}); none filed "
-                               f"(Canvas: --canvas-student-id user_id)")
+                hint = " (Canvas: --canvas-student-id user_id)" if any(lms == "canvas" for lms, _ in people) else ""
+                skipped.append(f"{c.source}: two LMS records are both filed as {student} ({who}); none filed{hint}")
             continue
         mine.sort(key=lambda c: c.source)
         best = max(mine, key=lambda c: c.rank)
