@@ -623,3 +623,20 @@ def test_canvas_export_reports_ambiguous_matches_and_writes_neither(tmp_path):
     assert lines == [], lines
     for student in ("1234567", "vicvictim", "twin"):
         assert len([line for line in proc.stderr.splitlines() if f" {student} (ambiguous" in line]) == 1, proc.stderr
+
+
+def test_nbgrader_zip_collect_ignores_metadata_planted_in_a_moodle_folder(tmp_path):
+    """attack (finding 1 via nbgrader): mallory's Moodle folder holds a submission_metadata.yml
+    naming bob. expect: bob's own notebook in submitted/bob_fine, mallory's under her name."""
+    root = tmp_path / "course"
+    archive = zip_collect_course(root, A, _notebook("released"))
+    mallory, bob = (MOODLE_DIR.format(name=n, pid=p) for n, p in (("Mallory Evil", 991), ("Bob Fine", 993)))
+    _moodle_download(archive / "moodle.zip", {
+        f"{mallory}/{lms.GRADESCOPE_METADATA}": FORGED_YML.format(sid="bob_fine"),
+        f"{mallory}/submission_1/{A}.ipynb": _notebook("mallory"), f"{bob}/{A}.ipynb": _notebook("bob")})
+    proc = _nbgrader(root, "zip_collect", A)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    submitted = root / "submitted"
+    assert {p.name for p in submitted.iterdir()} == {"mallory_evil", "bob_fine"}, proc.stderr[-3000:]
+    assert "# bob" in (submitted / "bob_fine" / A / f"{A}.ipynb").read_text()
+    assert not (submitted / "bob_fine" / A / "timestamp.txt").exists()
