@@ -437,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "submissions; or one file, regraded into an existing class's folder)")
     g.add_argument("--student", help="one file: the student id in grades.csv (default: from its folder or name)")
     g.add_argument("--submitted-at", metavar="TIME",
-                   help="one file: when it was submitted (default: timestamp.txt or Gradescope's metadata)")
+                   help="one file: when it was submitted (default: course collect's record or nbgrader's timestamp.txt)")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
     g.add_argument("--allow-unisolated", action="store_true",

@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,6 +23,8 @@ COLLECTED = ".course-collect.json"
 #: What a student id may hold: letters, digits, `_`, `.`, `-`, `@`, `+`; it starts with a letter or digit.
 STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")
 STUDENT_ID_MAX = 100
+#: The largest record read (a class of thousands is well under it).
+MAX_BYTES = 64 * 1024 * 1024
 
 
 def plain_parts(name: str) -> Optional[tuple[str, ...]]:
@@ -35,9 +39,11 @@ def collected(root: Path) -> dict[str, dict[str, Any]]:
     """{student folder: what the LMS said} from root's COLLECTED; {} when there is none. Only
     records whose folder is a safe student id and whose file is one name."""
     try:
-        info = (root / COLLECTED).stat()
+        info = (root / COLLECTED).lstat()
     except OSError:
         return {}
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+        return {}  # a link (to /proc/kmsg, to a forged record) or an oversized file names no one
     return dict(_collected(root / COLLECTED, info.st_mtime_ns, info.st_size))
 
 
@@ -45,7 +51,9 @@ def collected(root: Path) -> dict[str, dict[str, Any]]:
 def _collected(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
     """`collected`, read once per version of the file (a class's grading asks once per student)."""
     try:
-        data = json.loads(path.read_text())
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            data = json.loads(f.read(MAX_BYTES + 1)) if stat.S_ISREG(os.fstat(fd).st_mode) else None
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):

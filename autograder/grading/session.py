@@ -168,8 +168,7 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     """Grade one submission file in the sandbox (its code runs only in children of `zygote`).
 
     Withheld feedback (run) is shown after `release`; without it, after the reference_release of
-    `student`, else of the student Gradescope's metadata beside the file names (with the due
-    date it gives them), else of the class."""
+    `student`, else of the class (the Gradescope runner passes Gradescope's student and due date)."""
     course = course or config_mod.default()
     if release is None:
         student, platform_due = _who_is_due(course, assignment_id, Path(path), student)
@@ -206,8 +205,9 @@ def unreadable_result(course: config_mod.Course, assignment_id: str, path: Path 
 
 def _who_is_due(course: config_mod.Course, assignment_id: str, path: Path,
                 student: Optional[str]) -> tuple[Optional[str], Optional[dt.datetime]]:
-    """The student and the platform's own due date for them from the metadata a course tool left
-    beside `path` (late.submission_time: Gradescope's, never a file the student uploaded)."""
+    """The student and the platform's own due date for them from what a course tool recorded for
+    `path` (late.submission_time: course collect's record, nbgrader's timestamp; never a file the
+    student uploaded)."""
     try:
         when = late.submission_time(path, assignment_id)
     except late.DeadlineError:
