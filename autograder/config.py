@@ -34,7 +34,7 @@ class CollectCaps(_Strict):
     submission_mb: float = Field(64, gt=0)  # everything read for one submission (its files, its zips)
     submission_files: int = Field(10_000, gt=0)  # files in one submission's own zips
     class_mb: float = Field(8192, gt=0)  # the notebooks and .py files kept for the whole class
-    class_files: int = Field(200_000, gt=0)  # files in the download and in every zip inside it
+    class_files: int = Field(200_000, gt=0)  # files of the submissions kept (their own zips included)
     ratio: int = Field(200, gt=0)  # uncompressed / compressed size of one zip entry over 1 MiB
     nesting: int = Field(2, ge=0)  # zips inside the download: a student's own zip, and one more level
 
