@@ -103,10 +103,14 @@ c.LimitOutput.max_lines = 400
 import autograder  # noqa: E402
 import nbgrader  # noqa: E402
 
-c.HTMLExporter.template_name = "course_feedback"
-c.HTMLExporter.extra_template_basedirs = [
+# On FeedbackExporter (feedback.py), generate_feedback's exporter alone: nbgrader's formgrader builds its
+# submission view with an HTMLExporter from this same config, and a global HTMLExporter.template_name
+# replaced its "formgrade" template (every submission view: HTTP 500, TemplateNotFound: bootstrap.min.css).
+c.GenerateFeedback.exporter_class = "autograder.integrations.feedback.FeedbackExporter"
+c.FeedbackExporter.template_name = "course_feedback"
+c.FeedbackExporter.extra_template_basedirs = [
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
     os.path.join(os.path.dirname(autograder.__file__), "integrations", "templates"),
 ]
-c.HTMLExporter.filters = {"offline_math": "autograder.integrations.feedback.offline_math",
-                          "untrusted_html": "autograder.untrusted_html.clean"}  # student text made inert
+c.FeedbackExporter.filters = {"offline_math": "autograder.integrations.feedback.offline_math",
+                              "untrusted_html": "autograder.untrusted_html.clean"}  # student text made inert

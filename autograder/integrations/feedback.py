@@ -17,16 +17,30 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 from xml.etree.ElementTree import tostring
 
+import nbformat
 from latex2mathml.converter import Converter
+from nbconvert.exporters import HTMLExporter
 
 #: Where the template finds its templates (nbgrader_config.py: HTMLExporter.extra_template_basedirs).
 TEMPLATES = __file__.rsplit("/", 1)[0] + "/templates"
 
-_PROTECTED = re.compile(r"(<(pre|code|script|style|math)\b.*?</\2>|<[^>]+>)", re.S | re.I)
-_MATH = re.compile(r"\$\$(?P<d1>.+?)\$\$|\\\[(?P<d2>.+?)\\\]|\\\((?P<i2>.+?)\\\)|(?<![\\$])\$(?P<i1>[^$\s](?:[^$]*?[^$\s])?)\$(?!\d)",
-                   re.S)
+
+class FeedbackExporter(HTMLExporter):
+    """The exporter of `nbgrader generate_feedback` only (nbgrader_config.py: GenerateFeedback.exporter_class):
+    the course's template and filters are configured on this class, not on HTMLExporter, because
+    nbgrader's formgrader renders its submission view with an HTMLExporter built from the same
+    config (it sets template_name "formgrade", which a global HTMLExporter.template_name overrode:
+    every submission view failed with TemplateNotFound: bootstrap.min.css). It bounds the student's
+    markdown before anything renders it (`bound_markdown`)."""
+
+    def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
+        nb = nbformat.from_dict(nb)  # a copy: the caller's notebook is left as it was
+        bound_markdown(nb)
+        return super().from_notebook_node(nb, resources, **kw)
+
 
 _BOLD = {**{chr(ord("A") + i): chr(0x1D400 + i) for i in range(26)},
          **{chr(ord("a") + i): chr(0x1D41A + i) for i in range(26)},
@@ -69,17 +83,145 @@ def to_mathml(tex: str, display: bool = False) -> str:
     return out.replace("<math ", f'<math alttext="{html.escape(tex.strip(), quote=True)}" ', 1)
 
 
+#: Bounds on the student markdown a feedback page renders (module constants: course.yml's `limits` has no
+#: feedback bound). A markdown cell longer than MAX_CELL_MARKDOWN characters, and every markdown cell once
+#: the notebook's cells have used MAX_NOTEBOOK_MARKDOWN characters, is shown as escaped plain text (its
+#: first MAX_CELL_MARKDOWN characters) with a note; after MAX_MARKDOWN_CELLS markdown cells, the remaining
+#: markdown cells that nbgrader does not grade are left out, one note saying how many.
+MAX_CELL_MARKDOWN = 50_000
+MAX_NOTEBOOK_MARKDOWN = 1_000_000
+MAX_MARKDOWN_CELLS = 2_000
+PLAIN = "course_plain"  # the cell metadata key the template reads (set here for every markdown cell)
+
+
+def bound_markdown(nb: Any) -> None:
+    """Mark (in place) the markdown cells shown as plain text and leave out those beyond the cell count."""
+    used = count = dropped = 0
+    kept = []
+    note_at = None
+    for cell in nb.cells:
+        if cell.get("cell_type") != "markdown":
+            kept.append(cell)
+            continue
+        cell.metadata.pop(PLAIN, None)  # a student's own key means nothing
+        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        graded = bool(cell.metadata.get("nbgrader"))
+        count += 1
+        if count > MAX_MARKDOWN_CELLS and not graded:
+            dropped += 1
+            if note_at is None:
+                note_at = len(kept)
+            continue
+        if len(source) > MAX_CELL_MARKDOWN or used + len(source) > MAX_NOTEBOOK_MARKDOWN:
+            shown = source[:MAX_CELL_MARKDOWN]
+            cell.metadata[PLAIN] = (f"This cell ({len(source):,} characters) is shown as plain text"
+                                    + (f", its first {len(shown):,} characters" if len(shown) < len(source) else "")
+                                    + f": the feedback page renders at most {MAX_CELL_MARKDOWN:,} characters of markdown"
+                                    f" per cell and {MAX_NOTEBOOK_MARKDOWN:,} per notebook.")
+            cell.source = shown
+            used += len(shown)
+        else:
+            used += len(source)
+        kept.append(cell)
+    if dropped and note_at is not None:
+        note = nbformat.v4.new_markdown_cell("")
+        note.metadata[PLAIN] = (f"{dropped:,} further markdown cells are not shown: the feedback page shows at most"
+                                f" {MAX_MARKDOWN_CELLS:,} markdown cells.")
+        kept.insert(note_at, note)
+    nb.cells = kept
+
+
+class _Next:
+    """The next index of `needle` in `text` at or after a position that only grows: each character is scanned
+    at most once in all (a cached answer is reused while it is still ahead; -1 stays -1)."""
+
+    def __init__(self, text: str, needle: str) -> None:
+        self.text, self.needle, self.at = text, needle, -2
+
+    def find(self, start: int) -> int:
+        if self.at == -1 or self.at >= start:
+            return self.at
+        self.at = self.text.find(self.needle, start)
+        return self.at
+
+
+_OPEN = re.compile(r"<(pre|code|script|style|math)\b", re.I)  # at one position: O(1)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # keeps every index
+
+
+def _math_in_text(text: str) -> str:
+    """`text` (between tags) with its `$$...$$`, `\\[...\\]`, `\\(...\\)` and `$...$` replaced by MathML,
+    in one left-to-right pass (the rules of the former regex: a single `$` not after `\\` or `$`, its
+    formula neither starting nor ending with a space, the closing `$` not followed by a digit)."""
+    dollar, backslash = _Next(text, "$"), _Next(text, "\\")
+    closers = {"$$": _Next(text, "$$"), "\\]": _Next(text, "\\]"), "\\)": _Next(text, "\\)")}
+    out: list[str] = []
+    p = c = 0
+    n = len(text)
+    while c < n:
+        candidates = [i for i in (dollar.find(c), backslash.find(c)) if i >= 0]
+        if not candidates:
+            break
+        c = min(candidates)
+        found = None
+        if text.startswith("$$", c):
+            end = closers["$$"].find(c + 3)
+            if end >= 0:
+                found = (c + 2, end, end + 2, True)
+        elif text.startswith("\\[", c) or text.startswith("\\(", c):
+            closer = "\\]" if text[c + 1] == "[" else "\\)"
+            end = closers[closer].find(c + 3)
+            if end >= 0:
+                found = (c + 2, end, end + 2, closer == "\\]")
+        elif text[c] == "$" and (c == 0 or text[c - 1] not in "\\$") and c + 1 < n and not text[c + 1].isspace():
+            end = dollar.find(c + 1)
+            if end >= 0 and not text[end - 1].isspace() and not (end + 1 < n and text[end + 1].isdecimal()):
+                found = (c + 1, end, end + 1, False)
+        if found is None:
+            c += 1
+            continue
+        start, end, after, display = found
+        out.append(text[p:c])
+        out.append(to_mathml(html.unescape(text[start:end]), display=display))
+        p = c = after
+    out.append(text[p:])
+    return "".join(out)
+
+
 def offline_math(rendered: str) -> str:
-    """Replace the math in rendered HTML (text between tags; not in pre, code, script, style) by MathML."""
+    """Replace the math in rendered HTML (text between tags; not in pre, code, script, style, math) by MathML.
+
+    One left-to-right pass over `rendered`: every search for a delimiter or a closing tag starts where the
+    previous one of its kind ended or reuses its answer, so the time is linear in the length (the former
+    regexes rescanned the rest of the text from every unclosed `\\(` or `<pre>`: quadratic)."""
     if "$" not in rendered and "\\(" not in rendered and "\\[" not in rendered:
         return rendered
-    out = []
-    for i, part in enumerate(_PROTECTED.split(rendered)):
-        if part is None:
-            continue
-        if i % 3 == 0:  # text between tags (split's groups: the whole tag, the protected tag's name)
-            out.append(_MATH.sub(lambda m: to_mathml(html.unescape(next(g for g in m.groups() if g is not None)),
-                                                     display=bool(m["d1"] or m["d2"])), part))
-        elif i % 3 == 1:
-            out.append(part)
+    lower = rendered.translate(_ASCII_LOWER)
+    lt, gt = _Next(rendered, "<"), _Next(rendered, ">")
+    closes: dict[str, _Next] = {}
+    out: list[str] = []
+    p = q = 0  # p: where the current text starts; q: where the next tag is looked for
+    while True:
+        i = lt.find(q)
+        if i < 0:
+            break
+        end = -1
+        opened = _OPEN.match(lower, i)
+        if opened:
+            name = opened.group(1).lower()
+            j = closes.setdefault(name, _Next(lower, f"</{name}>")).find(opened.end())
+            if j >= 0:
+                end = j + len(name) + 3
+        if end < 0:
+            k = gt.find(i + 1)
+            if k < 0:
+                break  # no ">" from here on: the rest is text
+            if k == i + 1:  # "<>" is text
+                q = i + 1
+                continue
+            end = k + 1
+        out.append(_math_in_text(rendered[p:i]))
+        out.append(rendered[i:end])
+        p = q = end
+    out.append(_math_in_text(rendered[p:]))
     return "".join(out)
