@@ -107,17 +107,18 @@ def open_and_watch(driver: Any, path: Path, requests: list[str]) -> dict[str, An
 # --- the feedback page ----------------------------------------------------------------------------
 
 def feedback_exporter() -> Any:
-    """nbconvert's HTMLExporter configured as `nbgrader generate_feedback` is in this course: the
-    repository's nbgrader_config.py, plus the bootstrap path generate_feedback adds."""
-    import nbgrader
-    from nbconvert import HTMLExporter
+    """The exporter `nbgrader generate_feedback` builds in this course: the repository's nbgrader_config.py
+    (its GenerateFeedback.exporter_class, the course's feedback.FeedbackExporter) and what GenerateFeedback
+    adds (the bootstrap path), made as GenerateFeedback.start makes it."""
+    from nbgrader.converters.generate_feedback import GenerateFeedback
     from traitlets.config.loader import PyFileConfigLoader
 
-    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(config.REPO_ROOT)).load_config()
-    cfg.HTMLExporter.extra_template_paths = [os.path.join(
-        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "static", "node_modules", "bootstrap",
-        "dist", "css")]
-    return HTMLExporter(config=cfg)
+    from autograder.integrations.feedback import FeedbackExporter
+
+    converter = GenerateFeedback(config=PyFileConfigLoader("nbgrader_config.py", path=str(config.REPO_ROOT)).load_config())
+    exporter = converter.exporter_class(parent=converter, config=converter.config)
+    assert isinstance(exporter, FeedbackExporter)
+    return exporter
 
 
 def hostile_feedback_notebook(url: str) -> Any:
