@@ -239,8 +239,10 @@ class Graded:
         self.scores = {c.name: c.score for c in result.components}
 
     def text(self, component: str) -> str:
+        """What the student reads about `component`: its tests' outputs and notes, or, for a file
+        that could not be read (nothing graded), the one line that says why."""
         comp = next(c for c in self.result.components if c.name == component)
-        return "\n".join([t.output for t in comp.tests] + comp.notes)
+        return "\n".join([self.result.unreadable] + [t.output for t in comp.tests] + comp.notes)
 
     def expect(self, zero: dict[str, str] | None = None) -> None:
         """Components in `zero` score 0 and their text matches the regex; all others score full marks."""
