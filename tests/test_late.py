@@ -338,4 +338,17 @@ def test_a_timestamp_deeper_than_nbgraders_is_not_read(tmp_path: Path) -> None:
     from autograder.grading.export import identify
     root = _nbgrader_class(tmp_path / "submitted", {"mallory": "2026-10-10 10:00:00"}, nested=True)
     who = identify("mallory", root / "mallory" / A / A / f"{A}.py", root, A)
-    assert who.when is None or who.when.submitted_at.year != 2020
+    assert who.when is not None and who.when.submitted_at == dt.datetime(2026, 10, 10, 10, tzinfo=dt.timezone.utc)
+
+
+def test_a_notebook_moved_deeper_keeps_nbgraders_time(tmp_path: Path) -> None:
+    """Moving the notebook into a subfolder of <student>/<assignment>/ (nbgrader submit copies it)
+    does not escape the late penalty: nbgrader's timestamp.txt beside the subfolder is read."""
+    from autograder.grading.export import identify
+    root = tmp_path / "submitted"
+    folder = root / "dora" / A
+    (folder / "work").mkdir(parents=True)
+    (folder / "timestamp.txt").write_text("2026-11-20 10:00:00")
+    (folder / "work" / f"{A}.py").write_text("x = 1\n")
+    who = identify("dora", folder / "work" / f"{A}.py", root, A)
+    assert who.when is not None and who.when.submitted_at == dt.datetime(2026, 11, 20, 10, tzinfo=dt.timezone.utc)

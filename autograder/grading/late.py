@@ -422,9 +422,12 @@ def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None)
         return SubmissionTime(when, f"course collect ({record.get('lms')})") if when is not None else None
     # nbgrader's layout: the notebook directly in <student>/<assignment>/, beside its timestamp.txt
     # (with `stop`, the student's folder, exactly one level below it: a deeper one is the student's).
-    if folder.name == assignment_id and (stop is None or folder.parent == stop) \
-            and _regular_file(folder / "timestamp.txt"):
-        return read_timestamp_txt(folder / "timestamp.txt")
+    # A notebook the student moved deeper into <student>/<assignment>/ still has nbgrader's time (a
+    # timestamp.txt of their own down there is never read).
+    nbgrader = stop / assignment_id if stop is not None else folder
+    if nbgrader.name == assignment_id and (folder == nbgrader or nbgrader in folder.parents) \
+            and _regular_file(nbgrader / "timestamp.txt"):
+        return read_timestamp_txt(nbgrader / "timestamp.txt")
     return None
 
 
