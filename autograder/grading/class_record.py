@@ -3,19 +3,21 @@
 `course collect` and nbgrader's zip_collect (integrations/lms.py) write it at the root of the class
 folder; `course grade DIR` (grading/export.py) and the submission times (grading/late.py) read it.
 It is the only place identity and time are read from in a collected class: nothing in a student's
-own folder is, since the student could have uploaded it. This module imports nothing of the kit,
-so that the writer (an integration) and the readers (grading) both sit above it.
+own folder is, since the student could have uploaded it. It imports nothing of the kit but the
+dependency-free reader of student files, so that the writer (an integration) and the readers
+(grading) both sit above it.
 """
 from __future__ import annotations
 
 import datetime as dt
 import functools
 import json
-import os
 import re
 import stat
 from pathlib import Path
 from typing import Any, Optional
+
+from autograder.grading.student_files import SubmissionError, read_bounded
 
 #: At the root of `course collect`'s --to (and of nbgrader zip_collect's extracted/). Its name can be
 #: no student's folder: a safe student id never starts with a dot.
@@ -51,10 +53,9 @@ def collected(root: Path) -> dict[str, dict[str, Any]]:
 def _collected(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
     """`collected`, read once per version of the file (a class's grading asks once per student)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as f:
-            data = json.loads(f.read(MAX_BYTES + 1)) if stat.S_ISREG(os.fstat(fd).st_mode) else None
-    except (OSError, ValueError, RecursionError):
+        raw, size = read_bounded(path, MAX_BYTES)
+        data = json.loads(raw) if size <= MAX_BYTES else None
+    except (SubmissionError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}

@@ -46,6 +46,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from autograder.grading import class_record
+from autograder.grading.student_files import SubmissionError, read_bounded
 
 if TYPE_CHECKING:
     from autograder.config import Assignment, Course
@@ -336,9 +337,8 @@ METADATA_MAX_BYTES = 1 << 20
 
 
 def _read_small(path: Path) -> str:
-    """A metadata file's text, read as a student's file is (grading/submission.read_bounded: no
+    """A metadata file's text, read as a student's file is (grading/student_files.read_bounded: no
     symbolic link, a regular file only, at most METADATA_MAX_BYTES), or a DeadlineError."""
-    from autograder.grading.submission import SubmissionError, read_bounded
     try:
         data, size = read_bounded(path, METADATA_MAX_BYTES, str(path))
     except SubmissionError as exc:

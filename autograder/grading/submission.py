@@ -6,17 +6,16 @@ on a folder, the Gradescope runner and the cluster executor all use `pick_file`.
 from __future__ import annotations
 
 import ast
-import errno
 import json
 import os
 import re
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from autograder.config import Limits
+from autograder.grading.student_files import SubmissionError, read_bounded
 from autograder.sandbox.runtime import json_bounds
 
 SUFFIXES = (".ipynb", ".py")
@@ -24,10 +23,6 @@ SUFFIXES = (".ipynb", ".py")
 SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", "__MACOSX", "autograder", ".git"})
 
 Cell = tuple[str, str]  # (label for messages, source)
-
-
-class SubmissionError(Exception):
-    """The file cannot be read as a submission (not found, too large, not a notebook)."""
 
 
 #: Cell magics whose body is Python that the kernel runs (`%%time` runs the cell and times it).
@@ -48,48 +43,6 @@ def parse_student_code(source: str) -> Optional[ast.Module]:
 #: How the trusted process opens a student's file: never through a symbolic link (the last
 #: component; the folders above it are walked with lstat by pick_file/find_submissions), never
 #: waiting (a FIFO or a device opens at once and is then refused as not a regular file).
-OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def read_bounded(path: Path | str, cap: int, what: str = "") -> tuple[bytes, int]:
-    """(data, size) of the regular file `path`: the one way the grading process opens a file a
-    student controls (their submission, and files beside it a student could have planted). `open`
-    with O_NOFOLLOW|O_NONBLOCK, `fstat` on that descriptor (a symbolic link, FIFO, device, socket or
-    folder is refused, so /proc files behind a link are never opened), then at most `cap` + 1 bytes
-    read from it, whatever size fstat reported (a /proc file reports 0). `size` is the larger of
-    fstat's size and the bytes read; over `cap`, `data` is not all of the file (none of it when
-    fstat already said so). A refusal is a SubmissionError naming the file (`what`, else its name)."""
-    name = what or Path(path).name
-    try:
-        fd = os.open(path, OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise SubmissionError(f"{name} is a symbolic link; submit the file itself") from None
-        if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
-            raise SubmissionError(f"{name} is not a regular file; submit the file itself") from None
-        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(f"{name} is not a regular file; submit the file itself")
-        if info.st_size > cap:
-            return b"", info.st_size
-        chunks: list[bytes] = []
-        left = cap + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data, max(info.st_size, len(data))
-    except OSError as exc:
-        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-
-
 def read_submission(path: Path | str, limits: Optional[Limits] = None) -> bytes:
     """The bytes of a submitted file within `limits.submission_mb` (read_bounded), or a
     SubmissionError: a symbolic link, not a regular file, unreadable, or over the size limit."""
