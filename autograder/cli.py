@@ -334,13 +334,24 @@ def cmd_export(ns: argparse.Namespace) -> int:
         roster = Path(ns.roster)
         if not roster.is_file():
             raise Refused(f"{roster}: no such file")
-        _, header = lms.read_canvas_roster(roster)
-        column = ns.canvas_column or lms.canvas_column(header, assignment.title, assignment.id)
-        unmatched = lms.canvas_csv(Path(ns.canvas), grade_rows(rows), roster, column)
-        print(f"{ns.canvas}: column {column!r}, {len(rows) - len(unmatched)} students")
-        for student in unmatched:
+        try:
+            _, header = lms.read_canvas_roster(roster)
+            if ns.canvas_column and ns.canvas_column not in header:
+                raise lms.LmsError(f"--canvas-column {ns.canvas_column!r} is not a column of {roster}")
+            column, how = ((ns.canvas_column, "as given by --canvas-column") if ns.canvas_column else
+                           lms.canvas_column(header, assignment.title, assignment.id, assignment.canvas_id))
+        except lms.LmsError as exc:
+            raise Refused(f"{roster}: {exc}") from None
+        written = lms.canvas_csv(Path(ns.canvas), grade_rows(rows), roster, column, course.canvas.missing)
+        print(f"{ns.canvas}: the roster's column {column!r}, found {how}; "
+              f"{len(rows) - len(written.unmatched)} graded students")
+        if written.absent:
+            what = "0" if course.canvas.missing == "zero" else "an empty cell (Canvas keeps what it has)"
+            print(f"{len(written.absent)} roster student(s) with no graded submission, written as {what} "
+                  f"(course.yml canvas.missing): {', '.join(written.absent)}")
+        for student in written.unmatched:
             print(f"course export: {student} is not in the Canvas roster {roster}: not in {ns.canvas}", file=sys.stderr)
-        status = 1 if unmatched else status
+        status = 1 if written.unmatched else status
     if ns.gradebook:
         from autograder.integrations.nbgrader_bridge import gradebook_rows
         db = ns.gradebook if "://" in ns.gradebook else f"sqlite:///{Path(ns.gradebook).resolve()}"

@@ -153,6 +153,9 @@ class Assignment(_Strict):
     #: support module, like the ones its own components build on).
     uses: tuple[str, ...] = ()
     components: tuple[Component, ...]
+    #: The assignment's id in Canvas (the number in its gradebook column, "... (771234)"): how
+    #: `course export --canvas` finds the column; without it, the column is found by its title.
+    canvas_id: Optional[int] = None
 
     @field_validator("components", mode="before")
     @classmethod
@@ -184,6 +187,14 @@ class Assignment(_Strict):
         raise KeyError(name)
 
 
+class Canvas(_Strict):
+    """course.yml's `canvas:` block: what `course export --canvas` writes."""
+
+    #: A roster student with no graded submission: 0 ("zero") or an empty cell ("blank"), which
+    #: Canvas's import leaves as it is. Either way they are listed.
+    missing: Literal["zero", "blank"] = "zero"
+
+
 class Course(_Strict):
     name: str
     support_module: str = "attention_support"
@@ -195,6 +206,7 @@ class Course(_Strict):
     deadlines: Deadlines = Deadlines()
     #: TAs' manual overrides of component scores, with who and why (grading/overrides.py).
     overrides_file: Optional[str] = None
+    canvas: Canvas = Canvas()
     assignments: tuple[Assignment, ...]
 
     @field_validator("overrides_file")

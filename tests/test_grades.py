@@ -125,20 +125,76 @@ def test_canvas_export_matches_the_roster_and_reports_the_others(tmp_path):
                       '"Eve, Eve",22222,S002,eve,Sec A,,\n'
                       '"Smith, Mary Ann",33333,S003,msmith,Sec B,,\n')
     _, header = lms.read_canvas_roster(roster)
-    column = lms.canvas_column(header, "Attention scoring functions", A)
-    assert column == "Attention scoring functions (4567)"
+    column, how = lms.canvas_column(header, "Attention scoring functions", A)
+    assert column == "Attention scoring functions (4567)" and how == "by the title 'Attention scoring functions'"
     rows = [{"student_id": "doejane", "score": 12.6, "max_score": 14},  # Canvas's file-name form of the name
             {"student_id": "eve", "score": 14.0, "max_score": 14},  # SIS login
             {"student_id": "whoever", "score": 3.0, "max_score": 14, "lms_user_id": "33333"},  # Canvas user id
             {"student_id": "mallory", "score": 1.0, "max_score": 14}]
-    unmatched = lms.canvas_csv(tmp_path / "import.csv", rows, roster, column)
-    assert unmatched == ["mallory"]
+    written = lms.canvas_csv(tmp_path / "import.csv", rows, roster, column)
+    assert written.unmatched == ["mallory"] and written.absent == []
     lines = list(csv.reader((tmp_path / "import.csv").open()))
     assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column]
     assert lines[1][0].strip() == "Points Possible" and lines[1][-1] == "14"
     assert sorted(lines[2:]) == [["Doe, Jane", "12345", "S001", "jdoe", "Sec A", "12.6"],
                                  ["Eve, Eve", "22222", "S002", "eve", "Sec A", "14"],
                                  ["Smith, Mary Ann", "33333", "S003", "msmith", "Sec B", "3"]]
+
+
+CANVAS_HEADER = ("Student,ID,SIS User ID,SIS Login ID,Section,Assignment 01: Kernel regression (771233),"
+                 "Assignment 02: Attention scoring functions (771234),Current Score,Final Score\n")
+
+
+def test_canvas_column_is_found_by_canvas_id_or_title_within_its_name_and_never_invented():
+    header = CANVAS_HEADER.strip().split(",")
+    assert lms.canvas_column(header, "Attention scoring functions", A) == (
+        "Assignment 02: Attention scoring functions (771234)", "by the title 'Attention scoring functions'")
+    assert lms.canvas_column(header, "Scoring", A, canvas_id=771234)[0] == header[6]
+    with pytest.raises(lms.LmsError, match=r"no column of the roster matches the title 'Bahdanau attention' "
+                                           r"\(its assignment columns: 'Assignment 01: .*canvas_id in course.yml"):
+        lms.canvas_column(header, "Bahdanau attention", "03_bahdanau")
+    with pytest.raises(lms.LmsError, match="no column of the roster matches its Canvas id 9"):
+        lms.canvas_column(header, "Attention scoring functions", A, canvas_id=9)
+    twice = header + ["Quiz: Attention scoring functions (771299)"]
+    with pytest.raises(lms.LmsError, match="2 columns of the roster match the title"):
+        lms.canvas_column(twice, "Attention scoring functions", A)
+
+
+def test_course_export_canvas_names_the_column_and_lists_roster_students_without_a_grade(tmp_path, capsys):
+    """Issue #24 item 2: the gradebook's own column (the import updates it instead of adding one), and
+    a roster student with no graded submission listed and written per course.yml canvas.missing."""
+    out = tmp_path / "results"
+    out.mkdir()
+    for name in ("jdoe", "eve"):
+        (out / f"{name}.json").write_text(json.dumps(results(FULL)))
+    roster = tmp_path / "roster.csv"
+    roster.write_text(CANVAS_HEADER + "    Points Possible,,,,,10,14,,\n"
+                      '"Doe, Jane",12345,S001,jdoe,Sec A,,,,\n"Eve, Eve",22222,S002,eve,Sec A,,,,\n'
+                      '"Roe, Rick",44444,S004,rroe,Sec B,,,,\n')
+    code, printed, err = run_cli(capsys, "export", A, str(out), "--canvas", str(tmp_path / "import.csv"),
+                                 "--roster", str(roster))
+    assert code == 0, err
+    assert "the roster's column 'Assignment 02: Attention scoring functions (771234)', found by the title" in printed
+    assert "1 roster student(s) with no graded submission, written as 0 (course.yml canvas.missing): Roe, Rick" in printed
+    lines = list(csv.reader((tmp_path / "import.csv").open()))
+    assert lines[0][-1] == "Assignment 02: Attention scoring functions (771234)"
+    assert {line[0]: line[-1] for line in lines[2:]} == {"Doe, Jane": "10", "Eve, Eve": "10", "Roe, Rick": "0"}
+    config_path = make_course(tmp_path)
+    raw = yaml.safe_load(config_path.read_text())
+    raw["canvas"] = {"missing": "blank"}
+    raw["assignments"][1]["canvas_id"] = 555
+    config_path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
+                                 str(tmp_path / "again.csv"), "--roster", str(roster))
+    assert code == 2 and err.startswith("course: ") and len(err.strip().splitlines()) == 1, err
+    assert "no column of the roster matches its Canvas id 555" in err and not (tmp_path / "again.csv").exists()
+    raw["assignments"][1]["canvas_id"] = 771234
+    config_path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
+                                 str(tmp_path / "again.csv"), "--roster", str(roster))
+    assert code == 0 and "found by its Canvas id 771234" in printed and "written as an empty cell" in printed, err
+    blank = {line[0]: line[-1] for line in csv.reader((tmp_path / "again.csv").open())}
+    assert blank["Roe, Rick"] == ""
 
 
 def test_disagreements_between_results_and_gradebook_are_listed():

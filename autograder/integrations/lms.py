@@ -726,7 +726,17 @@ def read_canvas_roster(path: Path) -> tuple[list[dict[str, str]], list[str]]:
     return rows, header
 
 
-def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column: str) -> list[str]:
+@dataclass(frozen=True)
+class CanvasImport:
+    """What `canvas_csv` could not match: results without a roster row (each a printable line, why for
+    an ambiguous one) and roster students without a result (printable names)."""
+
+    unmatched: list[str]
+    absent: list[str]
+
+
+def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column: str,
+               missing: str = "zero") -> CanvasImport:
     """Write the grades in Canvas's import layout: Student, ID, SIS User ID, SIS Login ID, Section,
     then one column `column` (the assignment's column as Canvas names it, e.g.
     'Attention scoring (4567)') with the final scores, after a Points Possible row. `rows`:
@@ -734,7 +744,8 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
     separate name spaces, in order: Canvas user id against ID; student id against SIS Login ID,
     SIS User ID, ID; student id against Canvas's file-name form of the name. A key that is two roster
     rows, or two students matching one roster row, is ambiguous: none of them is written.
-    Returns the students not written, each a printable line (why, for an ambiguous one)."""
+    A roster student no result matches gets 0 (`missing` "zero") or an empty cell, which Canvas's
+    import leaves as it is ("blank")."""
     roster, _ = read_canvas_roster(roster_path)
 
     def index(column: Callable[[dict[str, str]], str]) -> dict[str, list[int]]:
@@ -777,17 +788,41 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
                           f"{roster[i].get('Student', '')!r})" for n in ns]
             continue
         lines.append([roster[i].get(c, "") for c in CANVAS_FIXED] + [f"{float(rows[ns[0]]['score']):g}"])
-    unmatched = [printable(u) for u in unmatched]
+    absent = [i for i in range(len(roster)) if i not in matched]
+    lines += [[roster[i].get(c, "") for c in CANVAS_FIXED] + ["0" if missing == "zero" else ""] for i in absent]
     lines.sort(key=lambda line: line[0].lower())
     write_csv(out, [*CANVAS_FIXED, column], [["    Points Possible", "", "", "", "", f"{max_score:g}"], *lines])
-    return unmatched
+    return CanvasImport([printable(u) for u in unmatched], [printable(roster[i].get("Student", "")) for i in absent])
 
 
-def canvas_column(roster_header: list[str], title: str, assignment_id: str) -> str:
-    """The roster's column for this assignment ('<title> (<Canvas id>)'), else the title (Canvas
-    then creates a new assignment column on import)."""
-    for h in roster_header:
-        base = re.sub(r"\s*\(\d+\)$", "", h).strip()
-        if base.lower() in (title.lower(), assignment_id.lower()):
-            return h
-    return title
+_ID_SUFFIX = re.compile(r"\s*\(\d+\)\s*$")  # Canvas ends an assignment's column with its id
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def canvas_column(roster_header: list[str], title: str, assignment_id: str,
+                  canvas_id: Optional[int] = None) -> tuple[str, str]:
+    """The roster's column for this assignment and how it was found: by the Canvas id course.yml
+    gives (the "(771234)" Canvas ends the column's name with), else by the title or the assignment
+    id within the column's name ("Assignment 02: Attention scoring functions (771234)"). No
+    column, or more than one, is an LmsError that names the columns (Canvas would otherwise
+    import the grades as a new assignment)."""
+    columns = [h for h in roster_header if h not in CANVAS_FIXED and _ID_SUFFIX.search(h)]
+    if canvas_id is not None:
+        found = [h for h in columns if re.search(rf"\({canvas_id}\)\s*$", h)]
+        how = f"by its Canvas id {canvas_id} (course.yml canvas_id)"
+    else:
+        wanted = [_words(title), _words(assignment_id.replace("_", " "))]
+        found = [h for h in columns if any(f" {w} " in f" {_words(_ID_SUFFIX.sub('', h))} " for w in wanted if w)]
+        how = f"by the title {title!r}"
+    if len(found) == 1:
+        return found[0], how
+    listed = ", ".join(repr(h) for h in columns) or "none"
+    if found:
+        raise LmsError(f"{len(found)} columns of the roster match {how[3:]}: {', '.join(map(repr, found))}; "
+                       f"give the assignment's canvas_id in course.yml or --canvas-column")
+    raise LmsError(f"no column of the roster matches {how[3:]} (its assignment columns: {listed}); give the "
+                   f"assignment's canvas_id in course.yml or --canvas-column, or add the assignment in Canvas "
+                   f"and export the gradebook again")
