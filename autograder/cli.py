@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import gc
 import json
 import signal
@@ -131,6 +130,9 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         _require_gradable(target, ns.assignment, course)
     if (ns.cluster or ns.cluster_file) and not target.is_dir():
         raise SystemExit("course grade: --cluster grades a directory of submissions (with --out DIR)")
+    if ns.times and not target.is_dir():
+        raise Refused("--times gives a class's times: grade a directory (one file: --submitted-at)")
+    times = _times(ns, course)
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
@@ -151,7 +153,9 @@ def cmd_grade(ns: argparse.Namespace) -> int:
                       f"were cancelled ({ns.out}/ has the others' results; no grades.csv)", file=sys.stderr)
                 return 128 + signum[0]
         from autograder.grading.export import finalize_folder  # student ids, late penalties, overrides
-        rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
+        rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target,
+                               times=times)
+        _unused_times(times, rows, ns.times)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         from autograder.grading.summary import class_summary
@@ -190,14 +194,33 @@ def _submitted_at(ns: argparse.Namespace, course: config_mod.Course) -> Optional
     """--submitted-at TIME (without a zone: in course.yml's deadlines.timezone)."""
     if not ns.submitted_at:
         return None
-    from autograder.grading.late import SubmissionTime, parse_time
+    from autograder.grading.late import written_time
     try:
-        when = parse_time(ns.submitted_at)
+        return written_time(ns.submitted_at, course.deadlines, "--submitted-at")
     except ValueError as exc:
         raise Refused(f"--submitted-at: {exc}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=course.deadlines.zone)
-    return SubmissionTime(when.astimezone(dt.timezone.utc), "--submitted-at")
+
+
+def _times(ns: argparse.Namespace, course: config_mod.Course) -> Optional[dict[str, SubmissionTime]]:
+    """--times CSV (student,submitted_at; without a zone: in course.yml's deadlines.timezone)."""
+    if not getattr(ns, "times", None):
+        return None
+    from autograder.grading.late import DeadlineError, read_times_csv
+    path = Path(ns.times)
+    if not path.is_file():
+        raise Refused(f"{path}: no such file")
+    try:
+        return read_times_csv(path, course.deadlines)
+    except DeadlineError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _unused_times(times: Optional[dict[str, SubmissionTime]], rows: list[dict[str, Any]], source: str) -> None:
+    """Name the students of a --times file that no graded submission is (a typo would go unnoticed)."""
+    students = {str(r.get("extra_data", {}).get("student", r["name"])) for r in rows}
+    for student in sorted(set(times or {}) - students):
+        print(printable(f"course: {source}: {student!r} has no graded submission: their time is unused"),
+              file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -323,7 +346,9 @@ def cmd_export(ns: argparse.Namespace) -> int:
         raise Refused(f"{folder}: no such folder (the --out folder of `course grade`)")
     if not load_results(folder):
         raise Refused(f"{folder}: no results files in it (run `course grade {assignment.id} DIR --out {folder}`)")
-    rows = finalize_folder(folder, course, assignment)
+    times = _times(ns, course)
+    rows = finalize_folder(folder, course, assignment, times=times)
+    _unused_times(times, rows, ns.times)
     print(f"{folder / 'grades.csv'}: {len(rows)} submissions of {assignment.id}")
     status = 0
     if ns.canvas:
@@ -449,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--student", help="one file: the student id in grades.csv (default: from its folder or name)")
     g.add_argument("--submitted-at", metavar="TIME",
                    help="one file: when it was submitted (default: course collect's record or nbgrader's timestamp.txt)")
+    g.add_argument("--times", metavar="CSV", help="a directory: the students' submission times, a CSV with "
+                   "the columns student,submitted_at (without a zone: course.yml's time zone); wins over the others")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
     g.add_argument("--allow-unisolated", action="store_true",
@@ -494,6 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--canvas", metavar="CSV", help="also write the final scores in Canvas's gradebook import layout")
     ex.add_argument("--roster", metavar="CSV", help="Canvas's own gradebook export (students' Canvas ids)")
     ex.add_argument("--canvas-column", help="the assignment's column in Canvas (default: from the roster's header)")
+    ex.add_argument("--times", metavar="CSV", help="submission times to apply (student,submitted_at; without a "
+                    "zone: course.yml's time zone): they win over the recorded ones")
     ex.add_argument("--gradebook", metavar="DB", help="nbgrader's gradebook.db: list every disagreement, exit 1 if any")
     ex.set_defaults(func=cmd_export)
 

@@ -81,12 +81,14 @@ def _nbgrader_time(path: Optional[Path], assignment_id: str, folder: Path) -> tu
 
 
 def finalize_folder(out: Path, course: Course, assignment: Assignment, submissions: Optional[Path] = None,
-                    whos: Optional[dict[str, Who]] = None) -> list[dict[str, Any]]:
+                    whos: Optional[dict[str, Who]] = None,
+                    times: Optional[dict[str, late.SubmissionTime]] = None) -> list[dict[str, Any]]:
     """Finalize every results file in `out` and rebuild `out/grades.csv`; returns the rows.
 
     `submissions`: the class folder the results were graded from (for students and submission
     times); `whos`: the same, given (one regraded file). Results without either keep the student
-    and time an earlier finalize recorded."""
+    and time an earlier finalize recorded. `times` (student -> time, a --times file) wins over
+    every other source of a time: the instructor wrote it."""
     from autograder.grading.submission import find_submissions
     from autograder.integrations import lms
 
@@ -102,6 +104,7 @@ def finalize_folder(out: Path, course: Course, assignment: Assignment, submissio
         who = known.get(name)
         student = who.student if who else str(extra.get("student") or name)
         when = who.when if who else None
+        when = (times or {}).get(student, when)
         if who is not None:
             if who.lms:
                 extra["lms"] = {"lms": who.lms, "lms_user_id": who.lms_user_id}

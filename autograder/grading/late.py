@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
 import math
 import os
@@ -356,12 +357,18 @@ def _regular_file(path: Path) -> bool:
         return False
 
 
+#: The source of a timestamp.txt without a zone: nbgrader writes one; a hand-written file may not.
+NAIVE_TIMESTAMP = "nbgrader timestamp.txt, no time zone in it: read as UTC, as nbgrader reads it"
+
+
 def read_timestamp_txt(path: Path) -> SubmissionTime:
+    """nbgrader's timestamp.txt, read as nbgrader reads it (without a zone: UTC, and the source says
+    so: times written by hand belong in a --times file, read in course.yml's time zone)."""
     try:
-        when = utc(parse_time(_read_small(path)))
+        when = parse_time(_read_small(path))
+        return SubmissionTime(utc(when), NAIVE_TIMESTAMP if when.tzinfo is None else "nbgrader timestamp.txt")
     except (ValueError, OverflowError) as exc:
         raise DeadlineError(f"{path}: {exc}") from None
-    return SubmissionTime(when, "nbgrader timestamp.txt")
 
 
 def read_gradescope_metadata(path: Path) -> SubmissionTime:
@@ -429,6 +436,41 @@ def submission_time(path: Path, assignment_id: str, stop: Optional[Path] = None)
             and _regular_file(nbgrader / "timestamp.txt"):
         return read_timestamp_txt(nbgrader / "timestamp.txt")
     return None
+
+
+def written_time(text: str, deadlines: Deadlines, source: str) -> SubmissionTime:
+    """A submission time a person wrote (--submitted-at, a --times file): without a zone it is in
+    course.yml's deadlines.timezone, like the due dates. ValueError names what is wrong."""
+    when = parse_time(text)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=deadlines.zone)
+    return SubmissionTime(when.astimezone(UTC), source)
+
+
+def read_times_csv(path: Path, deadlines: Deadlines) -> dict[str, SubmissionTime]:
+    """A --times file: a CSV with the columns `student` and `submitted_at` (more are ignored), one
+    row per student, each time as `written_time` reads it. DeadlineError names the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DeadlineError(f"{path}: cannot be read ({exc})") from None
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in ("student", "submitted_at") if c not in (reader.fieldnames or [])]
+    if missing:
+        raise DeadlineError(f"{path}: no {' or '.join(missing)} column (the header must be student,submitted_at)")
+    out: dict[str, SubmissionTime] = {}
+    for row in reader:
+        line = reader.line_num
+        student = (row.get("student") or "").strip()
+        if not student:
+            raise DeadlineError(f"{path}: line {line}: student: empty")
+        if student in out:
+            raise DeadlineError(f"{path}: line {line}: student: {student!r} has a time already")
+        try:
+            out[student] = written_time(row.get("submitted_at") or "", deadlines, f"{path.name} line {line}")
+        except ValueError as exc:
+            raise DeadlineError(f"{path}: line {line}: submitted_at: {exc}") from None
+    return out
 
 
 def recorded_time(record: dict[str, Any]) -> Optional[SubmissionTime]:
