@@ -75,7 +75,7 @@ def test_a_wrong_shape_or_an_extra_entry_is_named() -> None:
             super().__init__()
             self.key_proj = nn.Linear(3, 4)
 
-    with pytest.raises(AssertionError, match="'key_proj.bias' of shape \\(4,\\) that matches none"):
+    with pytest.raises(AssertionError, match=r"'key_proj.bias' of shape \(4,\) that matches none"):
         T.copy_weights(Biased(), Reference())
 
 

@@ -116,8 +116,6 @@ def row_notes(res: dict[str, Any]) -> str:
     late = extra.get("late") or {}
     if late.get("seconds_late"):
         notes.append(late.get("explanation", ""))
-    if late.get("time_source") == late_mod.NAIVE_TIMESTAMP:
-        notes.append(f"submitted at {late.get('submitted_at')}: {late_mod.NAIVE_TIMESTAMP}")
     if extra.get("lms_note"):  # e.g. Canvas's LATE mark: the download has no time to assess it with
         notes.append(str(extra["lms_note"]) + ("" if late.get("submitted_at") else
                                                ": no submission time, so no late penalty; give times with --times"))

@@ -357,16 +357,11 @@ def _regular_file(path: Path) -> bool:
         return False
 
 
-#: The source of a timestamp.txt without a zone: nbgrader writes one; a hand-written file may not.
-NAIVE_TIMESTAMP = "nbgrader timestamp.txt, no time zone in it: read as UTC, as nbgrader reads it"
-
-
 def read_timestamp_txt(path: Path) -> SubmissionTime:
-    """nbgrader's timestamp.txt, read as nbgrader reads it (without a zone: UTC, and the source says
-    so: times written by hand belong in a --times file, read in course.yml's time zone)."""
+    """nbgrader's timestamp.txt, read as nbgrader reads it: nbgrader writes UTC without a zone, so a
+    time without one is UTC (times written by hand belong in a --times file, in the course's zone)."""
     try:
-        when = parse_time(_read_small(path))
-        return SubmissionTime(utc(when), NAIVE_TIMESTAMP if when.tzinfo is None else "nbgrader timestamp.txt")
+        return SubmissionTime(utc(parse_time(_read_small(path))), "nbgrader timestamp.txt")
     except (ValueError, OverflowError) as exc:
         raise DeadlineError(f"{path}: {exc}") from None
 
