@@ -26,6 +26,7 @@ myst_enable_extensions = ["colon_fence"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
+autodoc_preserve_defaults = True  # `suites=SUITES`, not the building machine's absolute path
 autodoc_default_options = {"members": False}
 # Types from outside the kit (no intersphinx: the build needs no network) and names the kit's own
 # signatures use that are not documented here are not link targets.
