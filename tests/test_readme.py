@@ -91,6 +91,19 @@ def test_every_docs_page_is_two_clicks_from_the_readme() -> None:
     assert sorted(str(p) for p in (first | second) if not p.exists()) == []  # no link to a missing page
 
 
+def test_the_readmes_links_to_headings_exist() -> None:
+    """The README is not part of the site (Sphinx checks the pages' own links): its `page.md#heading` links
+    must name a heading of that page, as GitHub and MyST spell anchors."""
+    def slug(heading: str) -> str:
+        return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+    broken = []
+    for target, heading in re.findall(r"\]\(([^)#\s]+\.md)#([^)\s]+)\)", README):
+        headings = re.findall(r"^#{1,6} (.+)$", (REPO / target).read_text(encoding="utf-8"), flags=re.M)
+        if heading not in {slug(h) for h in headings}:
+            broken.append(f"{target}#{heading}")
+    assert broken == []
+
 def test_the_generated_pages_keep_their_markers(tmp_path: Path) -> None:
     """The zoo's and the diagnosis' scripts (--update-docs) write between their page's markers and nowhere
     else; the pages carry those markers."""
