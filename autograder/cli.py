@@ -96,8 +96,8 @@ def _check_isolation(zygote: Zygote, refuse: bool, allow: bool = False) -> None:
     print(f"course: WARNING: {isolation.describe()}", file=sys.stderr)
     if refuse and not allow:
         zygote.stop()
-        raise Refused("refusing to grade untrusted code without isolation: install bubblewrap (see README, "
-                      "Security), or pass --allow-unisolated to grade anyway; every results file will say so")
+        raise Refused("refusing to grade untrusted code without isolation: install bubblewrap (see docs/security.md), "
+                      "or pass --allow-unisolated to grade anyway; every results file will say so")
 
 
 def _early_zygote(mode: str) -> Zygote:
@@ -482,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade even where student code cannot be isolated (results files say so)")
     where = g.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="tcp://HOST:PORT",
-                       help="grade a directory on this running Dask scheduler (README, Grading at scale)")
+                       help="grade a directory on this running Dask scheduler (docs/scale.md)")
     where.add_argument("--cluster-file", metavar="SCHEDULER_FILE", help="as --cluster, from a Dask scheduler file")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="only the scores (per component; a directory: no progress bar)")

@@ -2,7 +2,7 @@
 
     python -m autograder.catalogue.evaluate                     # all assignments: the measurement
     python -m autograder.catalogue.evaluate 02_attention_scoring --signatures   # regenerate signatures.json
-    python -m autograder.catalogue.evaluate --update-readme     # the README's diagnosis table
+    python -m autograder.catalogue.evaluate --update-docs       # docs/diagnosis-measured.md's table
 
 Each catalogue entry is graded in-process (trusted code). For mutants: does the feedback name the
 mutant's own misconception (its family), does it name any other (a wrong diagnosis), and how many
@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from autograder import config as config_mod
+from autograder import generated_docs
 from autograder.catalogue import diagnosis, zoo
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import Result
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-START, END = "<!-- diagnosis-table:start -->", "<!-- diagnosis-table:end -->"
 
 
 @dataclass
@@ -122,22 +120,19 @@ def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[
         diagnosis.signatures.cache_clear()
 
 
-def update_readme(rows: list[str]) -> None:
+def update_docs(rows: list[str]) -> None:
+    """Write the measurement into its page of the documentation site."""
     header = ["| assignment | mutants | feedback names its own misconception | wrong diagnoses | "
               "failing tests with no diagnosis | correct alternatives diagnosed |", "|---|---|---|---|---|---|"]
-    text = README.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{README} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(head + START + "\n" + "\n".join(header + rows) + "\n" + END + tail)
+    generated_docs.write_between_markers(generated_docs.DIAGNOSIS_MEASURED, "diagnosis-table", "\n".join(header + rows))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*")
     parser.add_argument("--signatures", action="store_true", help="regenerate signatures.json for these assignments")
-    parser.add_argument("--update-readme", action="store_true", help="write the measurement into README.md")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="write the measurement into docs/diagnosis-measured.md")
     ns = parser.parse_args(argv)
     course = config_mod.default()
     ids = ns.assignments or [a.id for a in course.assignments]
@@ -156,8 +151,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             setattr(total, name, getattr(total, name) + getattr(tally, name))
     rows.append(total.row("all"))
     print(rows[-1])
-    if ns.update_readme:
-        update_readme(rows)
+    if ns.update_docs:
+        update_docs(rows)
     return 0
 
 

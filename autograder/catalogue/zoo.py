@@ -32,9 +32,9 @@ from typing import Any, Optional
 from collections.abc import Callable, Sequence
 
 from autograder import config as config_mod
+from autograder import generated_docs
 
 ZOO = Path(__file__).resolve().parent / "entries"
-README = Path(__file__).resolve().parents[2] / "README.md"
 #: The largest share of its component's points a degenerate entry may earn.
 DEGENERATE_SHARE = 0.10
 #: Entry folders and the kind of their entries.
@@ -265,17 +265,6 @@ def score_table(verdicts: list[Verdict]) -> str:
     return "\n".join(rows)
 
 
-def update_readme(markdown: str, readme: Path) -> None:
-    """Replace the README's generated zoo section."""
-    start, end = "<!-- zoo-table:start -->", "<!-- zoo-table:end -->"
-    text = readme.read_text()
-    if start not in text or end not in text:
-        raise SystemExit(f"{readme} has no {start} ... {end} section")
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(head + start + "\n" + markdown + end + tail)
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     import tempfile
 
@@ -285,7 +274,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("assignment", nargs="?")
     parser.add_argument("--name", help="only entries whose name contains this")
     parser.add_argument("--table", action="store_true", help="print the markdown table")
-    parser.add_argument("--update-readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="write the tables into docs/zoo-scores.md")
     parser.add_argument("-v", "--verbose", action="store_true")
     ns = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp())
@@ -295,7 +285,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             continue
         v = judge(entry, tmp)
         verdicts.append(v)
-        if not (ns.table or ns.update_readme) or not v.ok:
+        if not (ns.table or ns.update_docs) or not v.ok:
             note = "" if v.symptom_named else f"  (symptom {entry.symptom!r} not in first failure)"
             if entry.kind == "degenerate":
                 share = v.component_score / v.component_points if v.component_points else 0.0
@@ -306,8 +296,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(format_result(run_in_process(entry.assignment, compose(entry, tmp)), verbose=True))
     if ns.table:
         print(table(verdicts))
-    if ns.update_readme:
-        update_readme(table(verdicts), README)
+    if ns.update_docs:
+        generated_docs.write_between_markers(generated_docs.ZOO_SCORES, "zoo-table", table(verdicts))
     return 0 if all(v.ok for v in verdicts) else 1
 
 

@@ -117,7 +117,7 @@ class LatePolicy(_Strict):
         return f"{value:g}% of {max_score:g} points" if self.unit == "percent" else f"{value:g} points"
 
     def describe(self) -> str:
-        """The policy in one line, for results files, feedback and the README."""
+        """The policy in one line, for results files, feedback and the docs."""
         if not self.active:
             return "no late penalty"
         parts = []

@@ -217,7 +217,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                     res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
                 if "refused" in res:
                     raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
-                                         f"bubblewrap (README, Security) or pass --allow-unisolated")
+                                         f"bubblewrap (docs/security.md) or pass --allow-unisolated")
                 batch.record(name, res)
                 done.add(name)
             if broken:
