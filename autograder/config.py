@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from autograder.grading.late import Deadlines
+from autograder.deadlines import Deadlines
 from autograder.sandbox.runtime.json_bounds import Bounds as JSONBounds
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -202,7 +202,7 @@ class Course(_Strict):
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
     scoring: Scoring = Scoring()
-    #: Due dates' time of day and zone, the late policy, extensions (grading/late.py).
+    #: Due dates' time of day and zone, the late policy, extensions (deadlines.py).
     deadlines: Deadlines = Deadlines()
     #: TAs' manual overrides of component scores, with who and why (grading/overrides.py).
     overrides_file: Optional[str] = None
