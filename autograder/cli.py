@@ -18,7 +18,6 @@ from autograder.printable import printable, printable_text
 
 if TYPE_CHECKING:
     from autograder.grading.late import SubmissionTime
-    from autograder.sandbox.forkserver import Zygote
 
 
 def _course(ns: argparse.Namespace) -> config_mod.Course:
@@ -32,11 +31,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
     path = _one_file(path, ns.assignment, course)
     _refuse_wrong_notebook(course, ns.assignment, path)
-    zygote = _early_zygote(ns.sandbox)
+    from autograder.grading.one_file import check_isolation, early_zygote
+    zygote = early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
-        _check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
+        check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
@@ -87,33 +87,6 @@ def _refuse_wrong_notebook(course: config_mod.Course, assignment_id: str, path: 
         raise Refused(problem)
 
 
-def _check_isolation(zygote: Zygote, refuse: bool, allow: bool = False) -> None:
-    """Start the sandbox and say how it confines student code; refuse to grade without isolation."""
-    zygote.start()
-    isolation = zygote.isolation
-    if isolation is None or isolation.isolated:
-        return
-    print(f"course: WARNING: {isolation.describe()}", file=sys.stderr)
-    if refuse and not allow:
-        zygote.stop()
-        raise Refused("refusing to grade untrusted code without isolation: install bubblewrap (see docs/security.md), "
-                      "or pass --allow-unisolated to grade anyway; every results file will say so")
-
-
-def _early_zygote(mode: str) -> Zygote:
-    """The sandbox's fork server for one submission, launched before this process imports torch and
-    the test stack so that both warm up at the same time, without the optimizers' warm-up (only a
-    training test needs it, in its own child): a cold `course check` is about two seconds shorter."""
-    from autograder.sandbox import bwrap
-    launched = bwrap.launch(mode, warm_optimizers=False)
-    try:
-        from autograder.sandbox.forkserver import Zygote
-    except BaseException:
-        launched.proc.kill()
-        raise
-    return Zygote(mode, launched=launched)
-
-
 def _default_submission(assignment_id: str) -> Path:
     for candidate in (Path(f"{assignment_id}.ipynb"), Path(f"{assignment_id}.py")):
         if candidate.exists():
@@ -161,32 +134,16 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         from autograder.grading.summary import class_summary
         print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target)))
         return 0
-    from autograder.grading.identify import wrong_assignment
-    wrong = wrong_assignment(course, ns.assignment, target)
-    if wrong:
-        print(f"course: WARNING: {wrong}", file=sys.stderr)
-    from autograder.grading.export import finish_one, identify_file
+    from autograder.grading.one_file import grade_one
     out = Path(ns.out) if ns.out else None
-    _, student, when = identify_file(target, course.assignment(ns.assignment), out, ns.student or "",
-                                     _submitted_at(ns, course))
-    zygote = _early_zygote(ns.sandbox)
-    try:
-        from autograder.grading.results import format_result, results_json
-        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
-        _check_isolation(zygote, refuse=True, allow=ns.allow_unisolated)
-        result = grade_file(zygote, ns.assignment, target, course=course, student=student)
-    finally:
-        zygote.stop()
-    name, res = finish_one(results_json(result), course, course.assignment(ns.assignment), target,
-                           out=out, student=student, submitted_at=when)
+    graded = grade_one(course, ns.assignment, target, mode=ns.sandbox, student=ns.student or "",
+                       submitted_at=_submitted_at(ns, course), out=out, allow_unisolated=ns.allow_unisolated)
+    res = graded.results
     if ns.results:
         Path(ns.results).write_text(json.dumps(res, indent=2) + "\n")
-    print(printable_text(format_result(result, verbose=not ns.quiet, tests=not ns.quiet)))
-    final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
-    if final:
-        print(printable_text("\n" + final))
+    print(printable_text(graded.printed(verbose=not ns.quiet)))
     if ns.out:
-        print("\n" + printable(f"{res['extra_data']['student']}: {ns.out}/{name}.json; {ns.out}/grades.csv updated"))
+        print("\n" + printable(f"{res['extra_data']['student']}: {ns.out}/{graded.name}.json; {ns.out}/grades.csv updated"))
     return 0
 
 
