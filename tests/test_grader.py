@@ -236,7 +236,7 @@ def test_course_yml_errors_are_clear(tmp_path):
     with pytest.raises(ConfigError, match="not valid YAML"):
         load(bad)
     bad.write_text("name: x\nfeedback: {hint_level: 3}\nassignments: []\n")
-    with pytest.raises(ConfigError, match="feedback.hint_level"):
+    with pytest.raises(ConfigError, match=r"feedback\.hint_level"):
         load(bad)
     bad.write_text("name: x\nassignments: []\n")
     assert load(bad).feedback.hint_level == 1

@@ -223,7 +223,6 @@ def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong
     """The released 02 notebook (its self-check bundle, no kit on the path) run in a real kernel with a
     wrong sequence_mask, masked_softmax filling with 0, and DotProductAttention's scores transposed."""
     import jupytext
-    import nbformat
     from nbclient import NotebookClient
 
     from autograder import config
