@@ -132,6 +132,14 @@ class Scoring(_Strict):
 TEST_KINDS = ("reference", "property", "structure")
 
 
+class Feedback(_Strict):
+    """How much a diagnosis reveals at once (selfcheck/symptoms.reveal): `hint_level` 1 names the symptom
+    and the misconception, 2 adds the concrete fix. The default of the notebook's check() (a student asks
+    for more with check("masked_softmax", hint=2)) and the level of the graded feedback."""
+
+    hint_level: Literal[1, 2] = 1
+
+
 class HypothesisProfile(_Strict):
     max_examples: int = Field(20, gt=0, le=10_000)
     derandomize: bool = True
@@ -202,6 +210,7 @@ class Course(_Strict):
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
     scoring: Scoring = Scoring()
+    feedback: Feedback = Feedback()
     #: Due dates' time of day and zone, the late policy, extensions (deadlines.py).
     deadlines: Deadlines = Deadlines()
     #: TAs' manual overrides of component scores, with who and why (grading/overrides.py).

@@ -142,7 +142,8 @@ def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment) -
 
 def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignment, public: Path) -> str:
     """The self-check's knowledge of known mistakes: the public tests' symptom signatures, each
-    misconception's summary and fix, and what each component builds on. No code of any kind."""
+    misconception's summary and fix, what each component builds on, and the course's hint level. No code
+    of any kind."""
     import ast
     import json
 
@@ -159,7 +160,8 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
             words.setdefault(entry.component, {}).setdefault(
                 diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})
     needs = {c: [d for d in course.closure([c]) if d in own] for c in own}
-    return json.dumps({"tests": tests, "misconceptions": words, "needs": needs}, indent=1, sort_keys=True) + "\n"
+    return json.dumps({"tests": tests, "misconceptions": words, "needs": needs,
+                       "hint_level": course.feedback.hint_level}, indent=1, sort_keys=True) + "\n"
 
 
 def stage(course: config_mod.Course, assignment: config_mod.Assignment, folder: Path,

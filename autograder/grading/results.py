@@ -10,6 +10,7 @@ from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
 from autograder.grading import bounded
+from autograder.selfcheck import symptoms
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -119,8 +120,9 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
 
 
 def _output(text: str, result: Result) -> str:
-    """A test's output as the results keep it (course.yml's limits.feedback_kb)."""
-    return bounded.text(text, result.limits.feedback_kb * 1024)
+    """A test's output as the results keep it: its diagnosis at the course's hint level (symptoms.reveal),
+    within course.yml's limits.feedback_kb."""
+    return bounded.text(symptoms.reveal(text, result.hint_level), result.limits.feedback_kb * 1024)
 
 
 def failed_results(assignment: Assignment, output: str, **extra: Any) -> dict[str, Any]:

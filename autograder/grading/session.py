@@ -87,7 +87,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         held = pending(comp.dependencies)
         if held is not None:
             withhold(comp, course, held)
-    return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits)
+    return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits,
+                  hint_level=course.feedback.hint_level)
 
 
 class Diagnoser:
