@@ -258,4 +258,10 @@ def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
     first = next((t for t in failed if t.public), failed[0])
     first.output = "\n".join([first.output, *(m.message() for m in own)]) if first.output else \
         "\n".join(m.message() for m in own)
-    return any(m.wrong_values for m in own)
+    return misleading(found, comp.name)
+
+
+def misleading(found: dict[str, list[Mismatch]], component: str) -> bool:
+    """Whether a signature mistake feeds the component's code another argument's values, so that no
+    misconception may be named from its outputs (the grader's rule, and the catalogue's measure's)."""
+    return any(m.wrong_values for m in found.get(component, []))
