@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Optional
 from autograder import config as config_mod
 from autograder import generated_docs
 from autograder.catalogue import diagnosis, zoo
+from autograder.grading import signatures
+from autograder.grading.submission import read_cells
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import Result
@@ -52,7 +54,10 @@ def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, 
 def named_families(result: Result) -> set[str]:
     """The families the feedback names, with the signatures as they are now (what grading would name)."""
     named = set()
+    found = signatures.mismatches(config_mod.default(), read_cells(result.submission))
     for comp in result.components:
+        if signatures.misleading(found, comp.name):
+            continue  # the grader names no misconception there (signatures.attach)
         failed = [t for t in comp.tests if not t.passed]
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
         family, _ = diagnosis.conclude_component(evidence, [set(t.replayed) for t in failed])

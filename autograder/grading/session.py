@@ -13,7 +13,7 @@ import torch
 from autograder import config as config_mod
 from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
                                             explain, signature_candidates)
-from autograder.grading import dependencies, late
+from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
@@ -79,9 +79,11 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     tested = [plugin.outcomes[n] for n in plugin.order]
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
+    mismatches = signatures.mismatches(course, cells or [])
     for comp in components_scored:
         comp.dependencies = uses.get(comp.name, [])
-        name_misconceptions(comp)
+        if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
+            name_misconceptions(comp)
         if comp.explained:  # one known realistic mistake: its property and structure tests count at least the floor
             comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
         held = pending(comp.dependencies)
