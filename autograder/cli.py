@@ -131,7 +131,7 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         _unused_times(times, rows, ns.times)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
-        from autograder.grading.summary import class_summary
+        from autograder.report.summary import class_summary
         print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target)))
         return 0
     from autograder.grading.one_file import grade_one

@@ -147,7 +147,7 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
     import ast
     import json
 
-    from autograder.catalogue import diagnosis, zoo
+    from autograder.catalogue import diagnosis, index
     own = [c.name for c in assignment.components]
     public_tests = set()
     if public.exists():
@@ -155,7 +155,7 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
     tests = {k: v for k, v in diagnosis.signatures().items()
              if k.split("::")[0] in own and k.split("::")[1] in public_tests}
     words: dict[str, dict[str, dict[str, str]]] = {}
-    for entry in zoo.entries(assignment.id):
+    for entry in index.entries(assignment.id):
         if entry.kind == "mutant" and entry.component in own:
             words.setdefault(entry.component, {}).setdefault(
                 diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 
 from autograder import config as config_mod
 from autograder import generated_docs
-from autograder.catalogue import diagnosis, zoo
+from autograder.catalogue import diagnosis, index, zoo
 from autograder.grading import signatures
 from autograder.grading.submission import read_cells
 
@@ -46,7 +46,7 @@ class Tally:
                 f"{self.unhinted} of {self.failing} ({hintless:.0%}) | {self.correct_diagnosed} of {self.correct} |")
 
 
-def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, Result]]:
+def grade(entries: Iterable[index.Entry], workdir: Path) -> list[tuple[index.Entry, Result]]:
     from autograder.grading.session import run_in_process
     return [(e, run_in_process(e.assignment, zoo.compose(e, workdir))) for e in entries]
 
@@ -66,7 +66,7 @@ def named_families(result: Result) -> set[str]:
     return named
 
 
-def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
+def measure(graded: list[tuple[index.Entry, Result]]) -> Tally:
     tally = Tally()
     for entry, result in graded:
         components = result.components
@@ -92,7 +92,7 @@ def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
     return tally
 
 
-def signature_table(graded: list[tuple[zoo.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
+def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
     """{"<component>::<test function>": {hash of the failure text: [families]}} from mutants' failures."""
     table: dict[str, dict[str, set[str]]] = {}
     for entry, result in graded:
@@ -144,7 +144,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     workdir = Path(tempfile.mkdtemp())
     rows, total = [], Tally()
     for assignment_id in ids:
-        graded = grade([e for e in zoo.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
+        graded = grade([e for e in index.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
         if ns.signatures:  # measured below with the new signatures, from the same grading
             write_signatures(signature_table(graded), [assignment_id])
         tally = measure(graded)

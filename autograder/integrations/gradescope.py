@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from autograder import config as config_mod
-from autograder.catalogue import zoo
+from autograder.catalogue import index
 from autograder.grading import late
 from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
@@ -105,7 +105,7 @@ def catalogue_files(course: config_mod.Course, assignment_id: str,
     components = diagnosed_components(course, assignment_id)
     catalogue = repo / "autograder" / "catalogue"
     files: dict[str, bytes] = {}
-    for entry in zoo.entries(root=catalogue / "entries"):
+    for entry in index.entries(root=catalogue / "entries"):
         if entry.kind in ("mutant", "degenerate") and entry.component in components:
             files[entry.path.relative_to(repo).as_posix()] = entry.path.read_bytes()
     data = json.loads((catalogue / "signatures.json").read_text())
