@@ -10,7 +10,6 @@ from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
 from autograder.grading import bounded
-from autograder.selfcheck import symptoms
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -122,6 +121,7 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
 def _output(text: str, result: Result) -> str:
     """A test's output as the results keep it: its diagnosis at the course's hint level (symptoms.reveal),
     within course.yml's limits.feedback_kb."""
+    from autograder.selfcheck import symptoms  # here: importing the selfcheck package loads torch
     return bounded.text(symptoms.reveal(text, result.hint_level), result.limits.feedback_kb * 1024)
 
 
