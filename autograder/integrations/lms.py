@@ -1,24 +1,7 @@
 """Files downloaded from learning-management systems, and grades going back to them.
 
-Who each file is comes from grading/lms_names.py (`parse`), for these downloads:
-
-* **Canvas** "Download Submissions": `<name>[_LATE]_<user id>_<attachment id>_<file>`, e.g.
-  `eve_12345_67890_02_attention_scoring.ipynb` or `doejane_LATE_12345_67890_02_attention_scoring-1.ipynb`
-  (`<name>` is the student's sortable name, lower case, letters, digits and underscores only;
-  anonymous grading writes `anon_<id>` instead of name and user id; a re-upload gets `-1`, `-2`).
-  Student id: the name (or, with `student_id="user_id"`, the Canvas user id). Canvas's download
-  has no submission times, only the LATE mark, which is kept as a note.
-* **Moodle** "Download all submissions": `<Full Name>_<participant id>_assignsubmission_file_<file>`,
-  or a folder `<Full Name>_<participant id>_assignsubmission_file_/` holding the files. Student id:
-  the full name in lower case with `_` for spaces (`mary_ann_smith`).
-* **Gradescope** "Export Submissions": `submission_metadata.yml` beside one `submission_<id>/`
-  folder per submission. Student id: the submitter's SID, else their e-mail's local part; the
-  submission time is `:created_at:`.
-* **Plain** `<student>_<notebook>.ipynb` (the student id may contain underscores, the notebook
-  is one of the assignment's: `mary_ann_02_attention_scoring.ipynb`).
-
-Every assignment has a single notebook, so any notebook a student uploaded is filed under the
-released notebook's name (`02_attention_scoring-1.ipynb`, `Copy of 02_attention_scoring.ipynb`).
+Who each file is (Canvas's and Moodle's file names, a Gradescope export's metadata, plain
+`<student>_<notebook>` names) comes from grading/lms_names.py (`parse`), which grading reads too.
 
 `collect` files an LMS download (zip or folder) as `<student>/<assignment>.ipynb` and records who and
 when in the folder's COLLECTED, for `course grade` (`course collect`) and for nbgrader zip_collect
