@@ -123,7 +123,7 @@ def labels(ax: Any, points: Sequence[tuple[float, float]], texts: Sequence[str],
     renderer = fig.canvas.get_renderer()
     inside = ax.get_window_extent(renderer)
     placed: list[Any] = []
-    out = []
+    out: list[Any] = []
     for (x, y), text in zip(points, texts):
         note = None
         for dx, dy in _OFFSETS:
