@@ -392,10 +392,14 @@ def cmd_report(ns: argparse.Namespace) -> int:
         if not Path(ns.results).is_dir():
             raise Refused(f"{ns.results}: no such folder (the --out folder of `course grade`)")
         sources = [build.Source(ns.assignment, Path(ns.results), Path(ns.submissions) if ns.submissions else None)]
+    boilerplate = [Path(p) for p in ns.boilerplate]
+    missing = [str(p) for p in boilerplate if not p.is_file()]
+    if missing:
+        raise Refused(f"course report: no such boilerplate file: {', '.join(missing)}")
     start = time.monotonic()
     report = build.write_report(sources, Path(ns.out), course=course, risk_below=ns.risk_below,
                                 similarity=not ns.no_similarity, jobs=ns.jobs, max_pairs=ns.pairs, top=ns.top,
-                                command=_report_command(ns))
+                                extra_boilerplate=boilerplate, command=_report_command(ns))
     for line in report.summary():
         print(line)
     print(f"report: {report.page} (open it in a browser; print it from there); tables: "
@@ -408,6 +412,7 @@ def _report_command(ns: argparse.Namespace) -> str:
     words = ["course", "report"] + (["--all", ns.all_root] if ns.all_root else [ns.assignment, ns.results])
     words += ["--out", ns.out] + (["--submissions", ns.submissions] if ns.submissions else [])
     words += ["--no-similarity"] if ns.no_similarity else []
+    words += ["--boilerplate", *ns.boilerplate] if ns.boilerplate else []
     return " ".join(words)
 
 
@@ -501,7 +506,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "ROOT/<id>/results/, as `course demo` writes them)")
     rp.add_argument("--out", required=True, help="folder to write index.html, the figures and the CSV files into")
     rp.add_argument("--submissions", help="the folder `course grade` graded (with --all: one folder per assignment "
-                    "id; default ROOT/<id>/submissions/ when it exists): needed for code similarity")
+                    "id; default ROOT/<id>/submissions/ when it exists; else the folder beside the results that "
+                    "holds the files they name): needed for code similarity")
+    rp.add_argument("--boilerplate", nargs="+", default=[], metavar="FILE",
+                    help="code every student may copy, left out of similarity besides the released code: the "
+                    "course text's code (the d2l book: .py, .ipynb, or text/Markdown whose code is found)")
     rp.add_argument("--risk-below", type=float, default=0.5,
                     help="students at risk: mean share of the points below this (default 0.5)")
     rp.add_argument("--no-similarity", action="store_true", help="skip code similarity")

@@ -204,8 +204,20 @@ def test_pass_rates_discrimination_and_cost(report02: build.Report, graded: Path
     for r in res.values():
         for t in r["tests"]:
             outcomes.setdefault(t["name"], []).append((t["status"] == "passed", t["score"], t["max_score"], r["score"]))
+    # a parametrised test's cases are one row: passed when every case passed, its points the cases' sum
+    grouped: dict[str, list[tuple[bool, float, float, float]]] = {}
+    for name, mine in outcomes.items():
+        group = stats.test_group(name)
+        if group not in grouped:
+            grouped[group] = list(mine)
+        else:
+            grouped[group] = [(p and q, s + t, m + n, total) for (p, s, m, total), (q, t, n, _)
+                              in zip(grouped[group], mine)]
+    assert len(grouped) < len(outcomes)  # the suites have parametrised tests
+    outcomes = grouped
     rows = read_csv(report02.page.parent / "tests.csv")
     assert len(rows) == len(outcomes)
+    assert sum(int(r["cases"]) for r in rows) == len({n for r in res.values() for n in (t["name"] for t in r["tests"])})
     assert [float(r["points_lost"]) for r in rows] == sorted((float(r["points_lost"]) for r in rows), reverse=True)
     for r in rows:
         mine = outcomes[f"{r['component']}: {r['test']}"]
@@ -240,7 +252,7 @@ def test_the_near_copies_rank_first(report02: build.Report) -> None:
     assert set(sim.no_code) == {"frank", "grace", "heidi"}  # stubs; the release untouched; nothing parses
     html = report02.page.read_text()
     assert "Similarity is a reason to look, not a verdict." in html
-    first = html.split('<div class="pair">')[1]  # the first pair's box
+    first = html.split('<div class="pair"')[1]  # the first pair's box
     assert "<mark>" in first and first.count('<pre class="code">') == 2
 
 
@@ -359,6 +371,11 @@ def test_page_renders_in_chromium(report02: build.Report, tmp_path: Path) -> Non
             "return Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
         assert driver.execute_script("return document.images.length") >= 4
         assert driver.execute_script("return document.querySelectorAll('pre.code mark').length") > 0
+        # what to act on is on the first screen; the side-by-side code wraps instead of scrolling sideways
+        assert driver.execute_script("return document.querySelector('section.act').getBoundingClientRect().top"
+                                     " < window.innerHeight")
+        assert driver.execute_script("return Array.from(document.querySelectorAll('pre.code'))"
+                                     ".every(p => p.scrollWidth <= p.clientWidth + 1)")
         shot = screenshot(driver)
         assert shot.size[0] >= 1200 and not looks_blank(shot), "the screenshot looks blank"
         pdf = base64.b64decode(driver.print_page(PrintOptions()))
@@ -453,3 +470,128 @@ def test_page_escapes_what_it_shows(tmp_path: Path) -> None:
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert str(page.highlighted("a <mark>b</mark> &lt;c")) == "a <mark>b</mark> &lt;c"
     assert str(page.highlighted("<b>x</b>")) == "&lt;b&gt;x&lt;/b&gt;"
+
+
+# --- what an instructor acts on -------------------------------------------------------------------
+
+def test_the_page_leads_with_what_to_act_on(report02: build.Report, graded: Path) -> None:
+    from html import unescape
+
+    view = report02.assignments[0]
+    html = report02.page.read_text()
+    act = html.split('<section class="act"', 1)[1].split("</section>", 1)[0]
+    assert html.index('<section class="act"') < html.index(f'id="{A}-scores"')  # before the scores
+    for m in view.misconceptions[:build.ACT_SHOWN]:  # re-teach: by number of students, with the fix
+        assert f"<b>{m.count} student" in act and m.fix and " ".join(m.fix.split()) in text_of(unescape(act))
+    counts = [m.count for m in view.misconceptions]
+    assert counts == sorted(counts, reverse=True) and view.misconceptions
+    # who needs help: below half the points or not graded, each with a why
+    helped = {h.name: h for h in view.help}
+    assert set(helped) == {s.who for s in loading.load_class(A, graded / A / "results").submissions
+                           if s.fraction < 0.5 or not s.graded}
+    assert ZEROS <= set(helped) and not set(helped) & FULL
+    assert all(h.why for h in view.help)
+    assert "not implemented" in " ".join(helped["frank"].why)
+    for h in view.help[:build.ACT_SHOWN]:
+        assert f"<b>{h.name}</b>" in act
+    rows = {r["student"]: r for r in read_csv(report02.page.parent / "students.csv")}
+    assert all(r["reasons"].count(";") >= 1 for r in rows.values() if r["at_risk"] == "yes")  # the mean and why
+    # the pairs to look at, by name, in the act box and the overview
+    top = view.similarity.pairs[0]
+    assert f"<b>{top.a}</b> and <b>{top.b}</b>" in act and f"{top.a} and {top.b}: 100%" in html
+
+
+def test_a_parametrised_test_is_one_row(course: Any) -> None:
+    assignment = course.assignment(A)
+
+    def result(name: str, outcomes: list[bool]) -> loading.Submission:
+        tests = [{"name": f"sequence_mask: shapes [{case}]", "score": 0.5 * ok, "max_score": 0.5,
+                  "status": "passed" if ok else "failed", "extra_data": {"component": "sequence_mask"}}
+                 for case, ok in zip("abc", outcomes)]
+        tests.append({"name": "sequence_mask: dtype", "score": 0.5, "max_score": 0.5, "status": "passed"})
+        return loading.parse(name, {"score": sum(t["score"] for t in tests), "max_score": 2.0, "tests": tests}, A)
+
+    subs = [result("x", [True, True, True]), result("y", [True, False, True]), result("z", [False, False, False])]
+    cls = loading.ClassResults(A, "t", [(c.name, c.points) for c in assignment.components], subs, Path("."))
+    rows = {t.title: t for t in stats.test_stats(cls)}
+    assert set(rows) == {"shapes", "dtype"}
+    shapes = rows["shapes"]
+    assert (shapes.cases, shapes.n, shapes.passed, shapes.max_score, shapes.points_lost) == (3, 3, 1, 1.5, 2.0)
+    assert rows["dtype"].cases == 1 and stats.test_group("c: t[a-b]") == "c: t"
+
+
+def test_scatter_labels_do_not_overlap() -> None:
+    from autograder.report import figures
+
+    fig = figures._figure(3.4)
+    ax = fig.subplots()
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-1.05, 1.05)
+    points = [(0.9, 0.5)] * 5 + [(1.0, 1.0), (0.0, -1.0), (0.91, 0.52)]
+    notes = figures.labels(ax, points, [f"#{i}" for i in range(1, len(points) + 1)])
+    renderer = fig.canvas.get_renderer()
+    boxes = [figures.text_box(n, renderer) for n in notes]
+    assert not [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])]
+    inside = ax.get_window_extent(renderer)
+    assert all(inside.contains(b.x0, b.y0) and inside.contains(b.x1, b.y1) for b in boxes)
+
+
+# --- similarity of a class of correct solutions ---------------------------------------------------
+
+#: Three correct solutions written independently (the attention classes), each with the course text's
+#: sequence_mask and masked_softmax (the catalogue's book entries), each typed into the starter notebook.
+BOOK = ["sm_book_in_place", "ms_book_minus_1e6"]
+INDEPENDENT = {"kim": [], "lee": ["add_einsum_functional_dropout", "dot_einsum_mT"],
+               "max": ["add_loop_over_queries", "dot_matmul_sqrt_tensor"]}
+
+
+@pytest.fixture(scope="module")
+def correct_class(tmp_path_factory: pytest.TempPathFactory, course: Any) -> Path:
+    """ROOT/{submissions,results}/ of the class, graded by `course grade`; ROOT/book.py: the book's code."""
+    root = tmp_path_factory.mktemp("correct-class")
+    released, _ = similarity.released_cells(course, A)
+    by_name = {e.name: e for e in zoo.entries(A)}
+    ref = ast.parse(reference_source(A))
+    ref_classes = "\n\n".join(ast.get_source_segment(reference_source(A), n) or "" for n in ref.body
+                              if isinstance(n, ast.ClassDef))
+    subs = root / "submissions"
+    subs.mkdir()
+    for student, own in INDEPENDENT.items():
+        code = "".join("\n\n" + by_name[n].path.read_text() for n in BOOK + own)
+        cells = [("code", c) for c in released] + [("code", code if own else code + "\n\n" + ref_classes)]
+        write_notebook(subs / f"{student}.ipynb", cells)
+    (root / "book.py").write_text("\n\n".join(by_name[n].path.read_text() for n in BOOK))
+    grade_directory(A, subs, root / "results", jobs=2, progress=False)
+    return root
+
+
+def test_starter_and_book_code_are_boilerplate(correct_class: Path, tmp_path: Path) -> None:
+    """Through the command, without --submissions (found beside the results): the book's code given
+    with --boilerplate takes every pair of independent correct solutions below half (from 51-63% to 30-46%)."""
+    def scores(*extra: str) -> dict[frozenset[str], float]:
+        out = tmp_path / ("book" if extra else "starter")
+        assert cli.main(["report", A, str(correct_class / "results"), "--out", str(out), *extra]) == 0
+        html = (out / "index.html").read_text()
+        assert f"found in {correct_class / 'submissions'}" in html
+        return {frozenset((r["a"], r["b"])): float(r["score"]) for r in read_csv(out / "similarity.csv")}
+
+    starter = scores()
+    book = scores("--boilerplate", str(correct_class / "book.py"))
+    assert len(starter) == 3 and min(starter.values()) >= 0.4  # the book's code makes them look alike
+    assert max(book.values(), default=0.0) < 0.5  # what remains: the constructors the contract names
+    assert all(book.get(pair, 0.0) < score - 0.1 for pair, score in starter.items())
+
+
+def test_similarity_skipped_is_said(correct_class: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    results = tmp_path / "elsewhere" / "results"
+    shutil.copytree(correct_class / "results", results)
+    assert cli.main(["report", A, str(results), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "similarity skipped: no submissions folder given, and none found next to the results" in printed
+    assert "Similarity skipped: no submissions folder given" in (tmp_path / "out" / "index.html").read_text()
+    with pytest.raises(SystemExit):
+        cli.main(["report", A, str(results), "--out", str(tmp_path / "out"), "--boilerplate"])
+    assert cli.main(["report", A, str(results), "--out", str(tmp_path / "out"),
+                     "--boilerplate", str(tmp_path / "nope.py")]) == 2

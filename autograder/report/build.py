@@ -19,6 +19,8 @@ from autograder.report.similarity import MAX_PAIRS, TOP_PAIRS, Pending, Similari
 
 #: Rows of the page's long tables (the CSV files have all of them).
 TESTS_SHOWN = 25
+#: Rows of each list of "What to act on" (misconceptions, students, pairs).
+ACT_SHOWN = 6
 PAIRS_LISTED = 25
 STUDENTS_LISTED = 60
 
@@ -57,6 +59,7 @@ class AssignmentView:
     similarity: Similarity
     figures: dict[str, Figure] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    help: list[stats.NeedsHelp] = field(default_factory=list)  # below the threshold or not graded, and why
 
     @property
     def problem_students(self) -> int:
@@ -85,6 +88,8 @@ class Report:
                 top = a.similarity.pairs[0]
                 line += f"; most similar: {top.a} and {top.b} ({100 * top.score:.0f}%)"
             lines.append(line)
+            if not a.similarity.computed:
+                lines.append(f"  similarity skipped: {a.similarity.reason}")
         at_risk = [r.name for r in self.students if r.at_risk]
         lines.append(f"students at risk: {len(at_risk)} of {len(self.students)}")
         return lines
@@ -116,17 +121,21 @@ def discover(root: Path, course: config_mod.Course, submissions_root: Optional[P
     return out
 
 
-def assignment_view(cls: loading.ClassResults, sim: Similarity) -> AssignmentView:
+def assignment_view(cls: loading.ClassResults, sim: Similarity, risk_below: float = stats.RISK_BELOW) -> AssignmentView:
     recorded, found = stats.misconceptions(cls)
     view = AssignmentView(cls.assignment, cls.title, cls.max_score, stats.score_distribution(cls),
                           stats.component_distributions(cls), stats.test_stats(cls),
                           sum(1 for s in cls.submissions if s.graded), recorded, found, stats.problems(cls),
-                          stats.load_notes(cls), sim, warnings=list(cls.warnings))
+                          stats.load_notes(cls), sim, warnings=list(cls.warnings),
+                          help=stats.needs_help(cls, risk_below))
     unisolated = [s.name for s in cls.submissions if s.isolation.startswith("NOT ISOLATED")]
     if unisolated:
         view.warnings.append(f"{len(unisolated)} submission(s) were graded without isolation (--allow-unisolated).")
     if not cls.submissions:
         view.warnings.append(f"No results files in {cls.results_dir}.")
+    if cls.found_submissions:
+        view.warnings.append(f"Similarity: the submitted files were found in {cls.submissions_dir} (named in the "
+                             "results; give --submissions DIR to choose another folder).")
     return view
 
 
@@ -173,9 +182,9 @@ def _class_figure(file: str, drawing: Callable[[], bytes]) -> Optional[Figure]:
 
 
 def _start_similarity(cls: loading.ClassResults, course: config_mod.Course, boilerplate: Optional[str],
-                      jobs: int) -> Pending:
+                      extra: Sequence[Path], jobs: int) -> Pending:
     try:
-        return start_similarity(cls, course, boilerplate=boilerplate, jobs=jobs)
+        return start_similarity(cls, course, boilerplate=boilerplate, extra=extra, jobs=jobs)
     except Exception as exc:  # e.g. the released notebook cannot be built: no similarity, still a page
         return Pending("", {}, [], "", None, f"it failed ({loading.failure_reason(exc)})")
 
@@ -183,8 +192,10 @@ def _start_similarity(cls: loading.ClassResults, course: config_mod.Course, boil
 def write_report(sources: Sequence[Source], out: Path, *, course: Optional[config_mod.Course] = None,
                  risk_below: float = stats.RISK_BELOW, similarity: bool = True, jobs: Optional[int] = None,
                  max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS, boilerplate: Optional[dict[str, str]] = None,
-                 command: str = "course report") -> Report:
-    """Write the report of `sources` into `out`."""
+                 extra_boilerplate: Sequence[Path] = (), command: str = "course report") -> Report:
+    """Write the report of `sources` into `out`. A source without a submissions folder has similarity
+    when the folder is found from its results (loading.find_submissions_dir); `extra_boilerplate`
+    files (the book's code) are left out of similarity besides the released code."""
     course = course or config_mod.default()
     jobs = jobs or os.cpu_count() or 1
     out.mkdir(parents=True, exist_ok=True)
@@ -192,12 +203,13 @@ def write_report(sources: Sequence[Source], out: Path, *, course: Optional[confi
     pending = []
     for source in sources:  # fingerprints are made in child processes while this one does the rest
         cls = loading.load_class(source.assignment, source.results, course=course,
-                                 submissions_dir=source.submissions if similarity else None)
+                                 submissions_dir=source.submissions if similarity else None,
+                                 find_submissions=similarity and source.submissions is None)
         classes.append(cls)
-        pending.append(_start_similarity(cls, course, (boilerplate or {}).get(cls.assignment), jobs)
-                       if similarity else None)
+        pending.append(_start_similarity(cls, course, (boilerplate or {}).get(cls.assignment), extra_boilerplate,
+                                         jobs) if similarity else None)
     for cls in classes:
-        view = assignment_view(cls, Similarity(False, "switched off (--no-similarity)"))
+        view = assignment_view(cls, Similarity(False, "switched off (--no-similarity)"), risk_below)
         draw(view)
         views.append(view)
     for view, cls, started in zip(views, classes, pending):
@@ -219,6 +231,6 @@ def write_report(sources: Sequence[Source], out: Path, *, course: Optional[confi
     context: dict[str, Any] = dict(
         course_name=course.name, generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), command=command,
         assignments=views, multi=len(views) > 1, students=students, at_risk=[r for r in students if r.at_risk],
-        risk_below=risk_below, tests_shown=TESTS_SHOWN, pairs_listed=PAIRS_LISTED, students_listed=STUDENTS_LISTED,
+        risk_below=risk_below, act_shown=ACT_SHOWN, tests_shown=TESTS_SHOWN, pairs_listed=PAIRS_LISTED, students_listed=STUDENTS_LISTED,
         max_pairs=max_pairs, files=[p.name for p in csvs + written], **extra)
     return Report(page.write(out / "index.html", context), csvs + written, views, students)

@@ -20,8 +20,10 @@ def _figure(height: float, width: float = WIDTH) -> Any:
     """A figure with fixed margins (inches): constrained layout would cost more than the drawing."""
     import matplotlib
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(fig)  # a renderer to measure labels with (labels)
     fig.subplots_adjust(left=0.75 / width, right=1 - 0.2 / width, bottom=0.55 / height, top=1 - 0.35 / height)
     return fig
 
@@ -86,18 +88,62 @@ def item_analysis(tests: Sequence[TestStat], label: int = 5) -> bytes:
                                                  for t in mine],
                    s=[20 + 200 * t.points_lost / most for t in mine], color=color, alpha=0.7,
                    edgecolors="white", label=comp)
-    for rank, t in enumerate(tests[:label], start=1):
-        ax.annotate(f"#{rank}", (t.pass_rate, t.discrimination or 0.0), fontsize=8, xytext=(4, 4),
-                    textcoords="offset points")
     ax.axhline(0.2, color="grey", linewidth=0.8, linestyle=":")
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-1.05, 1.05)
+    labels(ax, [(t.pass_rate, t.discrimination or 0.0) for t in tests[:label]],
+           [f"#{rank}" for rank in range(1, min(label, len(tests)) + 1)])
     ax.set_xlabel("pass rate", fontsize=9)
     ax.set_ylabel("discrimination (point-biserial)", fontsize=9)
     ax.set_title("tests: pass rate and discrimination (size: points lost; undefined plotted at 0)", fontsize=10)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=7, frameon=False, loc="lower left", ncol=min(3, max(1, len(components))))
     return _png(fig)
+
+
+#: Where a label may go around its point, in points, nearest first: right, up, left, down, the
+#: diagonals, then the same further out (with a line back to the point).
+_OFFSETS = [(dx * r, dy * r) for r in (5, 14, 24, 36) for dx, dy in
+            ((1, 0.6), (0, 1), (-1, 0.6), (0, -1.4), (1, -1.4), (-1, -1.4), (1, 1.6), (-1, 1.6))]
+
+
+def text_box(note: Any, renderer: Any) -> Any:
+    """The box of an annotation's text (an Annotation's own box also covers its line to the point)."""
+    from matplotlib.text import Text
+    note.update_positions(renderer)  # where the offset puts the text (otherwise done when drawn)
+    return Text.get_window_extent(note, renderer)
+
+
+def labels(ax: Any, points: Sequence[tuple[float, float]], texts: Sequence[str], fontsize: float = 8) -> list[Any]:
+    """Label each point without two labels overlapping (a deterministic repel, no adjustText): each
+    label, in order, takes the first place around its point (_OFFSETS) where its box meets no label
+    placed before it and stays inside the axes; a label moved away is joined to its point by a line.
+    Returns the annotations (the box of a label's text: `text_box`)."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    inside = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    out: list[Any] = []
+    for (x, y), text in zip(points, texts):
+        note = None
+        for dx, dy in _OFFSETS:
+            far = abs(dx) > 5 or abs(dy) > 8
+            candidate = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                                    ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                                    va="bottom" if dy > 0 else "top",
+                                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6} if far else None)
+            box = text_box(candidate, renderer)
+            if not any(box.overlaps(other) for other in placed) and inside.contains(box.x0, box.y0) \
+                    and inside.contains(box.x1, box.y1):
+                note = candidate
+                break
+            candidate.remove()
+        if note is None:  # nowhere free nearby: the last place, further out than the rest
+            note = ax.annotate(text, (x, y), xytext=(40, 12 * (len(out) + 1)), textcoords="offset points",
+                               fontsize=fontsize, arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6})
+        placed.append(text_box(note, renderer))
+        out.append(note)
+    return out
 
 
 def similarity_histogram(sim: Similarity) -> bytes:

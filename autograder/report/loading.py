@@ -117,6 +117,7 @@ class ClassResults:
     results_dir: Path
     submissions_dir: Optional[Path] = None
     warnings: list[str] = field(default_factory=list)  # files that could not be read, and why
+    found_submissions: bool = False  # whether submissions_dir was found from the results, not given
 
     @property
     def max_score(self) -> float:
@@ -219,9 +220,10 @@ def read_results(path: Path, assignment_id: str) -> Submission:
 
 
 def load_class(assignment_id: str, results_dir: Path, *, course: Optional[config_mod.Course] = None,
-               submissions_dir: Optional[Path] = None) -> ClassResults:
+               submissions_dir: Optional[Path] = None, find_submissions: bool = False) -> ClassResults:
     """Read every `<name>.json` results file of `results_dir` (other JSON files are skipped with a
-    warning) and, with `submissions_dir`, find the file each one graded."""
+    warning) and, with `submissions_dir` (or, with `find_submissions`, the folder find_submissions_dir
+    finds), the file each one graded."""
     course = course or config_mod.default()
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
@@ -251,9 +253,31 @@ def load_class(assignment_id: str, results_dir: Path, *, course: Optional[config
         for s in submissions:
             s.who = s.student
     result = ClassResults(assignment_id, title, components, submissions, results_dir, submissions_dir, warnings)
+    if submissions_dir is None and find_submissions:
+        submissions_dir = result.submissions_dir = find_submissions_dir(results_dir, submissions)
+        if submissions_dir is not None:
+            result.found_submissions = True
     if submissions_dir is not None:
         locate_files(result, Path(submissions_dir), course.support_module)
     return result
+
+
+def find_submissions_dir(results_dir: Path, submissions: list[Submission]) -> Optional[Path]:
+    """The folder `course grade` graded, found from the results (each records its file's name, and is
+    named after its student folder or file): the first folder beside the results folder (`submissions`
+    first) or above it that holds most of the recorded files; None when none does."""
+    recorded = [(s.name, s.submission_file) for s in submissions if s.submission_file]
+    if not recorded:
+        return None
+    parent = results_dir.resolve().parent
+    beside = sorted((p for p in parent.iterdir() if p.is_dir() and p.resolve() != results_dir.resolve()),
+                    key=lambda p: (p.name != "submissions", p.name))
+    for folder in beside + [parent]:
+        found = sum(1 for name, file in recorded
+                    if _plain_file(folder, (file,)) or _plain_file(folder, (name, file)))
+        if 2 * found > len(recorded):
+            return folder
+    return None
 
 
 def locate_files(results: ClassResults, directory: Path, support_module: str) -> None:

@@ -60,11 +60,33 @@ def _definitions(cells: Sequence[tuple[str, str]]) -> dict[str, tuple[str, set[s
         for node in tree.body:
             if isinstance(node, DEFINITIONS):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                code = "\n".join(lines[first - 1:node.end_lineno])  # top level: whole lines
+                docs = _docstring_lines(node, lines)
+                code = "\n".join(line for i, line in enumerate(lines[first - 1:node.end_lineno], start=first)
+                                 if i not in docs)  # top level: whole lines
                 used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 found.pop(node.name, None)  # keep definition order: a redefinition moves to the end
                 found[node.name] = (code, used)
     return found
+
+
+def _docstring_lines(node: ast.AST, lines: list[str]) -> set[int]:
+    """The line numbers (1-based) of the docstrings in `node` that fill their lines alone. A docstring
+    is prose, most often the starter's: left out, it cannot join given and written code into
+    fingerprints that neither the starter nor the book has."""
+    out: set[int] = set()
+    for inner in ast.walk(node):
+        body = getattr(inner, "body", None)
+        if not isinstance(inner, DEFINITIONS) or not body:
+            continue
+        doc = body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)
+                and doc.end_lineno is not None and doc.end_col_offset is not None):
+            continue
+        alone = (not lines[doc.lineno - 1][:doc.col_offset].strip()
+                 and not lines[doc.end_lineno - 1][doc.end_col_offset:].strip())
+        if alone and len(body) > 1:  # a body that is its docstring alone keeps it: the code must parse
+            out.update(range(doc.lineno, doc.end_lineno + 1))
+    return out
 
 
 def graded_code(cells: Sequence[tuple[str, str]], components: Sequence[str]) -> str:
@@ -139,6 +161,42 @@ def released_cells(course: config_mod.Course, assignment_id: str, *,
         except OSError:
             pass  # an unwritable cache costs time, not results
     return cells, how
+
+
+def _text_blocks(text: str) -> list[tuple[str, str]]:
+    """A text file of prose and code (a chapter of the course text) as cells: runs of lines between
+    blank lines, an indented run joined to the run before it (the rest of a definition)."""
+    blocks: list[list[str]] = []
+    run: list[str] = []
+    for line in text.splitlines() + [""]:
+        if line.strip():
+            run.append(line)
+            continue
+        if run:
+            if blocks and run[0][:1].isspace():
+                blocks[-1] += [""] + run
+            else:
+                blocks.append(run)
+        run = []
+    return [(f"block {i}", "\n".join(b)) for i, b in enumerate(blocks, start=1)]
+
+
+def boilerplate_file(path: Path, components: Sequence[str], limits: Optional[config_mod.Limits] = None) -> str:
+    """The code of one extra boilerplate file (`course report --boilerplate FILE`, the book's code), as
+    copydetect boilerplate: its text (a notebook: its code cells), then its definitions of the graded
+    components and their helpers extracted as a submission's code is (graded_code), so that the
+    places where two of them meet in a submission's extracted code are boilerplate too. A .py or
+    .ipynb file is read as the grader reads a submission; any other file (text, Markdown) is prose and
+    code: its runs of lines that parse as Python count."""
+    from autograder.grading.submission import read_cells
+
+    if path.suffix in (".py", ".ipynb"):
+        cells = [(label, source) for label, source in read_cells(path, limits)]
+        text = "\n\n".join(source for _, source in cells)
+    else:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cells = _text_blocks(text)
+    return text + "\n\n\n" + graded_code(cells, components)
 
 
 # --- scoring ------------------------------------------------------------------------------------
@@ -322,13 +380,15 @@ class Pending:
 
 
 def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
-                     boilerplate: Optional[str] = None, jobs: int = 1) -> Pending:
+                     boilerplate: Optional[str] = None, extra: Sequence[Path] = (), jobs: int = 1) -> Pending:
     """Extract each submission's graded code and start fingerprinting it (child processes), so that
-    the caller can do other work meanwhile; needs the submitted files (`cls.submissions_dir`)."""
+    the caller can do other work meanwhile; needs the submitted files (`cls.submissions_dir`).
+    `boilerplate` replaces the released code; `extra` files (the book's code) are boilerplate too."""
     from autograder.grading.submission import read_cells
 
     if cls.submissions_dir is None:
-        return Pending("", {}, [], "", None, "no submissions folder given (course report ... --submissions DIR)")
+        return Pending("", {}, [], "", None, "no submissions folder given, and none found next to the results "
+                       f"({cls.results_dir}): course report ... --submissions DIR")
     course = course or config_mod.default()
     components = [name for name, _ in cls.components]
     # an unreadable file is among the problems (stats.problems), not a missing file nor the report's failure
@@ -346,7 +406,10 @@ def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
         # where two stubs meet in extracted code is boilerplate too)
         boilerplate = "\n\n".join(cells) + "\n\n\n" + graded_code([("release", c) for c in cells], components)
     else:
-        how = "the boilerplate file given"
+        how = "the boilerplate given"
+    if extra:
+        boilerplate += "".join("\n\n\n" + boilerplate_file(p, components, course.limits) for p in extra)
+        how += " and " + ", ".join(p.name for p in extra)
     if not codes:
         return Pending(how, {}, no_file, boilerplate, None, "none of the submitted files was found")
     return Pending(how, codes, no_file, boilerplate, Fingerprinting(codes, boilerplate, jobs),
@@ -354,7 +417,7 @@ def start_similarity(cls: ClassResults, course: Optional[config_mod.Course] = No
 
 
 def class_similarity(cls: ClassResults, course: Optional[config_mod.Course] = None, *,
-                     boilerplate: Optional[str] = None, max_pairs: int = MAX_PAIRS, top: int = TOP_PAIRS,
-                     jobs: int = 1) -> Similarity:
+                     boilerplate: Optional[str] = None, extra: Sequence[Path] = (), max_pairs: int = MAX_PAIRS,
+                     top: int = TOP_PAIRS, jobs: int = 1) -> Similarity:
     """The similarity section of one class: needs the submitted files (`cls.submissions_dir`)."""
-    return start_similarity(cls, course, boilerplate=boilerplate, jobs=jobs).finish(max_pairs, top)
+    return start_similarity(cls, course, boilerplate=boilerplate, extra=extra, jobs=jobs).finish(max_pairs, top)

@@ -74,15 +74,18 @@ def component_distributions(cls: ClassResults) -> list[Distribution]:
 
 @dataclass
 class TestStat:
-    key: str  # "component: test", as in the results
+    """One test, or every case of a parametrised one (`test_x[a]`, `test_x[b]`: one row `test_x`)."""
+
+    key: str  # "component: test", as in the results (a parametrised test's without its case)
     component: str
     title: str
     public: bool
-    max_score: float  # the test's points
+    max_score: float  # the test's points (all its cases')
     n: int  # graded submissions that ran it
-    passed: int
+    passed: int  # ... and passed it (every case)
     points_lost: float
     discrimination: Optional[float]  # point-biserial, None when undefined
+    cases: int = 1  # the cases of a parametrised test
 
     @property
     def pass_rate(self) -> float:
@@ -109,24 +112,40 @@ def point_biserial(passed: list[bool], rest: list[float]) -> Optional[float]:
     return sxy / math.sqrt(sxx * syy)
 
 
+_CASE = re.compile(r"\s*\[[^\[\]]*\]$")
+
+
+def test_group(key: str) -> str:
+    """A test's key without the case of a parametrised test: "c: test_x[3-dim]" -> "c: test_x"."""
+    return _CASE.sub("", key)
+
+
 def test_stats(cls: ClassResults) -> list[TestStat]:
-    """Every test any graded submission ran, the costliest first (points lost, then pass rate)."""
-    rows: dict[str, list[tuple[Submission, bool, float]]] = {}
-    meta: dict[str, tuple[str, str, bool, float]] = {}
+    """Every test any graded submission ran, the cases of a parametrised test as one (passed: every
+    case passed; its points: the cases' sum), the costliest first (points lost, then pass rate)."""
+    # group -> submission name -> (submission, passed every case, points got, points possible)
+    rows: dict[str, dict[str, tuple[Submission, bool, float, float]]] = {}
+    meta: dict[str, tuple[str, bool, dict[str, float]]] = {}  # group -> component, public, case -> points
     for sub in cls.submissions:
         for t in sub.tests:
-            rows.setdefault(t.key, []).append((sub, t.passed, t.score))
-            if t.key not in meta or t.max_score > meta[t.key][3]:
-                meta[t.key] = (t.component, t.title, t.public, t.max_score)
+            group = test_group(t.key)
+            mine = rows.setdefault(group, {})
+            _, ok, got, possible = mine.get(sub.name, (sub, True, 0.0, 0.0))
+            mine[sub.name] = (sub, ok and t.passed, got + t.score, possible + t.max_score)
+            component, public, cases = meta.setdefault(group, (t.component, t.public, {}))
+            cases[t.key] = max(cases.get(t.key, 0.0), t.max_score)
     order = {name: i for i, (name, _) in enumerate(cls.components)}
     out = []
-    for key, outcomes in rows.items():
-        component, title, public, max_score = meta[key]
-        passed = [p for _, p, _ in outcomes]
-        rest = [sub.score - score for sub, _, score in outcomes]
-        lost = sum(max(0.0, max_score - score) for _, _, score in outcomes)
-        out.append(TestStat(key, component, title, public, max_score, len(outcomes), sum(passed), round(lost, 4),
-                            point_biserial(passed, rest)))
+    for group, by_sub in rows.items():
+        component, public, cases = meta[group]
+        outcomes = list(by_sub.values())
+        passed = [ok for _, ok, _, _ in outcomes]
+        rest = [sub.score - got for sub, _, got, _ in outcomes]
+        lost = sum(max(0.0, possible - got) for _, _, got, possible in outcomes)
+        prefix = f"{component}: "
+        title = group[len(prefix):] if group.startswith(prefix) else group
+        out.append(TestStat(group, component, title, public, sum(cases.values()), len(outcomes), sum(passed),
+                            round(lost, 4), point_biserial(passed, rest), len(cases)))
     out.sort(key=lambda t: (-t.points_lost, t.pass_rate, order.get(t.component, len(order)), t.key))
     return out
 
@@ -157,8 +176,22 @@ def misconceptions(cls: ClassResults) -> tuple[bool, list[MisconceptionStat]]:
                 stat = found.setdefault((comp.name, m.id), MisconceptionStat(comp.name, m.id, m.summary, m.fix))
                 if sub.who not in stat.students:
                     stat.students.append(sub.who)
+    fixes = _catalogue_fixes(cls.assignment) if any(not m.fix or not m.summary for m in found.values()) else {}
+    for stat in found.values():  # results written at a hint level below the fix's carry no fix: the catalogue's
+        summary, fix = fixes.get(stat.id, ("", ""))
+        stat.summary, stat.fix = stat.summary or summary, stat.fix or fix
     order = {name: i for i, (name, _) in enumerate(cls.components)}
     return recorded, sorted(found.values(), key=lambda m: (-m.count, order.get(m.component, len(order)), m.id))
+
+
+def _catalogue_fixes(assignment: str) -> dict[str, tuple[str, str]]:
+    """misconception id (an entry's family) -> (the catalogue's bug, its fix), for the staff's page."""
+    from autograder.catalogue.index import entries
+
+    try:
+        return {e.family: (e.bug, e.fix) for e in entries(assignment) if e.kind == "mutant"}
+    except (OSError, ValueError, SyntaxError):  # the catalogue is the kit's; a broken entry costs only the fix text
+        return {}
 
 
 @dataclass
@@ -293,6 +326,58 @@ def load_notes(cls: ClassResults) -> list[Issue]:
     return _sorted(found.values())
 
 
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:160] if text.strip() else ""
+
+
+def _lost(cls: ClassResults, sub: Submission) -> list[str]:
+    """Why a graded submission lost points, per component that lost any: its misconceptions, else
+    what stopped it (a stub, a missing name, a crash), else the points and the first failed test."""
+    out = []
+    for name, points in cls.components:
+        comp = sub.components.get(name)
+        score = comp.score if comp is not None else 0.0
+        if points <= 0 or score >= points - FULL_TOLERANCE:
+            continue
+        failed = [t for t in sub.tests if t.component == name and not t.passed]
+        if comp is not None and comp.misconceptions:
+            what = "; ".join(m.summary or m.id for m in comp.misconceptions)
+        elif failed and failed[0].output.startswith(_NOT_IMPLEMENTED):
+            what = "not implemented"
+        elif failed and (m := _MISSING.search(failed[0].output)):
+            what = f"`{m.group(1)}` not defined"
+        elif failed and (m := _STOPPED.search(failed[0].output) or _LOAD_FAILED.search(failed[0].output)):
+            what = m.group(0)
+        elif failed:
+            what = f"fails {test_group(failed[0].title)}" + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
+        else:
+            what = "lost points"
+        out.append(f"{name} {round(score, 2):g}/{points:g}: {what}")
+    return out
+
+
+@dataclass
+class NeedsHelp:
+    """A student of one assignment below the threshold, or not graded, and why."""
+
+    name: str
+    score: float
+    max_score: float
+    why: list[str]
+
+
+def needs_help(cls: ClassResults, below: float = RISK_BELOW) -> list[NeedsHelp]:
+    """The submissions graded below `below` of the points or not graded, lowest first, with why."""
+    out = []
+    for sub in cls.submissions:
+        top = sub.max_score or cls.max_score
+        if sub.graded and top > 0 and sub.grade / top >= below:
+            continue
+        why = _lost(cls, sub) if sub.graded else [f"not graded: {_first_line(sub.problem or sub.output) or 'no tests ran'}"]
+        out.append(NeedsHelp(sub.who, sub.grade, top, why or ["lost points (no test failed: a late penalty?)"]))
+    return sorted(out, key=lambda h: (h.score / h.max_score if h.max_score else 0.0, h.name))
+
+
 @dataclass
 class StudentRow:
     """One student across the assignments of the report (grades as recorded: final when finalized)."""
@@ -300,7 +385,12 @@ class StudentRow:
     name: str
     scores: dict[str, Optional[tuple[float, float]]]  # assignment -> (grade, max) or None: no results
     at_risk: bool = False
-    reasons: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # the mean, then what went wrong: never only the mean
+
+    @property
+    def why(self) -> list[str]:
+        """What went wrong (the reasons after the mean)."""
+        return self.reasons[1:]
 
     @property
     def mean_fraction(self) -> float:
@@ -324,12 +414,13 @@ def students(classes: list[ClassResults], risk_below: float = RISK_BELOW) -> lis
         for cls, subs in zip(classes, by_class):
             sub = subs.get(name)
             scores[cls.assignment] = (sub.grade, sub.max_score or cls.max_score) if sub else None
+            where = f"{cls.assignment}: " if len(classes) > 1 else ""
             if sub is None:
                 reasons.append(f"no results for {cls.assignment}")
             elif not sub.graded:
-                reasons.append(f"not graded on {cls.assignment}")
-            elif sub.grade <= 0:
-                reasons.append(f"0 on {cls.assignment}")
+                reasons.append(f"{where}not graded ({_first_line(sub.problem or sub.output) or 'no tests ran'})")
+            else:
+                reasons += [where + why for why in _lost(cls, sub)]
         row = StudentRow(name, scores)
         row.at_risk = row.mean_fraction < risk_below
         row.reasons = [f"mean {100 * row.mean_fraction:.0f}% over {len(classes)} assignment"

@@ -36,9 +36,9 @@ def _write(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
 
 def write_tests(path: Path, tables: Sequence[AssignmentTables]) -> Path:
     rows = [[t.assignment, rank, s.component, s.title, "public" if s.public else "hidden", _number(s.max_score),
-             s.n, s.passed, _number(s.pass_rate), _number(s.discrimination), _number(s.points_lost)]
+             s.cases, s.n, s.passed, _number(s.pass_rate), _number(s.discrimination), _number(s.points_lost)]
             for t in tables for rank, s in enumerate(t.tests, start=1)]
-    return _write(path, ["assignment", "rank_by_cost", "component", "test", "suite", "points", "submissions",
+    return _write(path, ["assignment", "rank_by_cost", "component", "test", "suite", "points", "cases", "submissions",
                          "passed", "pass_rate", "discrimination", "points_lost"], rows)
 
 
