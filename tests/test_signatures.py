@@ -57,42 +57,46 @@ DOT_FORWARD = """    def forward(self, queries: torch.Tensor, keys: torch.Tensor
 
 
 def test_a_permuted_forward_is_named_and_not_diagnosed_as_a_misconception(zygote: Zygote, tmp_path: Path) -> None:
+    """`vals` is no contract name, so the grader cannot call by name (test_signature_adapter.py): by position."""
     source = changed("02_attention_scoring", ADDITIVE_FORWARD,
-                     "    def forward(self, keys, values, queries, valid_len):\n        valid_lens = valid_len\n")
+                     "    def forward(self, keys, vals, queries, valid_len):\n        valid_lens, values = valid_len, vals\n")
     result = grade(zygote, tmp_path, "02_attention_scoring", source)
     comp = component(result, "AdditiveAttention")
-    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, values, queries, valid_len); "
+    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, vals, queries, valid_len); "
                            "the contract is (queries, keys, values, valid_lens)\n  the tests pass the arguments by "
                            "position, in the contract's order: your keys gets the queries;")
     assert "fix: def forward(self, queries, keys, values, valid_lens) in class AdditiveAttention" in text
     # torch's error inside the student's forward, in the contract's terms: which argument, which shape
     raised = [t.output for t in comp.tests if not t.passed and "mat1 and mat2 shapes cannot be multiplied" in t.output]
-    assert raised and all(re.search(r"your parameters got: keys = the queries \(\d+, \d+, \d+\), values = the keys "
-                                    r"\(\d+, \d+, \d+\), queries = the values \(\d+, \d+, \d+\)", t) for t in raised)
+    assert raised and all(re.search(r"your parameters got: keys = the queries \(\d+, \d+, \d+\), queries = the "
+                                    r"values \(\d+, \d+, \d+\)", t) for t in raised)
     assert comp.score < comp.points
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
 
 
 def test_dot_product_forward_keys_values_queries_is_not_keys_as_values(zygote: Zygote, tmp_path: Path) -> None:
-    """Before: 'your DotProductAttention behaves exactly like one that multiplies the weights with the keys'."""
+    """Before: 'your DotProductAttention behaves exactly like one that multiplies the weights with the keys'.
+    Now the names say which argument is which: called by name, it loses its signature test only."""
     source = changed("02_attention_scoring", DOT_FORWARD, "    def forward(self, keys, values, queries, valid_lens=None):\n")
     result = grade(zygote, tmp_path, "02_attention_scoring", source)
     comp = component(result, "DotProductAttention")
     said_once(comp, "signature: your DotProductAttention.forward takes (keys, values, queries, valid_lens); "
                     "the contract is (queries, keys, values, valid_lens)")
+    assert [t.function for t in comp.tests if not t.passed] == ["test_DotProductAttention_contract_signature"]
     assert not any("with the keys" in t.output for t in comp.tests)
     assert all(c.score == c.points for c in result.components if c.name != "DotProductAttention")
 
 
 def test_a_constructor_in_another_order_says_what_each_parameter_got(zygote: Zygote, tmp_path: Path) -> None:
-    """Before: 'dropout probability has to be between 0 and 1, but got 5' and nothing else."""
+    """Before: 'dropout probability has to be between 0 and 1, but got 5' and nothing else (`k_size` is
+    no contract name, so the grader calls by position)."""
     source = changed("04_multihead", """    def __init__(self, key_size: int, query_size: int, value_size: int, num_hiddens: int,
                  num_heads: int, dropout: float, bias: bool = False, **kwargs: object) -> None:""",
-                     "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, "
-                     "bias=False, **kwargs):")
+                     "    def __init__(self, num_hiddens, num_heads, dropout, k_size, query_size, value_size, "
+                     "bias=False, **kwargs):\n        key_size = k_size")
     result = grade(zygote, tmp_path, "04_multihead", source)
     comp = component(result, "MultiHeadAttention")
-    said_once(comp, "signature: your MultiHeadAttention takes (num_hiddens, num_heads, dropout, key_size, "
+    said_once(comp, "signature: your MultiHeadAttention takes (num_hiddens, num_heads, dropout, k_size, "
                     "query_size, value_size, bias); the contract is (key_size, query_size, value_size, "
                     "num_hiddens, num_heads, dropout, bias)")
     dropout = [t.output for t in comp.tests if not t.passed and "dropout probability has to be" in t.output]
@@ -108,7 +112,9 @@ def test_positional_encoding_with_max_len_first(zygote: Zygote, tmp_path: Path) 
     text = said_once(comp, "signature: your PositionalEncoding takes (max_len, num_hiddens, dropout); "
                            "the contract is (num_hiddens, dropout, max_len)")
     assert "fix: def __init__(self, num_hiddens, dropout, max_len=1000) in class PositionalEncoding" in text
-    assert comp.score < comp.points
+    # called by name, with the contract's max_len=1000 where a test leaves it out: only the signature fails
+    assert [t.function for t in comp.tests if not t.passed] == ["test_PositionalEncoding_contract_signature"]
+    assert 0 < comp.score < comp.points
 
 
 # --- reading and matching signatures (no sandbox: nothing of a submission runs here either) -------
@@ -133,9 +139,10 @@ def test_the_same_parameters_in_the_same_places_are_no_mistake(forward: str) -> 
 
 
 def test_missing_extra_and_default_less_parameters_are_named() -> None:
-    missing = found("def masked_softmax(X):\n    pass\n")["masked_softmax"][0]
-    assert missing.missing == ("valid_lens",) and not missing.wrong_values
-    assert "it has no valid_lens: the tests pass it by position" in missing.message()
+    missing = found("class DotProductAttention:\n    def forward(self, queries, keys, vals):\n        pass\n")
+    missing = missing["DotProductAttention"][0]  # `vals` is no contract name: no call by name
+    assert missing.missing == ("values", "valid_lens") and not missing.wrong_values and missing.adapter is None
+    assert "it has no values, valid_lens: the tests pass them by position" in missing.message()
     extra = found("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens, mask):\n"
                   "        pass\n")["DotProductAttention"][0]
     assert extra.extra == ("mask",) and "no test passes your mask" in extra.message()
@@ -151,7 +158,8 @@ def test_the_definition_loading_binds_is_read() -> None:
               "def DotProductAttention(): pass\n"
               "DotProductAttention = MyAttention\n")
     mismatch = found(source)["DotProductAttention"][0]
-    assert mismatch.target == "DotProductAttention.forward" and mismatch.misplaced == (0, 1) and mismatch.wrong_values
+    assert mismatch.target == "DotProductAttention.forward" and mismatch.misplaced == (0, 1)
+    assert mismatch.adapter is not None and not mismatch.wrong_values  # the names say which is which
     assert found(source + "class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens=None):"
                           "\n        pass\n") == {}
     assert found("def masked_softmax(X):\n  return (\n") == {}  # unparseable: nothing to say

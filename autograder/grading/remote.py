@@ -55,8 +55,10 @@ class Connection:
                  mismatches: Sequence[Mismatch] = ()) -> None:
         self.child = child
         self.deadline = deadline
-        # The submission's signature mistakes in the component under test, by what a call reaches.
+        # The submission's signature mistakes in the component under test, by what a call reaches;
+        # those whose names say what each parameter is are called by name (signatures.Adapter).
         self.mismatches = {m.target: m for m in mismatches}
+        self.adapters = {m.target: m.adapter for m in mismatches if m.adapter is not None}
         self.handle_names: dict[int, str] = {}  # handle id -> the contract name it was looked up as
         # (type name, attribute) pairs known to be methods: calling them takes one round trip.
         self.methods: set[tuple[str, str]] = set()
@@ -64,6 +66,36 @@ class Connection:
         self.seed: Optional[int] = None  # applied by the child before the next message: no round trip of its own
 
     def request(self, msg: dict[str, Any]) -> Any:
+        """Send one message and decode its reply; a failure in the student's code raises StudentError."""
+        if self.adapters:  # none for a submission whose signatures are the contract's: no cost
+            adapted = self._adapt(msg)
+            if adapted is not None:
+                return adapted
+        return self._request(msg)
+
+    def _adapt(self, msg: dict[str, Any]) -> Any:
+        """A call in the contract's order to a callable whose signature the grader adapts, sent in the
+        student's order and by the student's names (signatures.Adapter); None for any other message.
+        The arguments a call returns (call_return_args) come back in the contract's order."""
+        op = msg.get("op")
+        adapter = self.adapters.get(self._target(msg) or "") if op in ("call", "call_return_args", "vjp") else None
+        if adapter is None:
+            return None
+        args = list(msg.get("args") or [])
+        call = adapter.translate(args, dict(msg.get("kwargs") or {}))
+        if op == "vjp":
+            wrt = [call.where[i] if 0 <= i < len(call.where) else None for i in msg.get("wrt") or []]
+            if any(i is None for i in wrt):
+                return None  # a gradient with respect to an argument passed by keyword: as the contract says
+            return self._request({**msg, "args": call.args, "kwargs": call.kwargs, "wrt": wrt})
+        reply = self._request({**msg, "args": call.args, "kwargs": call.kwargs})
+        if op == "call_return_args" and isinstance(reply, list) and len(reply) == 2 and isinstance(reply[1], list):
+            after = reply[1]
+            back = [after[i] if i is not None and i < len(after) else a for i, a in zip(call.where, args)]
+            return [reply[0], back]
+        return reply
+
+    def _request(self, msg: dict[str, Any]) -> Any:
         if self.seed is not None:
             msg = {**msg, "seed_first": self.seed}
         try:
@@ -96,16 +128,22 @@ class Connection:
         return reply.get("ok")
 
     def _called(self, msg: dict[str, Any]) -> Optional[Mismatch]:
-        """The signature mistake of what a call message reaches (a contract class's constructor, its
-        forward or another method, a contract function), if it has one."""
+        """The signature mistake of what a call message reaches, if it has one."""
+        if msg.get("op") not in ("call", "call_return_args", "vjp"):
+            return None
+        return self.mismatches.get(self._target(msg) or "")
+
+    def _target(self, msg: dict[str, Any]) -> Optional[str]:
+        """What a message calls, as signatures names it: a contract class (its constructor), its
+        forward or another method ("MultiHeadAttention.forward"), a contract function."""
         handle = msg.get("obj")
-        if msg.get("op") not in ("call", "call_return_args", "vjp") or not isinstance(handle, wire.Handle):
+        if not isinstance(handle, wire.Handle):
             return None
         method = msg.get("name")
         if isinstance(method, str):
-            return self.mismatches.get(f"{handle.type_name}.{method}")
+            return f"{handle.type_name}.{method}"
         name = self.handle_names.get(handle.id)  # the class or function looked up by its contract name
-        return self.mismatches.get(name if name is not None else f"{handle.type_name}.forward")
+        return name if name is not None else f"{handle.type_name}.forward"
 
     def _to_handle(self, obj: Any) -> wire.Handle:
         if isinstance(obj, RemoteObject):

@@ -4,10 +4,15 @@ contract's parameters in another order, lacks one, or adds one the tests never p
 The student's signatures are read from the submission's source (the syntax tree, through
 submission.parse_student_code: nothing of it is imported or run here) and matched by parameter
 NAME with the contract's, read from the course's reference: the same name (d2l's spellings such as
-valid_len/valid_lens count as one) at another position is an order mistake. The contract is
-positional, so nothing is regraded by keyword; the mistake is named once per component (`attach`),
-explained on each failed call that it feeds wrong values (`Mismatch.call_note`), and it keeps the
-catalogue from diagnosing the wrong values it causes as a misconception (`attach` says so).
+valid_len/valid_lens count as one) at another position is an order mistake.
+
+Where the names say unambiguously what each of the student's parameters is (`Adapter`: every one
+without a default is a contract parameter, no two are the same one), the grader's calls reach the
+student's callable by name (grading/remote.py), so that the rest of the component is graded on what
+it does; the mistake then costs one structure test of its own (`signature_tests`). Otherwise the
+calls go by position as the contract says: the mistake is explained on each failed call that it
+feeds wrong values (`Mismatch.call_note`), and it keeps the catalogue from diagnosing the wrong
+values it causes as a misconception (`attach` says so). Either way it is named once per component.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, parse_student_code
+from autograder.selfcheck.plugin import TestOutcome
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import ComponentScore
@@ -30,7 +36,7 @@ METHODS = ("__init__", "forward", "init_state")
 #: Spellings that name the same parameter (after lower case and a plural "s" are dropped).
 SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_head": "num_head",
             "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
-            "valid_length": "valid_len"}
+            "valid_length": "valid_len", "x_train": "key", "y_train": "value", "x_val": "query"}
 #: What the course's edition changed: shown with a constructor that lacks parameters.
 EDITION_HINT = "the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures"
 #: The longest default value shown (a student's default is source text).
@@ -63,6 +69,94 @@ class Params:
 
 
 @dataclass(frozen=True)
+class Call:
+    """A contract call as the student's callable takes it: `args` by position in the student's order,
+    then `kwargs` by the student's names; `where[j]` is the position the contract's j-th argument went
+    to (None: by keyword, or dropped)."""
+
+    args: list[Any]
+    kwargs: dict[str, Any]
+    where: list[Optional[int]]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """How a call in the contract's order reaches a student's callable that takes the contract's
+    parameters by other positions or lacks some: `names[j]` is the student's parameter that takes the
+    contract's j-th argument (None: it has none, the argument is dropped); a parameter of the student's
+    with a default that no contract parameter names keeps its default."""
+
+    contract: tuple[str, ...]  # the contract's parameter names (tests may pass arguments by these)
+    names: tuple[Optional[str], ...]  # per contract position, the student's parameter that takes it
+    order: tuple[str, ...]  # the student's positional parameters, in its order
+    # the contract's default for a parameter of the student's that has none, where a test leaves it out
+    defaults: tuple[tuple[str, Any], ...] = ()
+
+    def translate(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Call:
+        """The student's call for the contract's `args` and `kwargs` (by the contract's names)."""
+        given: dict[str, Any] = {}
+        source: dict[str, int] = {}
+        for j, value in enumerate(args):
+            name = self.names[j] if j < len(self.names) else None
+            if name is not None:
+                given[name], source[name] = value, j
+        for key, value in kwargs.items():
+            j = self.contract.index(key) if key in self.contract else -1
+            name = self.names[j] if j >= 0 else key  # not a contract name: passed on as it is
+            if name is not None:
+                given[name] = value
+        for name, value in self.defaults:
+            given.setdefault(name, value)
+        positional: list[Any] = []
+        where: list[Optional[int]] = [None] * len(args)
+        for name in self.order:  # by position while each one is given, then by keyword
+            if name not in given:
+                break
+            if name in source:
+                where[source[name]] = len(positional)
+            positional.append(given.pop(name))
+        return Call(positional, given, where)
+
+    def show(self) -> str:
+        """What each of the contract's arguments was given as: "num_hiddens as your num_hiddens, ..."."""
+        shown = [c if c == n else f"the {c} as your {n}" for c, n in zip(self.contract, self.names) if n is not None]
+        dropped = [c for c, n in zip(self.contract, self.names) if n is None]
+        return ", ".join(shown) + (f" (and not the {', '.join(dropped)}, which your code does not take)"
+                                   if dropped else "")
+
+
+def adapter(student: Params, contract: Params) -> Optional[Adapter]:
+    """The call by name that gives each of the student's parameters what its name says, or None when
+    the names leave it open: a parameter without a default that no contract parameter names, two of
+    the student's that name the same one, or nothing in common."""
+    theirs = [same_name(n) for n in contract.names]
+    if contract.varargs or len(set(theirs)) != len(theirs):
+        return None
+    names: list[Optional[str]] = [None] * len(theirs)
+    defaults: list[tuple[str, Any]] = []
+    required = [d is None for d in student.defaults] + [True] * len(student.keywords)
+    for name, need in zip(student.names + student.keywords, required):
+        key = same_name(name)
+        if key not in theirs:
+            if need:
+                return None
+            continue
+        j = theirs.index(key)
+        if names[j] is not None:
+            return None
+        names[j] = name
+        default = contract.defaults[j]
+        if need and default is not None:
+            try:
+                defaults.append((name, ast.literal_eval(default)))
+            except (ValueError, SyntaxError):
+                pass  # not a literal: a test that leaves it out fails, as the contract's own call would
+    if not any(names):
+        return None
+    return Adapter(contract.names, tuple(names), student.names, tuple(defaults))
+
+
+@dataclass(frozen=True)
 class Mismatch:
     """How one of the student's callables differs from the contract's."""
 
@@ -75,11 +169,12 @@ class Mismatch:
     missing: tuple[str, ...]  # contract parameters the student's callable cannot take
     extra: tuple[str, ...]  # the student's parameters without a default that no test passes
     no_default: tuple[int, ...]  # positions where the contract's parameter has a default and the student's not
+    adapter: Optional[Adapter] = None  # how the grader calls it by name instead, where the names say
 
     @property
     def wrong_values(self) -> bool:
         """Whether calls go through with arguments in the wrong parameters (its outputs are no misconception)."""
-        return bool(self.misplaced) and not self.missing and not self.extra
+        return bool(self.misplaced) and not self.missing and not self.extra and self.adapter is None
 
     def _got(self, j: int) -> str:
         return f"the {self.contract.names[j]}" if j < len(self.contract.names) else "nothing"
@@ -89,10 +184,13 @@ class Mismatch:
         method = self.target.partition(".")[2]
         lines = [f"signature: your {self.target} takes ({self.student.show()}); "
                  f"the contract is ({self.contract.show()})"]
-        if self.missing:
+        if self.adapter is not None:
+            lines.append(f"  the grader passed {self.adapter.show()} by name, so that the rest of your code "
+                         f"was graded on what it does; this costs the signature test only")
+        elif self.missing:
             lines.append(f"  it has no {', '.join(self.missing)}: the tests pass "
                          f"{'them' if len(self.missing) > 1 else 'it'} by position, so calls fail")
-        if self.misplaced and not self.missing:
+        if self.misplaced and not self.missing and self.adapter is None:
             got = "; ".join(f"your {self.student.names[j]} gets {self._got(j)}" for j in self.misplaced)
             lines.append(f"  the tests pass the arguments by position, in the contract's order: {got}")
         if self.extra:
@@ -146,7 +244,9 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
                        if student.defaults[j] is None and contract.defaults[j] is not None)
     if not (misplaced or missing or extra or no_default):
         return None
-    return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default)
+    # By name only where a call by position goes wrong: another order, or a contract argument too many
+    adapted = adapter(student, contract) if misplaced or missing or student.keywords else None
+    return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default, adapted)
 
 
 def _reference_params(target: Any) -> Params:
@@ -247,15 +347,30 @@ def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch
     return out
 
 
+def signature_test(component: str) -> str:
+    """The function name of the test a component's signature mistake costs."""
+    return f"test_{component}_contract_signature"
+
+
+def signature_tests(found: dict[str, list[Mismatch]], components: Iterable[str]) -> list[TestOutcome]:
+    """For each of `components` that the grader called by name (a mismatch with an `Adapter`), one
+    failed structure test: what the mistake costs, whatever the rest of the component does (its text
+    is the mistake's message, `attach`). A component called as the contract says has no such test."""
+    return [TestOutcome(nodeid=f"signature::{name}", name="takes the contract's parameters in the contract's order",
+                        component=name, weight=1.0, public=True, kind="structure", function=signature_test(name))
+            for name in dict.fromkeys(components) if any(m.adapter for m in found.get(name, []))]
+
+
 def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
-    """Say the component's signature mistakes once, on its first failed test (a public one if one
-    failed, as the student sees those first); True when one feeds wrong values to the student's code,
-    so that no misconception may be named from its outputs."""
+    """Say the component's signature mistakes once, on its signature test if it has one (else its
+    first failed test, a public one if one failed, as the student sees those first); True when one
+    feeds wrong values to the student's code, so that no misconception may be named from its outputs."""
     own = found.get(comp.name, [])
     failed = [t for t in comp.tests if not t.passed]
     if not own or not failed:
         return False
-    first = next((t for t in failed if t.public), failed[0])
+    first = next((t for t in failed if t.function == signature_test(comp.name)), None) or \
+        next((t for t in failed if t.public), failed[0])
     first.output = "\n".join([first.output, *(m.message() for m in own)]) if first.output else \
         "\n".join(m.message() for m in own)
     return misleading(found, comp.name)

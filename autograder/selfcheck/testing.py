@@ -429,6 +429,24 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
           f"weights; the contract fixes the names (docs/course-api.md): use the contract's")
 
 
+#: What torch says, in every version, when an uninitialized (lazy) parameter is read.
+_LAZY = "uninitialized parameter"
+
+
+def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> Any:
+    """`step()` (a binding of the student's weights: copy_weights, assert_contract_names), run again
+    after one forward call of `module` on the test's own `inputs` when it failed on a lazy parameter
+    (nn.LazyLinear, as d2l 1.0 builds its layers, has no shape before its first call). Code without
+    lazy parameters is bound once, with no extra call."""
+    try:
+        return step()
+    except Exception as exc:  # the message is torch's, from the student's process or this one
+        if _LAZY not in str(exc):
+            raise
+    call("its first forward call (which gives lazy parameters their shapes)", module, *inputs)
+    return step()
+
+
 def param_names(module: Any) -> list[str]:
     """Names of the module's trainable parameters."""
     return [name for name, _ in module.named_parameters()]

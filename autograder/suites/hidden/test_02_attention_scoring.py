@@ -388,7 +388,8 @@ def test_ms_at_realistic_size(student, ref, case):
 # ============================================================ attention modules: shared checks
 
 def _build(student, ref, name, case, dropout=0.0):
-    """The student's module with the reference's weights, and the reference, both in eval mode."""
+    """The student's module with the reference's weights, and the reference, both in eval mode (lazy
+    layers get their shapes from one forward call on the case's inputs first)."""
     if name == "AdditiveAttention":
         args = (case.dk, case.dq, 6, dropout)
     else:
@@ -398,10 +399,10 @@ def _build(student, ref, name, case, dropout=0.0):
     if case.dtype == torch.float64:
         model.double()
         reference.double()
-    if name == "AdditiveAttention":
-        T.copy_weights(model, reference)
     model.eval()
     reference.eval()
+    if name == "AdditiveAttention":
+        T.with_lazy_parameters(lambda: T.copy_weights(model, reference), model, *case.data(), _clone(case.lens))
     return model, reference
 
 

@@ -8,6 +8,7 @@ by test_mha_contract_names; the comparison with the reference in eval mode score
 valid_lens (None, (B,), (B, Q)) separately.
 """
 import math
+from functools import partial
 
 import pytest
 import torch
@@ -231,11 +232,17 @@ def reference_model(ref, c, dropout=0.0):
     return r.to(c["dtype"])
 
 
+def copy(m, r, c):
+    """r's weights into the student's module m (T.copy_weights; lazy layers get their shapes from one
+    forward call on the case's inputs first)."""
+    T.with_lazy_parameters(lambda: T.copy_weights(m, r), m, *make_inputs(c), c["lens"])
+
+
 def weights(m, ref, c):
     """The course's projections, copied into the student's module (T.copy_weights: with bias=True every
     projection has a bias, with bias=False none), as plain tensors under the course's names."""
     r = reference_model(ref, c)
-    T.copy_weights(m, r)
+    copy(m, r, c)
     return T.state_dict(r)
 
 
@@ -373,7 +380,7 @@ def test_mha_distinct_sizes_match_reference(student, ref, c):
     """query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)"""
     m = build(student, c)
     r = reference_model(ref, c)
-    T.copy_weights(m, r)
+    copy(m, r, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
                    "with the same weights", inputs={"valid_lens": c["lens"]},
@@ -386,7 +393,7 @@ def test_mha_bias_matches_reference(student, ref, c):
     """with bias=True all four projections have a bias, and the output matches the course's model"""
     m = build(student, c)
     r = reference_model(ref, c)
-    T.copy_weights(m, r)
+    copy(m, r, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
                    "with the same weights", inputs={"valid_lens": c["lens"]}, hint=MHA_HINT)
@@ -412,15 +419,16 @@ def test_mha_matches_reference_in_eval_mode(student, ref, form, data):
 def test_mha_contract_names(student, ref):
     """the projections carry the contract's names (W_q, W_k, W_v, W_o, with biases when bias=True)"""
     for bias in (False, True):
-        c = dict(ks=3, qs=4, vs=5, h=2, dh=3, bias=bias, dtype=torch.float32, seed=0)
-        T.assert_contract_names(build(student, c), reference_model(ref, c), describe(c))
+        c = dict(B=2, Q=2, K=3, ks=3, qs=4, vs=5, h=2, dh=3, lens=None, bias=bias, dtype=torch.float32, seed=0)
+        m, r = build(student, c), reference_model(ref, c)
+        T.with_lazy_parameters(partial(T.assert_contract_names, m, r, describe(c)), m, *make_inputs(c), None)
 
 
 def check_eval_mode_matches_reference(student, ref, c):
     """The student's model built with dropout 0.5, in eval mode, against the course's with the same weights."""
     m = build(student, c, dropout=0.5)
     r = reference_model(ref, c, dropout=0.5)
-    T.copy_weights(m, r)
+    copy(m, r, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
                    what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights",

@@ -1,0 +1,152 @@
+"""Another edition's signature costs its own test, not the component (issue #23): where the names say
+what each of the student's parameters is, the grader calls the student's code by name
+(signatures.Adapter through grading/remote.py) and grades what it does; the mismatch fails
+test_<component>_contract_signature only.
+
+Real learners' code from the corpus (tests/learners/corpus/, verdicts.json) and the reference with one
+signature changed, graded in the real sandbox; the adapter's translation itself without one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from learners.corpus import agreement
+from test_signatures import changed, component, grade
+
+from autograder import config
+from autograder.grading import session, signatures
+from autograder.grading.scoring import ComponentScore
+from autograder.sandbox.forkserver import Zygote
+
+ENTRIES = agreement.manifest()
+#: A call that reached the student's code in the contract's positions although its signature differs.
+CALL_ERRORS = ("positional argument", "unexpected keyword argument")
+
+
+def graded(zygote: Zygote, slug: str, name: str) -> ComponentScore:
+    entry = ENTRIES[slug]
+    return component(session.grade_file(zygote, entry["assignment"], agreement.path_of(slug, entry)), name)
+
+
+def failed(comp: ComponentScore) -> list[str]:
+    return [t.function for t in comp.tests if not t.passed]
+
+
+def signature_output(comp: ComponentScore) -> str:
+    """The text of the component's one signature test, which must have failed."""
+    [test] = [t for t in comp.tests if t.function == signatures.signature_test(comp.name)]
+    assert not test.passed and test.kind == "structure"
+    return test.output
+
+
+@pytest.mark.parametrize("slug,name,takes", [
+    ("overduse_multihead", "MultiHeadAttention", "(num_hiddens, num_heads, dropout, bias)"),  # d2l 1.0, LazyLinear
+    ("quan0811_multihead", "MultiHeadAttention", "(num_hiddens, num_heads, dropout_rate)"),  # LazyLinear, biased
+    ("chenkehan_multihead", "MultiHeadAttention", "(key_size, query_size, value_size, num_hiddens, num_heads, "
+                                                  "dropout)"),  # no bias: always biased layers
+    ("mkirby42_scoring", "AdditiveAttention", "(num_hiddens, dropout)"),  # d2l 1.0, LazyLinear
+    ("yanruhai_scoring", "AdditiveAttention", "(num_hiddens, dropout)"),
+])
+def test_another_editions_constructor_keeps_the_credit_for_what_the_code_does(zygote: Zygote, slug: str, name: str,
+                                                                               takes: str) -> None:
+    """Before: every test raised TypeError at the constructor and the component scored 0."""
+    comp = graded(zygote, slug, name)
+    text = signature_output(comp)
+    assert f"signature: your {name} takes {takes}" in text and "the grader passed" in text
+    assert sum("signature: your" in t.output for t in comp.tests) == 1  # said once, on its own test
+    assert not any(e in t.output for t in comp.tests for e in CALL_ERRORS), failed(comp)
+    assert 0 < comp.score < comp.points
+    assert agreement.judge(comp, ENTRIES[slug]["components"][name], config.default().scoring) is None
+
+
+def test_a_correct_lazy_multi_head_attention_loses_its_signature_test_and_its_eager_shapes_only(zygote: Zygote) -> None:
+    """overduse's forward is the book's: bound after one forward call, it matches the course's everywhere;
+    only the public parameter-shape test (lazy layers have no shape after construction) and the
+    signature test fail."""
+    comp = graded(zygote, "overduse_multihead", "MultiHeadAttention")
+    assert failed(comp) == ["test_mha_parameters", "test_MultiHeadAttention_contract_signature"]
+
+
+def test_a_forward_without_valid_lens_is_called_without_them(zygote: Zygote) -> None:
+    """nahz1chen: MultiHeadAttention(d_model, n_head) and forward(q, k, v): d2l's spellings name the
+    contract's parameters, so its code runs (and fails on its own bugs: keys viewed with the queries'
+    length, square layers), not at the call."""
+    comp = graded(zygote, "nahz1chen_multihead", "MultiHeadAttention")
+    text = signature_output(comp)
+    assert "your MultiHeadAttention takes (d_model, n_head)" in text
+    assert "your MultiHeadAttention.forward takes (q, k, v)" in text and "and not the valid_lens" in text
+    assert not any(e in t.output for t in comp.tests for e in CALL_ERRORS), failed(comp)
+
+
+def test_a_parameter_no_contract_argument_supplies_keeps_the_call_by_position(zygote: Zygote) -> None:
+    """yanruhai's nadaraya_watson(x_train, y_train, x_val, kernel): nothing of the contract's is a kernel,
+    so no call by name (and no signature test): the calls fail as written, and the message says why."""
+    comp = graded(zygote, "yanruhai_nw_d2l1", "nadaraya_watson")
+    assert signatures.signature_test("nadaraya_watson") not in failed(comp)
+    assert any("no test passes your kernel" in t.output for t in comp.tests)
+
+
+def test_a_permuted_function_is_called_in_its_order_for_inputs_and_gradients(zygote: Zygote, tmp_path: Path) -> None:
+    """masked_softmax(valid_lens, X): calls, the check that inputs are left unchanged (call_return_args:
+    the arguments come back in the contract's order) and the gradient with respect to X (vjp: wrt in
+    the student's positions) all reach the right parameter; only the signature test fails."""
+    source = changed("02_attention_scoring", "def masked_softmax(X: torch.Tensor, valid_lens: Optional[torch.Tensor])",
+                     "def masked_softmax(valid_lens: Optional[torch.Tensor], X: torch.Tensor)")
+    comp = component(grade(zygote, tmp_path, "02_attention_scoring", source), "masked_softmax")
+    assert failed(comp) == ["test_masked_softmax_contract_signature"]
+    assert {"test_ms_input_unchanged", "test_ms_gradient"} <= {t.function for t in comp.tests if t.passed}
+
+
+def test_code_with_the_contracts_signatures_has_no_signature_test(zygote: Zygote) -> None:
+    comp = graded(zygote, "leyusf_multihead", "MultiHeadAttention")
+    assert ENTRIES["leyusf_multihead"]["components"]["MultiHeadAttention"]["verdict"] == "correct"
+    assert comp.score == comp.points and all(t.function != signatures.signature_test(comp.name) for t in comp.tests)
+
+
+# --- the translation (no sandbox) -----------------------------------------------------------------
+
+def mismatch(source: str, target: str) -> signatures.Mismatch:
+    found = signatures.mismatches(config.default(), [("cell 1", source)])
+    return next(m for ms in found.values() for m in ms if m.target == target)
+
+
+def test_the_contracts_arguments_reach_the_students_parameters_by_name() -> None:
+    m = mismatch("class MultiHeadAttention:\n    def __init__(self, num_hiddens, num_heads, dropout, bias=False, "
+                 "**kwargs): pass\n", "MultiHeadAttention")
+    assert m.adapter is not None and not m.wrong_values
+    call = m.adapter.translate([3, 4, 5, 6, 2, 0.1, True], {})
+    assert (call.args, call.kwargs, call.where) == ([6, 2, 0.1, True], {}, [None, None, None, 0, 1, 2, 3])
+    call = m.adapter.translate([3, 4, 5, 6, 2], {"dropout": 0.5, "key_size": 3})  # keywords by the contract's names
+    assert (call.args, call.kwargs) == ([6, 2, 0.5], {})
+    permuted = mismatch("def masked_softmax(valid_len, X): pass\n", "masked_softmax").adapter
+    assert permuted is not None and permuted.translate(["X", "lens"], {}).args == ["lens", "X"]
+
+
+def test_a_parameter_after_one_left_to_its_default_goes_by_keyword_and_the_contracts_default_fills_in() -> None:
+    pe = mismatch("class PositionalEncoding:\n    def __init__(self, max_len, num_hiddens, dropout): pass\n",
+                  "PositionalEncoding").adapter
+    assert pe is not None
+    assert pe.translate([8, 0.1], {}).args == [1000, 8, 0.1]  # the contract's max_len=1000
+    gap = mismatch("class AdditiveAttention:\n    def forward(self, queries, scale=1.0, keys=None, values=None, "
+                   "valid_lens=None): pass\n", "AdditiveAttention.forward").adapter
+    assert gap is not None
+    call = gap.translate(["q", "k", "v", None], {})
+    assert (call.args, call.kwargs, call.where) == (["q"], {"keys": "k", "values": "v", "valid_lens": None},
+                                                    [0, None, None, None])
+
+
+@pytest.mark.parametrize("source,target", [
+    ("def nadaraya_watson(x_train, y_train, x_val, kernel): pass\n", "nadaraya_watson"),  # kernel: no contract name
+    ("class DotProductAttention:\n    def forward(self, keys, values, queries, valid_len, valid_lens=None): pass\n",
+     "DotProductAttention.forward"),  # two parameters that mean valid_lens
+])
+def test_no_call_by_name_where_the_names_leave_it_open(source: str, target: str) -> None:
+    assert mismatch(source, target).adapter is None
+
+
+def test_no_call_by_name_where_a_call_by_position_works() -> None:
+    """Only a default the contract has and the student's lacks: the order is right, nothing to adapt."""
+    m = mismatch("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens): pass\n",
+                 "DotProductAttention.forward")
+    assert m.no_default == (3,) and m.adapter is None
