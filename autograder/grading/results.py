@@ -9,7 +9,7 @@ from autograder.config import Assignment, Scoring
 from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
-from autograder.grading import bounded
+from autograder.grading import bounded, dependencies
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -42,9 +42,8 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
                                           f"{result.score:g} / {result.max_score:g}")]
     for comp in result.components:
         lines.append(f"  {comp.name}: " + (count(comp.tests) if counts_only else f"{comp.score:g} / {comp.points:g}"))
-        shown = [u for u in comp.dependencies if u.student or u.same_assignment]  # not the given support module's
-        if shown:
-            lines.append("    graded with " + "; ".join(u.describe() for u in shown))
+        if comp.dependencies:
+            lines.append("    graded with " + dependencies.describe(comp.dependencies))
         if comp.withheld:
             lines.append(f"    note: {comp.withheld}")
         if not tests:
