@@ -168,6 +168,36 @@ def test_a_second_grading_stops_once_it_cannot_score_more(monkeypatch: pytest.Mo
     assert use(comp, "masked_softmax").reason.endswith("no more with yours"), use(comp, "masked_softmax")
 
 
+STUBS_02 = """
+def sequence_mask(X, valid_len, value=0):
+    raise NotImplementedError()
+
+
+def masked_softmax(X, valid_lens):
+    raise NotImplementedError()
+
+
+class AdditiveAttention:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError()
+
+
+class DotProductAttention:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError()
+"""
+
+
+@needs_bwrap
+def test_unfinished_code_is_graded_once(zygote, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every component a stub: its dependencies fail, but no version of them makes its own stub pass."""
+    graded = _count_regrades(monkeypatch)
+    (tmp_path / "stubs.py").write_text(STUBS_02)
+    result = session.grade_file(zygote, "02_attention_scoring", tmp_path / "stubs.py")
+    assert result.score == 0 and graded == []
+    assert "the course's masked_softmax (yours fails" in format_result(result)
+
+
 # ------------------------------------------------------------------ real learners' patterns (sandbox)
 
 @needs_bwrap

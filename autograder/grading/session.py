@@ -24,7 +24,7 @@ from autograder.grading.scoring import ComponentScore, Result, component_score, 
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, TestOutcome, component_of,
-                                         register_hypothesis_profile, run_pytest)
+                                         fail_fast_kind, register_hypothesis_profile, run_pytest)
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 
@@ -107,6 +107,12 @@ class SessionPlugin(GradingPlugin):
 
     after: Callable[[list[pytest.Item]], None] = lambda items: None
     fresh: dict[str, TestOutcome] = field(default_factory=dict)  # each test's outcome before it ran
+    unfinished: set[str] = field(default_factory=set)  # tests that failed on a missing name or a stub
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        super().pytest_runtest_logreport(report)
+        if report.failed and fail_fast_kind(report) in ("MissingName", "NotImplementedYet"):
+            self.unfinished.add(report.nodeid)
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -124,6 +130,7 @@ class SessionPlugin(GradingPlugin):
     def again(self, item: pytest.Item) -> TestOutcome:
         """Run one test again (its setup and teardown included, as on its first run); its outcome."""
         self.outcomes[item.nodeid] = copy.copy(self.fresh[item.nodeid])
+        self.unfinished.discard(item.nodeid)
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         runtestprotocol(item, nextitem=None, log=True)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
@@ -134,8 +141,9 @@ class BestOfTwo:
     """The dependency rule's second grading (dependencies.settle). Once every test has run, each of
     the assignment's components that was graded with the course's version of a dependency the
     submission defines is graded again with the student's own: its tests run again in a fresh child,
-    stopping as soon as they cannot score more than the first grading (nothing to gain: not at
-    all); the better grading's outcomes, load notes and printed output stay, the other's are dropped,
+    stopping as soon as they cannot score more than the first grading (not at all when nothing can
+    be gained: full marks, or every failure a missing name or an unfinished stub of its own, which
+    no dependency changes); the better grading's outcomes, load notes and printed output stay, the other's are dropped,
     so the feedback shown is always that of the grading that counts (withheld if it held the
     course's code: dependencies.unreleased_reference)."""
 
@@ -158,7 +166,8 @@ class BestOfTwo:
             first_score = judged_score(self.course, comp.name, comp.points,
                                        [self.plugin.outcomes[i.nodeid] for i in tests[comp.name]])
             own_score = None
-            if first_score < comp.points:
+            failed = [i.nodeid for i in tests[comp.name] if not self.plugin.outcomes[i.nodeid].passed]
+            if first_score < comp.points and not self.plugin.unfinished.issuperset(failed):
                 kept = self.provider.take(comp.name)
                 before = {i.nodeid: self.plugin.outcomes[i.nodeid] for i in tests[comp.name]}
                 own_score = self.regrade(comp.name, comp.points, tests[comp.name], first_score)
