@@ -16,8 +16,9 @@ import pytest
 from autograder import config
 from autograder.grading import dependencies, session
 from autograder.grading.dependencies import DependencyUse
-from autograder.grading.results import format_result, results_json
+from autograder.grading.results import format_result, graded_with, results_json
 from autograder.grading.scoring import ComponentScore, Result
+from autograder.integrations.nbgrader_bridge import component_feedback
 from autograder.sandbox.bwrap import bwrap_available
 from kit_helpers import reference_source
 
@@ -218,8 +219,13 @@ def test_06_keeps_the_decoder_that_reads_its_own_positional_encodings_dropout(zy
     assert "your PositionalEncoding (fails 1 of its" in text
     assert "the course's PositionalEncoding (yours fails 1 of its" in text
     assert "MultiHeadAttention (from attention_support)" in text  # an earlier assignment's, not defined here
-    stored = results_json(result)["extra_data"]["components"]["TransformerDecoder"]["dependencies"]
-    assert {"name": "PositionalEncoding", "student": True, "reason": pe.reason} in stored
+    report = results_json(result)
+    stored = report["extra_data"]["components"]["TransformerDecoder"]["dependencies"]
+    assert {"name": "PositionalEncoding", "student": True, "reason": pe.reason, "defined": True} in stored
+    # nbgrader's graded cell says the same as the results file and the text report
+    line = f"graded with {dependencies.describe(decoder.dependencies)}"
+    assert graded_with(stored) == line[len("graded with "):] and line in text
+    assert line in component_feedback(report, "TransformerDecoder", [])
 
 
 @needs_bwrap

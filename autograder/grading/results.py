@@ -109,12 +109,20 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                        "isolation": result.isolation,
                        "components": {c.name: {"score": c.score, "max_score": c.points,
                                                "dependencies": [{"name": u.name, "student": u.student,
-                                                                 "reason": u.reason} for u in c.dependencies],
+                                                                 "reason": u.reason, "defined": u.defined}
+                                                                for u in c.dependencies],
                                                "withheld": bool(c.withheld),
                                                "misconceptions": [{"id": d.family, "summary": d.misconception,
                                                                    "fix": d.fix} for d in c.misconceptions]}
                                       for c in result.components}},
     }
+
+
+def graded_with(entries: list[dict[str, Any]]) -> str:
+    """What a component was graded with (dependencies.describe, as format_result says it), from the
+    `dependencies` of its entry in a results file."""
+    return dependencies.describe(dependencies.DependencyUse(str(e["name"]), bool(e["student"]), str(e["reason"]),
+                                                            False, bool(e.get("defined", True))) for e in entries)
 
 
 def _output(text: str, result: Result) -> str:
