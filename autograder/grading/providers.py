@@ -54,6 +54,7 @@ class Runs:
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.notes: dict[str, list[str]] = {}
         self.output: dict[str, str] = {}
+        self.broken: dict[str, str] = {}  # per component: why its code could not be loaded or run at all
 
     def _end(self) -> None:
         """End the current component's grading (its child, its loaded names)."""
@@ -82,7 +83,6 @@ class SandboxProvider(Runs):
         self.child: Optional[Child] = None
         self.conn: Optional[Connection] = None
         self.current: Optional[str] = None
-        self.broken: dict[str, str] = {}
         self.test_deadline = 0.0
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined

@@ -143,9 +143,9 @@ class BestOfTwo:
     submission defines is graded again with the student's own: its tests run again in a fresh child,
     stopping as soon as they cannot score more than the first grading (not at all when nothing can
     be gained: full marks, or every failure a missing name or an unfinished stub of its own, which
-    no dependency changes); the better grading's outcomes, load notes and printed output stay, the other's are dropped,
-    so the feedback shown is always that of the grading that counts (withheld if it held the
-    course's code: dependencies.unreleased_reference)."""
+    no dependency changes). The better grading's outcomes, load notes and printed output stay and
+    the other's are dropped, so the feedback shown is always that of the grading that counts
+    (withheld if it held the course's code: dependencies.unreleased_reference)."""
 
     def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
                  provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
@@ -160,24 +160,26 @@ class BestOfTwo:
         self.provider.planner = self.own
         for comp in self.assignment.components:
             first, own = self.provider.uses.get(comp.name), self.own(comp.name)
-            if first is None or comp.name in getattr(self.provider, "broken", {}) or \
+            if first is None or comp.name in self.provider.broken or \
                     [u.student for u in first] == [u.student for u in own]:
                 continue
+            items = tests[comp.name]
             first_score = judged_score(self.course, comp.name, comp.points,
-                                       [self.plugin.outcomes[i.nodeid] for i in tests[comp.name]])
-            own_score = None
-            failed = [i.nodeid for i in tests[comp.name] if not self.plugin.outcomes[i.nodeid].passed]
-            if first_score < comp.points and not self.plugin.unfinished.issuperset(failed):
-                kept = self.provider.take(comp.name)
-                before = {i.nodeid: self.plugin.outcomes[i.nodeid] for i in tests[comp.name]}
-                own_score = self.regrade(comp.name, comp.points, tests[comp.name], first_score)
-                second = self.provider.take(comp.name)
-                if own_score is None or own_score <= first_score:
-                    self.plugin.outcomes.update(before)
-                else:
-                    kept = second
-                self.provider.put(comp.name, kept)
-            self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, own_score)
+                                       [self.plugin.outcomes[i.nodeid] for i in items])
+            failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]
+            if first_score >= comp.points or self.plugin.unfinished.issuperset(failed):
+                self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, None)
+                continue
+            kept, before = self.provider.take(comp.name), {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
+            own_score = self.regrade(comp.name, comp.points, items, first_score)
+            second = self.provider.take(comp.name)
+            self.settled[comp.name], better = dependencies.settle(first, own, comp.name, comp.points, first_score,
+                                                                  own_score)
+            if better:
+                kept = second
+            else:
+                self.plugin.outcomes.update(before)
+            self.provider.put(comp.name, kept)
 
     def regrade(self, name: str, points: float, items: list[pytest.Item], first_score: float) -> Optional[float]:
         """The component's score with the student's own dependencies, or None once it cannot exceed
