@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import gc
 import json
 import signal
@@ -19,7 +18,6 @@ from autograder.printable import printable, printable_text
 
 if TYPE_CHECKING:
     from autograder.grading.late import SubmissionTime
-    from autograder.sandbox.forkserver import Zygote
 
 
 def _course(ns: argparse.Namespace) -> config_mod.Course:
@@ -33,11 +31,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     path = Path(ns.submission) if ns.submission else _default_submission(ns.assignment)
     path = _one_file(path, ns.assignment, course)
     _refuse_wrong_notebook(course, ns.assignment, path)
-    zygote = _early_zygote(ns.sandbox)
+    from autograder.grading.one_file import check_isolation, early_zygote
+    zygote = early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import format_result
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
-        _check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
+        check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
@@ -88,33 +87,6 @@ def _refuse_wrong_notebook(course: config_mod.Course, assignment_id: str, path: 
         raise Refused(problem)
 
 
-def _check_isolation(zygote: Zygote, refuse: bool, allow: bool = False) -> None:
-    """Start the sandbox and say how it confines student code; refuse to grade without isolation."""
-    zygote.start()
-    isolation = zygote.isolation
-    if isolation is None or isolation.isolated:
-        return
-    print(f"course: WARNING: {isolation.describe()}", file=sys.stderr)
-    if refuse and not allow:
-        zygote.stop()
-        raise Refused("refusing to grade untrusted code without isolation: install bubblewrap (see README, "
-                      "Security), or pass --allow-unisolated to grade anyway; every results file will say so")
-
-
-def _early_zygote(mode: str) -> Zygote:
-    """The sandbox's fork server for one submission, launched before this process imports torch and
-    the test stack so that both warm up at the same time, without the optimizers' warm-up (only a
-    training test needs it, in its own child): a cold `course check` is about two seconds shorter."""
-    from autograder.sandbox import bwrap
-    launched = bwrap.launch(mode, warm_optimizers=False)
-    try:
-        from autograder.sandbox.forkserver import Zygote
-    except BaseException:
-        launched.proc.kill()
-        raise
-    return Zygote(mode, launched=launched)
-
-
 def _default_submission(assignment_id: str) -> Path:
     for candidate in (Path(f"{assignment_id}.ipynb"), Path(f"{assignment_id}.py")):
         if candidate.exists():
@@ -131,6 +103,9 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         _require_gradable(target, ns.assignment, course)
     if (ns.cluster or ns.cluster_file) and not target.is_dir():
         raise SystemExit("course grade: --cluster grades a directory of submissions (with --out DIR)")
+    if ns.times and not target.is_dir():
+        raise Refused("--times gives a class's times: grade a directory (one file: --submitted-at)")
+    times = _times(ns, course)
     if target.is_dir():
         if not ns.out:
             raise SystemExit("course grade: grading a directory needs --out DIR")
@@ -151,38 +126,24 @@ def cmd_grade(ns: argparse.Namespace) -> int:
                       f"were cancelled ({ns.out}/ has the others' results; no grades.csv)", file=sys.stderr)
                 return 128 + signum[0]
         from autograder.grading.export import finalize_folder  # student ids, late penalties, overrides
-        rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target)
+        rows = finalize_folder(Path(ns.out), course, course.assignment(ns.assignment), submissions=target,
+                               times=times)
+        _unused_times(times, rows, ns.times)
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
-        from autograder.grading.summary import class_summary
+        from autograder.report.summary import class_summary
         print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target)))
         return 0
-    from autograder.grading.identify import wrong_assignment
-    wrong = wrong_assignment(course, ns.assignment, target)
-    if wrong:
-        print(f"course: WARNING: {wrong}", file=sys.stderr)
-    from autograder.grading.export import finish_one, identify_file
+    from autograder.grading.one_file import grade_one
     out = Path(ns.out) if ns.out else None
-    _, student, when = identify_file(target, course.assignment(ns.assignment), out, ns.student or "",
-                                     _submitted_at(ns, course))
-    zygote = _early_zygote(ns.sandbox)
-    try:
-        from autograder.grading.results import format_result, results_json
-        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
-        _check_isolation(zygote, refuse=True, allow=ns.allow_unisolated)
-        result = grade_file(zygote, ns.assignment, target, course=course, student=student)
-    finally:
-        zygote.stop()
-    name, res = finish_one(results_json(result), course, course.assignment(ns.assignment), target,
-                           out=out, student=student, submitted_at=when)
+    graded = grade_one(course, ns.assignment, target, mode=ns.sandbox, student=ns.student or "",
+                       submitted_at=_submitted_at(ns, course), out=out, allow_unisolated=ns.allow_unisolated)
+    res = graded.results
     if ns.results:
         Path(ns.results).write_text(json.dumps(res, indent=2) + "\n")
-    print(printable_text(format_result(result, verbose=not ns.quiet, tests=not ns.quiet)))
-    final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
-    if final:
-        print(printable_text("\n" + final))
+    print(printable_text(graded.printed(verbose=not ns.quiet)))
     if ns.out:
-        print("\n" + printable(f"{res['extra_data']['student']}: {ns.out}/{name}.json; {ns.out}/grades.csv updated"))
+        print("\n" + printable(f"{res['extra_data']['student']}: {ns.out}/{graded.name}.json; {ns.out}/grades.csv updated"))
     return 0
 
 
@@ -190,14 +151,33 @@ def _submitted_at(ns: argparse.Namespace, course: config_mod.Course) -> Optional
     """--submitted-at TIME (without a zone: in course.yml's deadlines.timezone)."""
     if not ns.submitted_at:
         return None
-    from autograder.grading.late import SubmissionTime, parse_time
+    from autograder.grading.late import written_time
     try:
-        when = parse_time(ns.submitted_at)
+        return written_time(ns.submitted_at, course.deadlines, "--submitted-at")
     except ValueError as exc:
         raise Refused(f"--submitted-at: {exc}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=course.deadlines.zone)
-    return SubmissionTime(when.astimezone(dt.timezone.utc), "--submitted-at")
+
+
+def _times(ns: argparse.Namespace, course: config_mod.Course) -> Optional[dict[str, SubmissionTime]]:
+    """--times CSV (student,submitted_at; without a zone: in course.yml's deadlines.timezone)."""
+    if not getattr(ns, "times", None):
+        return None
+    from autograder.grading.late import DeadlineError, read_times_csv
+    path = Path(ns.times)
+    if not path.is_file():
+        raise Refused(f"{path}: no such file")
+    try:
+        return read_times_csv(path, course.deadlines)
+    except DeadlineError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _unused_times(times: Optional[dict[str, SubmissionTime]], rows: list[dict[str, Any]], source: str) -> None:
+    """Name the students of a --times file that no graded submission is (a typo would go unnoticed)."""
+    students = {str(r.get("extra_data", {}).get("student", r["name"])) for r in rows}
+    for student in sorted(set(times or {}) - students):
+        print(printable(f"course: {source}: {student!r} has no graded submission: their time is unused"),
+              file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -323,7 +303,9 @@ def cmd_export(ns: argparse.Namespace) -> int:
         raise Refused(f"{folder}: no such folder (the --out folder of `course grade`)")
     if not load_results(folder):
         raise Refused(f"{folder}: no results files in it (run `course grade {assignment.id} DIR --out {folder}`)")
-    rows = finalize_folder(folder, course, assignment)
+    times = _times(ns, course)
+    rows = finalize_folder(folder, course, assignment, times=times)
+    _unused_times(times, rows, ns.times)
     print(f"{folder / 'grades.csv'}: {len(rows)} submissions of {assignment.id}")
     status = 0
     if ns.canvas:
@@ -334,13 +316,24 @@ def cmd_export(ns: argparse.Namespace) -> int:
         roster = Path(ns.roster)
         if not roster.is_file():
             raise Refused(f"{roster}: no such file")
-        _, header = lms.read_canvas_roster(roster)
-        column = ns.canvas_column or lms.canvas_column(header, assignment.title, assignment.id)
-        unmatched = lms.canvas_csv(Path(ns.canvas), grade_rows(rows), roster, column)
-        print(f"{ns.canvas}: column {column!r}, {len(rows) - len(unmatched)} students")
-        for student in unmatched:
+        try:
+            _, header = lms.read_canvas_roster(roster)
+            if ns.canvas_column and ns.canvas_column not in header:
+                raise lms.LmsError(f"--canvas-column {ns.canvas_column!r} is not a column of {roster}")
+            column, how = ((ns.canvas_column, "as given by --canvas-column") if ns.canvas_column else
+                           lms.canvas_column(header, assignment.title, assignment.id, assignment.canvas_id))
+        except lms.LmsError as exc:
+            raise Refused(f"{roster}: {exc}") from None
+        written = lms.canvas_csv(Path(ns.canvas), grade_rows(rows), roster, column, course.canvas.missing)
+        print(f"{ns.canvas}: the roster's column {column!r}, found {how}; "
+              f"{len(rows) - len(written.unmatched)} graded students")
+        if written.absent:
+            what = "0" if course.canvas.missing == "zero" else "an empty cell (Canvas keeps what it has)"
+            print(f"{len(written.absent)} roster student(s) with no graded submission, written as {what} "
+                  f"(course.yml canvas.missing): {', '.join(written.absent)}")
+        for student in written.unmatched:
             print(f"course export: {student} is not in the Canvas roster {roster}: not in {ns.canvas}", file=sys.stderr)
-        status = 1 if unmatched else status
+        status = 1 if written.unmatched else status
     if ns.gradebook:
         from autograder.integrations.nbgrader_bridge import gradebook_rows
         db = ns.gradebook if "://" in ns.gradebook else f"sqlite:///{Path(ns.gradebook).resolve()}"
@@ -438,13 +431,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--student", help="one file: the student id in grades.csv (default: from its folder or name)")
     g.add_argument("--submitted-at", metavar="TIME",
                    help="one file: when it was submitted (default: course collect's record or nbgrader's timestamp.txt)")
+    g.add_argument("--times", metavar="CSV", help="a directory: the students' submission times, a CSV with "
+                   "the columns student,submitted_at (without a zone: course.yml's time zone); wins over the others")
     g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
     g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "process"])
     g.add_argument("--allow-unisolated", action="store_true",
                    help="grade even where student code cannot be isolated (results files say so)")
     where = g.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="tcp://HOST:PORT",
-                       help="grade a directory on this running Dask scheduler (README, Grading at scale)")
+                       help="grade a directory on this running Dask scheduler (docs/scale.md)")
     where.add_argument("--cluster-file", metavar="SCHEDULER_FILE", help="as --cluster, from a Dask scheduler file")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="only the scores (per component; a directory: no progress bar)")
@@ -483,6 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--canvas", metavar="CSV", help="also write the final scores in Canvas's gradebook import layout")
     ex.add_argument("--roster", metavar="CSV", help="Canvas's own gradebook export (students' Canvas ids)")
     ex.add_argument("--canvas-column", help="the assignment's column in Canvas (default: from the roster's header)")
+    ex.add_argument("--times", metavar="CSV", help="submission times to apply (student,submitted_at; without a "
+                    "zone: course.yml's time zone): they win over the recorded ones")
     ex.add_argument("--gradebook", metavar="DB", help="nbgrader's gradebook.db: list every disagreement, exit 1 if any")
     ex.set_defaults(func=cmd_export)
 

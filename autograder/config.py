@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from autograder.grading.late import Deadlines
+from autograder.deadlines import Deadlines
 from autograder.sandbox.runtime.json_bounds import Bounds as JSONBounds
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -132,6 +132,14 @@ class Scoring(_Strict):
 TEST_KINDS = ("reference", "property", "structure")
 
 
+class Feedback(_Strict):
+    """How much a diagnosis reveals at once (selfcheck/symptoms.reveal): `hint_level` 1 names the symptom
+    and the misconception, 2 adds the concrete fix. The default of the notebook's check() (a student asks
+    for more with check("masked_softmax", hint=2)) and the level of the graded feedback."""
+
+    hint_level: Literal[1, 2] = 1
+
+
 class HypothesisProfile(_Strict):
     max_examples: int = Field(20, gt=0, le=10_000)
     derandomize: bool = True
@@ -153,6 +161,9 @@ class Assignment(_Strict):
     #: support module, like the ones its own components build on).
     uses: tuple[str, ...] = ()
     components: tuple[Component, ...]
+    #: The assignment's id in Canvas (the number in its gradebook column, "... (771234)"): how
+    #: `course export --canvas` finds the column; without it, the column is found by its title.
+    canvas_id: Optional[int] = None
 
     @field_validator("components", mode="before")
     @classmethod
@@ -184,6 +195,14 @@ class Assignment(_Strict):
         raise KeyError(name)
 
 
+class Canvas(_Strict):
+    """course.yml's `canvas:` block: what `course export --canvas` writes."""
+
+    #: A roster student with no graded submission: 0 ("zero") or an empty cell ("blank"), which
+    #: Canvas's import leaves as it is. Either way they are listed.
+    missing: Literal["zero", "blank"] = "zero"
+
+
 class Course(_Strict):
     name: str
     support_module: str = "attention_support"
@@ -191,10 +210,12 @@ class Course(_Strict):
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
     scoring: Scoring = Scoring()
-    #: Due dates' time of day and zone, the late policy, extensions (grading/late.py).
+    feedback: Feedback = Feedback()
+    #: Due dates' time of day and zone, the late policy, extensions (deadlines.py).
     deadlines: Deadlines = Deadlines()
     #: TAs' manual overrides of component scores, with who and why (grading/overrides.py).
     overrides_file: Optional[str] = None
+    canvas: Canvas = Canvas()
     assignments: tuple[Assignment, ...]
 
     @field_validator("overrides_file")

@@ -17,7 +17,7 @@ of correct, buggy (zoo mutants), all-stub and broken notebooks), then measures, 
   notebook executing it top to bottom, including the public test cells), per submission;
 * peak memory (resident set of each command's whole process tree).
 
-With `--cluster` it measures `course grade A DIR --cluster` instead (README, Grading at scale), on a
+With `--cluster` it measures `course grade A DIR --cluster` instead (docs/scale.md), on a
 Dask scheduler and workers started here with the `dask` command line (127.0.0.1, `--nthreads 1`):
 
     python benchmarks/bench_grading.py 02_attention_scoring -n 20 --cluster

@@ -31,7 +31,7 @@ A = "02_attention_scoring"
 KIT = Path(config.__file__).resolve().parents[1]
 #: Results fields that are timings (everything else must be equal).
 TIMINGS = ("execution_time",)
-#: The scheduler's fault settings the README recommends: a submission that took 2 workers down gets
+#: The scheduler's fault settings docs/scale.md recommends: a submission that took 2 workers down gets
 #: 0 (the local pool's rule), and each worker holds one task at a time (a death is suspected of it only).
 DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
             "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0",

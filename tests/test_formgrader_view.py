@@ -1,4 +1,4 @@
-"""nbgrader's formgrader submission view under the kit's nbgrader_config.py (README "Review in Formgrader").
+"""nbgrader's formgrader submission view under the kit's nbgrader_config.py (docs/nbgrader.md, "Review in Formgrader").
 
 The view (nbgrader.server_extensions.formgrader.handlers.SubmissionHandler.get) renders the autograded
 notebook with `HTMLExporter(config=...).from_filename(filename, resources=...)`, the exporter built from

@@ -235,6 +235,11 @@ def test_course_yml_errors_are_clear(tmp_path):
     bad.write_text("name: x\nassignments: [\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load(bad)
+    bad.write_text("name: x\nfeedback: {hint_level: 3}\nassignments: []\n")
+    with pytest.raises(ConfigError, match=r"feedback\.hint_level"):
+        load(bad)
+    bad.write_text("name: x\nassignments: []\n")
+    assert load(bad).feedback.hint_level == 1
 
 
 def test_grading_reads_no_folder_outside_the_suites(tmp_path, monkeypatch):
@@ -301,3 +306,30 @@ def test_a_message_cannot_drive_the_staff_terminal(tmp_path, command):
     assert "ValueError" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr
     assert "\\x1b]52;c;" in proc.stdout
+
+
+def test_graded_feedback_points_to_the_cell_as_jupyter_shows_it_and_keeps_the_fix_to_the_hint_level(zygote, tmp_path):
+    """A crash in the student's code: In [n] (the cell's execution count; an unrun cell: its position),
+    the line, the shapes on it and the stub's docstring. A diagnosis shows its fix only at hint level 2."""
+    from autograder.grading.results import format_result
+    source = reference_source("02_attention_scoring")
+    head, _, rest = source.partition("class DotProductAttention")
+    wrong = ("class DotProductAttention" + rest).replace("torch.bmm(queries, keys.transpose(1, 2))",
+                                                        "torch.bmm(keys, queries.transpose(1, 2))")
+    assert wrong != "class DotProductAttention" + rest
+    path = write_notebook(tmp_path / "student.ipynb", [("markdown", "# mine"), ("code", head.replace(
+        "fill = torch.finfo(X.dtype).min", "fill = 0")), ("code", wrong)])
+    nb = json.loads(path.read_text())
+    nb["cells"][2]["execution_count"] = 7  # the DotProductAttention cell was run as In [7]; the other never
+    path.write_text(json.dumps(nb))
+    result = grade_file(zygote, "02_attention_scoring", path)
+    dot = next(c for c in result.components if c.name == "DotProductAttention")
+    crash = next(t.output for t in dot.tests if "where (your code)" in t.output)
+    assert "In [7], line " in crash and "in forward: return torch.bmm(self.dropout(self.attention_weights), values)" in crash
+    assert "shapes: self.attention_weights (" in crash and "values (B, K, v) -> (B, Q, v)" in crash
+    assert "<cell" not in crash
+    report = json.dumps(results_json(result))
+    assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in report
+    assert "fix: fill masked positions" not in report and "fix: fill masked positions" not in format_result(result)
+    result.hint_level = 2
+    assert "fix: fill masked positions" in json.dumps(results_json(result))

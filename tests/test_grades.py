@@ -125,20 +125,76 @@ def test_canvas_export_matches_the_roster_and_reports_the_others(tmp_path):
                       '"Eve, Eve",22222,S002,eve,Sec A,,\n'
                       '"Smith, Mary Ann",33333,S003,msmith,Sec B,,\n')
     _, header = lms.read_canvas_roster(roster)
-    column = lms.canvas_column(header, "Attention scoring functions", A)
-    assert column == "Attention scoring functions (4567)"
+    column, how = lms.canvas_column(header, "Attention scoring functions", A)
+    assert column == "Attention scoring functions (4567)" and how == "by the title 'Attention scoring functions'"
     rows = [{"student_id": "doejane", "score": 12.6, "max_score": 14},  # Canvas's file-name form of the name
             {"student_id": "eve", "score": 14.0, "max_score": 14},  # SIS login
             {"student_id": "whoever", "score": 3.0, "max_score": 14, "lms_user_id": "33333"},  # Canvas user id
             {"student_id": "mallory", "score": 1.0, "max_score": 14}]
-    unmatched = lms.canvas_csv(tmp_path / "import.csv", rows, roster, column)
-    assert unmatched == ["mallory"]
+    written = lms.canvas_csv(tmp_path / "import.csv", rows, roster, column)
+    assert written.unmatched == ["mallory"] and written.absent == []
     lines = list(csv.reader((tmp_path / "import.csv").open()))
     assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column]
     assert lines[1][0].strip() == "Points Possible" and lines[1][-1] == "14"
     assert sorted(lines[2:]) == [["Doe, Jane", "12345", "S001", "jdoe", "Sec A", "12.6"],
                                  ["Eve, Eve", "22222", "S002", "eve", "Sec A", "14"],
                                  ["Smith, Mary Ann", "33333", "S003", "msmith", "Sec B", "3"]]
+
+
+CANVAS_HEADER = ("Student,ID,SIS User ID,SIS Login ID,Section,Assignment 01: Kernel regression (771233),"
+                 "Assignment 02: Attention scoring functions (771234),Current Score,Final Score\n")
+
+
+def test_canvas_column_is_found_by_canvas_id_or_title_within_its_name_and_never_invented():
+    header = CANVAS_HEADER.strip().split(",")
+    assert lms.canvas_column(header, "Attention scoring functions", A) == (
+        "Assignment 02: Attention scoring functions (771234)", "by the title 'Attention scoring functions'")
+    assert lms.canvas_column(header, "Scoring", A, canvas_id=771234)[0] == header[6]
+    with pytest.raises(lms.LmsError, match=r"no column of the roster matches the title 'Bahdanau attention' "
+                                           r"\(its assignment columns: 'Assignment 01: .*canvas_id in course.yml"):
+        lms.canvas_column(header, "Bahdanau attention", "03_bahdanau")
+    with pytest.raises(lms.LmsError, match="no column of the roster matches its Canvas id 9"):
+        lms.canvas_column(header, "Attention scoring functions", A, canvas_id=9)
+    twice = header + ["Quiz: Attention scoring functions (771299)"]
+    with pytest.raises(lms.LmsError, match="2 columns of the roster match the title"):
+        lms.canvas_column(twice, "Attention scoring functions", A)
+
+
+def test_course_export_canvas_names_the_column_and_lists_roster_students_without_a_grade(tmp_path, capsys):
+    """Issue #24 item 2: the gradebook's own column (the import updates it instead of adding one), and
+    a roster student with no graded submission listed and written per course.yml canvas.missing."""
+    out = tmp_path / "results"
+    out.mkdir()
+    for name in ("jdoe", "eve"):
+        (out / f"{name}.json").write_text(json.dumps(results(FULL)))
+    roster = tmp_path / "roster.csv"
+    roster.write_text(CANVAS_HEADER + "    Points Possible,,,,,10,14,,\n"
+                      '"Doe, Jane",12345,S001,jdoe,Sec A,,,,\n"Eve, Eve",22222,S002,eve,Sec A,,,,\n'
+                      '"Roe, Rick",44444,S004,rroe,Sec B,,,,\n')
+    code, printed, err = run_cli(capsys, "export", A, str(out), "--canvas", str(tmp_path / "import.csv"),
+                                 "--roster", str(roster))
+    assert code == 0, err
+    assert "the roster's column 'Assignment 02: Attention scoring functions (771234)', found by the title" in printed
+    assert "1 roster student(s) with no graded submission, written as 0 (course.yml canvas.missing): Roe, Rick" in printed
+    lines = list(csv.reader((tmp_path / "import.csv").open()))
+    assert lines[0][-1] == "Assignment 02: Attention scoring functions (771234)"
+    assert {line[0]: line[-1] for line in lines[2:]} == {"Doe, Jane": "10", "Eve, Eve": "10", "Roe, Rick": "0"}
+    config_path = make_course(tmp_path)
+    raw = yaml.safe_load(config_path.read_text())
+    raw["canvas"] = {"missing": "blank"}
+    raw["assignments"][1]["canvas_id"] = 555
+    config_path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
+                                 str(tmp_path / "again.csv"), "--roster", str(roster))
+    assert code == 2 and err.startswith("course: ") and len(err.strip().splitlines()) == 1, err
+    assert "no column of the roster matches its Canvas id 555" in err and not (tmp_path / "again.csv").exists()
+    raw["assignments"][1]["canvas_id"] = 771234
+    config_path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
+                                 str(tmp_path / "again.csv"), "--roster", str(roster))
+    assert code == 0 and "found by its Canvas id 771234" in printed and "written as an empty cell" in printed, err
+    blank = {line[0]: line[-1] for line in csv.reader((tmp_path / "again.csv").open())}
+    assert blank["Roe, Rick"] == ""
 
 
 def test_disagreements_between_results_and_gradebook_are_listed():
@@ -315,3 +371,34 @@ def test_a_corrupt_upload_is_unreadable_everywhere_and_grade_ends_with_the_class
     assert problems[0]["message"].endswith("ask for a re-upload")
     page = (report / "index.html").read_text()
     assert "No submitted file found" not in page and "could not use it" not in page
+
+
+def test_times_file_one_rule_for_written_times_and_the_late_mark_reaches_the_notes(tmp_path, capsys):
+    """Issue #24 item 4: a class's times in one CSV (student,submitted_at), read like --submitted-at
+    (without a zone: course.yml's time zone); Canvas's LATE mark is in grades.csv's notes."""
+    config_path = make_course(tmp_path, timezone="Europe/Zurich")
+    course = load(config_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("alice", "carol", "eve"):
+        (out / f"{name}.json").write_text(json.dumps(results(FULL)))
+    export.finalize_folder(out, course, course.assignment(A),
+                           whos={"carol": export.Who("carol", None, "canvas", "2", "LATE mark in the LMS download")})
+    assert "LATE mark in the LMS download: no submission time, so no late penalty; give times with --times" \
+        in read_csv(out / "grades.csv")["carol"]["notes"]
+    times = tmp_path / "times.csv"
+    times.write_text("student,submitted_at,comment\nalice,2026-09-28 23:50,on time in Zurich\n"
+                     "carol,2026-09-30 10:00,the LATE one\neve,2026-09-28T23:50:00+00:00,UTC: 1 h 51 min late in Zurich\n"
+                     "zed,2026-09-28 10:00,no such student\n")
+    code, _, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--times", str(times))
+    assert code == 0, err
+    assert f"course: {times}: 'zed' has no graded submission: their time is unused" in err, err
+    sheet = read_csv(out / "grades.csv")
+    assert sheet["alice"]["late_penalty"] in ("0", "0.0") and sheet["alice"]["submitted_at"] == "2026-09-28T23:50:00+02:00"
+    assert float(sheet["eve"]["late_penalty"]) == 1.4 and "1 h" in sheet["eve"]["notes"]  # 1 started day x 10% of 14
+    assert float(sheet["carol"]["late_penalty"]) == 2.8
+    assert "LATE mark in the LMS download" in sheet["carol"]["notes"] and "no submission time" not in sheet["carol"]["notes"]
+    times.write_text("student,submitted_at\nalice,yesterday-ish\n")
+    code, _, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--times", str(times))
+    assert code == 2 and "times.csv: line 2: submitted_at: not a time" in err and len(err.strip().splitlines()) == 1
+

@@ -77,3 +77,16 @@ def test_a_cell_too_deep_for_the_parser_costs_only_that_cell() -> None:
     namespace, report = load("x = " + "-" * 200_000 + "1\n", "def f():\n    return 1\n")
     assert "f" in namespace and report["errors"][0]["where"] == "cell 0"
     assert "cannot parse this cell" in report["errors"][0]["error"]
+
+
+def test_a_crash_in_loaded_code_says_where_with_the_line_and_the_shapes_on_it() -> None:
+    import torch
+    ns, _ = load("import torch\n", "def scores(queries, keys):\n    \"\"\"queries (B, Q, d), keys (B, K, d) -> (B, Q, K).\"\"\"\n"
+                 "    return torch.bmm(keys, queries)\n")
+    with pytest.raises(RuntimeError) as err:
+        ns["scores"](torch.zeros(2, 3, 5), torch.zeros(2, 4, 5))
+    assert loader.student_traceback(err.value, error=False) == (
+        "cell 1, line 3, in scores: return torch.bmm(keys, queries)\n"
+        "  shapes: keys (2, 4, 5), queries (2, 3, 5)\n"
+        "  scores (its docstring, the contract): queries (B, Q, d), keys (B, K, d) -> (B, Q, K).")
+    assert loader.student_traceback(err.value).splitlines()[-1].startswith("RuntimeError: Expected size")

@@ -33,12 +33,14 @@ def pins(marker_env: dict[str, str] | None = None) -> dict[str, str]:
 
 def direct_requirements() -> list[Requirement]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]]
+    extras = project["optional-dependencies"]
+    return [Requirement(r) for r in project["dependencies"] + extras["dev"] + extras["docs"]]
 
 
 def test_the_lock_is_uv_pip_compile_of_pyproject_and_pins_every_dependency_exactly():
     header = LOCK.read_text().splitlines()[:2]
-    assert header[1].strip() == "#    uv pip compile pyproject.toml --extra dev --universal --python-version 3.10 -o constraints.txt"
+    assert header[1].strip() == ("#    uv pip compile pyproject.toml --extra dev --extra docs --universal --python-version 3.10"
+                                " -o constraints.txt")
     locked = pins()
     for requirement in direct_requirements():
         name = canonicalize_name(requirement.name)
@@ -60,7 +62,7 @@ def test_this_machine_runs_the_locked_versions():
     pins (the kit is tested on what a fresh install gets)."""
     locked = pins()
     seen: set[str] = set()
-    todo = [Requirement("attention-course-kit[dev]")]
+    todo = [Requirement("attention-course-kit[dev,docs]")]
     wrong = []
     while todo:
         requirement = todo.pop()

@@ -209,6 +209,7 @@ def course_run(tmp_path_factory):
     from nbgrader.api import Gradebook
     with Gradebook(run["db"]) as gb:
         gb.find_grade("test_sequence_mask", A, A, "dave").manual_score = 1.0
+        gb.update_or_create_assignment("06_transformer")  # in the gradebook, not released: not exported
         gb.db.commit()
     run["zed_export"] = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", "after.csv"],
                                        cwd=root, capture_output=True, text=True, timeout=600)
@@ -297,7 +298,8 @@ def test_feedback_shows_scores_and_messages_but_no_hidden_test_source(course_run
     page = (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert re.search(r"masked_softmax: [0-9.]+ / 4 points", text)
-    assert "[FAIL]" in text and ("hint:" in text or "fix:" in text)  # a known mistake: named and how to fix it
+    # a known mistake: named, its fix kept back at the course's hint level 1 (course.yml feedback.hint_level)
+    assert "[FAIL]" in text and "diagnosis: your masked_softmax" in text and not re.search(r"^\s*fix: ", text, re.M)
     assert re.search(r"Score: 1[0-9.]+ / 14", text)
     hidden = (SUITES / "hidden" / f"test_{A}.py").read_text()
     public = (SUITES / "public" / f"test_{A}.py").read_text()
@@ -372,7 +374,10 @@ def test_a_submission_autograde_skipped_is_impossible_to_miss(course_run):
     export = course_run["zed_export"]
     assert export.returncode != 0
     assert f"NOT AUTOGRADED: zed {A}: submitted/zed/{A}/12345_67890_{A}.ipynb is not named {A}.ipynb" in export.stderr
-    _, rows = _sheet(course_run["root"] / "after.csv")
+    assert "Traceback" not in export.stderr, export.stderr[-2000:]  # the failure is its lines, no Python trace
+    assert "06_transformer is not released yet (no release/06_transformer/, no submission): not exported" in export.stderr
+    header, rows = _sheet(course_run["root"] / "after.csv")
+    assert "PositionWiseFFN" not in header and all(r["assignment"] == A for r in rows.values())
     assert rows["zed"]["status"] == "NOT AUTOGRADED" and rows["zed"]["score"] == "0.0"
     assert "override sequence_mask = 1 (autograder: 2) by formgrader" in rows["dave"]["notes"]
     compare = course_run["zed_compare"]
@@ -385,6 +390,20 @@ def test_a_submission_autograde_skipped_is_impossible_to_miss(course_run):
 def test_nbgrader_prints_no_sqlalchemy_warnings(course_run):
     logs = course_run["nbgrader_logs"]
     assert "SAWarning" not in logs and "SADeprecationWarning" not in logs and "MovedIn20Warning" not in logs
+
+
+def test_feedback_page_shows_the_final_grade_with_overrides_and_the_late_reason(course_run):
+    """#24 item 3: the page's score is grades.csv's (carol: a TA's override), with who and why; a late
+    penalty says when it was submitted, when due, how late and by which policy."""
+    _, sheet = _sheet(course_run["course_grade"] / "grades.csv")
+    carol = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()))
+    assert f"Score: {round(float(sheet['carol']['score']), 2)} / 14.0" in carol, carol[:600]
+    assert re.search(r"masked_softmax: 3\.0 points, set by ta_dana \(autograded: [0-9.]+\): tiling fixed in office hours", carol)
+    hal = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "hal" / A / f"{A}.html").read_text()))
+    assert f"Score: {round(float(sheet['hal']['score']), 2)} / 14.0" in hal
+    late_line = next(line for line in hal.splitlines() if "Late submission penalty" in line)
+    assert "(Score: -1.4): submitted 2027-01-02T10:00:00+00:00, due 2027-01-01T23:59:00+00:00;" in late_line
+    assert "10 h" in late_line and "late" in late_line.split(";")[1], late_line
 
 
 def test_feedback_page_names_components_has_no_stray_outputs_and_renders_math_offline(course_run):
@@ -407,6 +426,7 @@ def test_feedback_page_in_chromium(course_run, tmp_path):
         driver.get((course_run["root"] / "feedback" / "carol" / A / f"{A}.html").as_uri())
         text = driver.execute_script("return document.body.innerText")
         assert "masked_softmax (Score: " in text and "Test cell" not in text
+        assert "set by ta_dana" in text and "tiling fixed in office hours" in text  # the override, visible
         assert not re.search(r"\$[^$\s][^$\n]{0,80}\$", text), re.search(r"\$[^$\s][^$\n]{0,80}\$", text)
         assert "\\(" not in text and "\\mathbf" not in text and "\\frac" not in text
         sizes = driver.execute_script("return Array.from(document.querySelectorAll('math')).map("

@@ -1,15 +1,22 @@
-"""The README's first lines and its map stay true: the test command is the one CI runs, and every path
-and module the map ("What is where") names exists."""
+"""The README and the documentation site stay true and navigable: the README's test command is the one CI
+runs, every path and module the maps ("What is where", in the README and in docs/development.md) name
+exists, every page of the site is at most two clicks from the README, and the generated pages keep the
+markers their scripts write between."""
 from __future__ import annotations
 
 import itertools
 import re
 from pathlib import Path
 
-from autograder import config
+import pytest
+
+from autograder import config, generated_docs
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
+#: The full map of the tree, module by module (the README's is folder by folder).
+DEVELOPMENT = (DOCS / "development.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_test_command_is_the_one_ci_runs() -> None:
@@ -33,8 +40,8 @@ def expand(pattern: str) -> list[str]:
     return out
 
 
-def map_rows() -> list[tuple[list[str], str]]:
-    section = README.split("## What is where", 1)[1].split("\n## ", 1)[0]
+def map_rows(page: str) -> list[tuple[list[str], str]]:
+    section = page.split("## What is where", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = line.split(" | ")
@@ -43,9 +50,10 @@ def map_rows() -> list[tuple[list[str], str]]:
     return rows
 
 
-def test_every_path_and_module_in_the_map_exists() -> None:
-    rows = map_rows()
-    assert len(rows) >= 15
+@pytest.mark.parametrize("page, least", [(README, 12), (DEVELOPMENT, 15)], ids=["README", "development"])
+def test_every_path_and_module_in_the_map_exists(page: str, least: int) -> None:
+    rows = map_rows(page)
+    assert len(rows) >= least
     missing = []
     for paths, what in rows:
         for pattern in paths:
@@ -61,8 +69,53 @@ def test_every_path_and_module_in_the_map_exists() -> None:
                         missing.append(folder + name)
                 elif name.endswith((".py", ".json")):  # a file of the folder
                     missing += [path for path in expand(folder + name) if not any(REPO.glob(path))]
-    assert missing == [], f"the README's map names what is not in the tree: {missing}"
+    assert missing == [], f"the map names what is not in the tree: {missing}"
 
+
+#: A Markdown link to a page: `[text](path.md)` or `[text](path.md#anchor)`.
+LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)\s]*)?\)")
+
+
+def links(page: Path) -> set[Path]:
+    """The Markdown pages `page` links to (paths relative to its folder, as GitHub and MyST read them)."""
+    return {(page.parent / target).resolve() for target in LINK.findall(page.read_text(encoding="utf-8"))}
+
+
+def test_every_docs_page_is_two_clicks_from_the_readme() -> None:
+    """README -> a page -> any page: a newcomer finds every task's page from the README in two clicks."""
+    pages = {p.resolve() for p in DOCS.glob("*.md")}
+    first = links(REPO / "README.md")
+    second = set().union(*(links(p) for p in first if p in pages))
+    assert first & pages, "the README links to no page of docs/"
+    assert sorted(p.name for p in pages - first - second) == []
+    assert sorted(str(p) for p in (first | second) if not p.exists()) == []  # no link to a missing page
+
+
+def test_the_readmes_links_to_headings_exist() -> None:
+    """The README is not part of the site (Sphinx checks the pages' own links): its `page.md#heading` links
+    must name a heading of that page, as GitHub and MyST spell anchors."""
+    def slug(heading: str) -> str:
+        return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+    broken = []
+    for target, heading in re.findall(r"\]\(([^)#\s]+\.md)#([^)\s]+)\)", README):
+        headings = re.findall(r"^#{1,6} (.+)$", (REPO / target).read_text(encoding="utf-8"), flags=re.M)
+        if heading not in {slug(h) for h in headings}:
+            broken.append(f"{target}#{heading}")
+    assert broken == []
+
+def test_the_generated_pages_keep_their_markers(tmp_path: Path) -> None:
+    """The zoo's and the diagnosis' scripts (--update-docs) write between their page's markers and nowhere
+    else; the pages carry those markers."""
+    for page, name in [(generated_docs.ZOO_SCORES, "zoo-table"), (generated_docs.DIAGNOSIS_MEASURED, "diagnosis-table")]:
+        text = page.read_text(encoding="utf-8")
+        assert text.count(f"<!-- {name}:start -->") == 1 and text.count(f"<!-- {name}:end -->") == 1, page
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\nbefore\n<!-- t:start -->\nold\n<!-- t:end -->\nafter\n")
+    generated_docs.write_between_markers(page, "t", "| new |\n")
+    assert page.read_text() == "# Title\n\nbefore\n<!-- t:start -->\n| new |\n<!-- t:end -->\nafter\n"
+    with pytest.raises(SystemExit, match="no <!-- u:start -->"):
+        generated_docs.write_between_markers(page, "u", "x")
 
 def test_ci_install_changes_nothing_outside_the_environment(tmp_path: Path) -> None:
     """`bash .ci/install` installs into the interpreter's environment only: it never (re)writes the

@@ -16,26 +16,101 @@ from autograder.selfcheck.plugin import register_hypothesis_profile
 A = "02_attention_scoring"
 
 
-def namespace_with(entry_name: str) -> dict[str, Any]:
-    """The reference 02 with one catalogue entry's code over it, as a notebook's globals."""
+def namespace_with(*entry_names: str) -> dict[str, Any]:
+    """The reference 02 with catalogue entries' code over it, as a notebook's globals."""
     from solutions import attention_scoring
     ns: dict[str, Any] = {"__name__": "__notebook__"}
     exec(compile(inspect.getsource(attention_scoring), "<reference>", "exec"), ns)
-    entry = next(e for e in zoo.entries(A) if e.name == entry_name)
-    exec(compile(entry.path.read_text(), str(entry.path), "exec"), ns)
+    for name in entry_names:
+        entry = next(e for e in zoo.entries(A) if e.name == name)
+        exec(compile(entry.path.read_text(), str(entry.path), "exec"), ns)
     return ns
 
 
-def test_a_wrong_dependency_is_named_first_and_the_component_is_not_blamed(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def bundle(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """check() as in a student release of 02: its signatures.json (the course's hint level 1), and no
+    report printed before."""
+    import json
+
+    from autograder import config, selfcheck
+    from autograder.authoring.release import bundled_signatures
+    course = config.default()
+    known = json.loads(bundled_signatures(course, course.assignment(A), selfcheck.PUBLIC / f"test_{A}.py"))
+    monkeypatch.setattr(symptoms, "load", lambda: known)
+    monkeypatch.setattr(selfcheck, "_PRINTED", {})
+    return known
+
+
+def test_a_wrong_dependency_marks_the_failures_that_ran_it_and_blames_no_mistake_of_the_component(
+        bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     assert not check("AdditiveAttention", namespace_with("ms_fill_zero"), assignment=A)
     out = capsys.readouterr().out
-    assert "AdditiveAttention uses your masked_softmax, which fails its own check: fix that first" in out
+    assert "NOTE  AdditiveAttention uses your masked_softmax, which fails its own check" in out
+    assert "this test ran your masked_softmax, which fails its own check: this failure may come from it" in out
     assert "diagnosis:" not in out and "hint:" not in out
 
 
-def test_a_correct_component_with_correct_dependencies_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert check("AdditiveAttention", namespace_with("add_loop_over_queries"), assignment=A)
-    assert "fix that first" not in capsys.readouterr().out
+def test_a_components_own_mistake_is_named_through_a_failing_dependency_and_the_fix_on_request(
+        bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """A wrong sequence_mask does not hide masked_softmax's own mistake (filling with 0): a failure
+    whose output is exactly that mistake's (built on a correct sequence_mask) names it; the failure
+    the wrong sequence_mask changed says it may come from it. Hint level 1 (the course's) keeps the
+    fix back; hint=2 adds it."""
+    ns = namespace_with("sm_off_by_one", "ms_fill_zero")
+    assert not check("masked_softmax", ns, assignment=A)
+    first = capsys.readouterr().out
+    assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in first
+    assert "but its output is exactly that of the mistake named above: masked_softmax's own" in first
+    assert "this failure may come from it" in first
+    assert "fix:" not in first and "more: check('masked_softmax', hint=2)" in first
+    assert not check("masked_softmax", ns, assignment=A, hint=2)
+    assert "fix: fill masked positions with a very large negative number" in capsys.readouterr().out
+
+
+def test_the_same_report_is_printed_once(bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    ns = namespace_with("sm_off_by_one")
+    check("sequence_mask", ns, assignment=A)
+    report = capsys.readouterr().out
+    assert "FAIL  sequence_mask" in report
+    check("sequence_mask", ns, assignment=A)  # the graded cell after the check cell
+    assert capsys.readouterr().out == "sequence_mask: 0/2 public tests passed, the same report as the report above (not repeated)\n"
+    ns.update(namespace_with())  # fixed: a new report
+    assert check("sequence_mask", ns, assignment=A)
+    assert "PASS  sequence_mask" in capsys.readouterr().out
+
+
+_SHAPE_MISTAKE = '''
+class DotProductAttention(nn.Module):
+    """Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V."""
+
+    def __init__(self, dropout, **kwargs):
+        super().__init__(**kwargs)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, Q, d), keys (B, K, d), values (B, K, v) -> (B, Q, v)."""
+        d = queries.shape[-1]
+        scores = torch.bmm(keys, queries.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
+
+def test_a_crash_in_the_students_code_says_where_with_the_shapes_and_the_contract(
+        bundle: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script's self-check (a notebook's is In [n]: test_a_notebooks_check_points_to_its_cells)."""
+    ns = namespace_with()
+    script = tmp_path / "mine.py"
+    script.write_text(_SHAPE_MISTAKE)
+    ns["__file__"] = str(script)
+    exec(compile(_SHAPE_MISTAKE, str(script), "exec"), ns)
+    assert not check("DotProductAttention", ns, assignment=A)
+    out = capsys.readouterr().out
+    assert ("where: mine.py, line 14, in forward: return torch.bmm(self.dropout(self.attention_weights), values)\n"
+            "            shapes: self.attention_weights (2, 4, 3), values (2, 4, 7)\n"
+            "            forward (its docstring, the contract): queries (B, Q, d), keys (B, K, d), values (B, K, v)"
+            " -> (B, Q, v).") in out, out
 
 
 def test_symptoms_conclude_needs_every_failure_to_agree() -> None:
@@ -44,6 +119,16 @@ def test_symptoms_conclude_needs_every_failure_to_agree() -> None:
     assert symptoms.conclude([set(), set()]) is None
     assert symptoms.conclude([{"a"}, {"b"}]) is None
     assert symptoms.text_hash("x" + symptoms.DIAGNOSIS_MARK + "anything") == symptoms.text_hash("x")
+    assert symptoms.text_hash("x" + symptoms.WHERE_MARK + "In [3], line 1") == symptoms.text_hash("x")
+
+
+def test_the_hint_level_keeps_the_diagnosis_and_shows_the_fix_from_level_2() -> None:
+    text = "masked_softmax(X):\n  max abs error 1" + symptoms.DIAGNOSIS_MARK + "your masked_softmax ..." + \
+        symptoms.FIX_MARK + "fill with -1e6"
+    assert symptoms.reveal(text, 1) == "masked_softmax(X):\n  max abs error 1" + symptoms.DIAGNOSIS_MARK + \
+        "your masked_softmax ..."
+    assert symptoms.reveal(text, 2) == text
+    assert symptoms.reveal("no diagnosis\n  fix: mine", 1) == "no diagnosis\n  fix: mine"
 
 
 def test_a_submissions_literals_do_not_change_the_examples_hypothesis_draws(
@@ -131,3 +216,55 @@ def test_the_fixtures_reprs_carry_no_memory_address() -> None:
                 RemoteNamespace(None, [], frozenset({"double"}))]  # type: ignore[arg-type]
     assert {repr(s) for s in students} == {"<the submission's names>"}
     assert repr(Reference(double=double)) == "<the course's reference>"
+
+
+def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong_dependency(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The released 02 notebook (its self-check bundle, no kit on the path) run in a real kernel with a
+    wrong sequence_mask, masked_softmax filling with 0, and DotProductAttention's scores transposed."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    from autograder import config
+    from autograder.authoring.release import bundle_files
+    from autograder.authoring.support_module import write_support
+    from kit_helpers import this_python_kernel
+
+    course = config.default()
+    folder = tmp_path / A
+    folder.mkdir()
+    write_support(course, course.assignment(A), folder)
+    for rel, text in bundle_files(course, course.assignment(A)).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    mine = {"sequence_mask": "sm_off_by_one", "masked_softmax": "ms_fill_zero"}
+    nb = jupytext.read(config.REPO_ROOT / "assignments" / A / f"{A}.py")
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in mine:
+            entry = next(e for e in zoo.entries(A) if e.name == mine[grade_id])
+            cell.source = entry.path.read_text().split('"""', 2)[2]  # its code, without its description
+        elif grade_id == "DotProductAttention":
+            cell.source = "import math\n" + _SHAPE_MISTAKE.lstrip("\n")
+        elif not cell.metadata.get("nbgrader") and not cell.source.startswith("import"):
+            cell.source = "pass"  # the notebook's demonstrations (they stop at the first wrong function)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    NotebookClient(nb, timeout=600, kernel_name=this_python_kernel(tmp_path, monkeypatch),
+                   resources={"metadata": {"path": str(folder)}}).execute()
+
+    def shown(grade_id: str) -> tuple[int, str]:
+        cell = next(c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        return cell.execution_count, "".join(o.get("text", "") for o in cell.outputs)
+
+    defined, _ = shown("DotProductAttention")
+    checked, report = shown("check_DotProductAttention")
+    assert f"where: In [{defined}], line 14, in forward: return torch.bmm(self.dropout(self.attention_weights), values)" \
+        in report and "shapes: self.attention_weights (2, 4, 3), values (2, 4, 7)" in report, report
+    assert shown("test_DotProductAttention")[1] == (f"DotProductAttention: 0/3 public tests passed, the same report "
+                                                    f"as In [{checked}] (not repeated)\n")
+    _, report = shown("check_masked_softmax")
+    assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in report
+    assert "this failure may come from it" in report and "fix:" not in report

@@ -107,6 +107,15 @@ def test_reading_a_notebook_keeps_code_cells_in_order(tmp_path: Path) -> None:
     assert cells == [("cell 1", "a = 1\n"), ("cell 2", "b = 2\n")]
 
 
+def test_a_cell_is_labelled_as_jupyter_shows_it(tmp_path: Path) -> None:
+    """In [n] for a cell that was run (its execution count), else its position among all cells."""
+    path = notebook(tmp_path, ["a = 1\n", "b = 2\n"])
+    nb = json.loads(path.read_text())
+    nb["cells"][1]["execution_count"] = 12
+    path.write_text(json.dumps(nb))
+    assert [label for label, _ in read_cells(path)] == ["cell 1", "In [12]"]
+
+
 # ------------------------------------------------------------------ reading within course.yml's limits
 
 def test_ipython_syntax_becomes_what_ipython_makes_of_it() -> None:

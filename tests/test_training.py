@@ -1,6 +1,6 @@
 """Tests of the given data and training toolkit (solutions/datasets.py, training.py,
 train_reference.py). The fast ones take well under a minute; the full-size reproduction of the
-README figures is marked `slow`: it is skipped unless selected with `pytest -m slow`."""
+figures of docs/training.md is marked `slow`: it is skipped unless selected with `pytest -m slow`."""
 from __future__ import annotations
 
 import math

@@ -142,11 +142,12 @@ def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment) -
 
 def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignment, public: Path) -> str:
     """The self-check's knowledge of known mistakes: the public tests' symptom signatures, each
-    misconception's summary and fix, and what each component builds on. No code of any kind."""
+    misconception's summary and fix, what each component builds on, and the course's hint level. No code
+    of any kind."""
     import ast
     import json
 
-    from autograder.catalogue import diagnosis, zoo
+    from autograder.catalogue import diagnosis, index
     own = [c.name for c in assignment.components]
     public_tests = set()
     if public.exists():
@@ -154,12 +155,13 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
     tests = {k: v for k, v in diagnosis.signatures().items()
              if k.split("::")[0] in own and k.split("::")[1] in public_tests}
     words: dict[str, dict[str, dict[str, str]]] = {}
-    for entry in zoo.entries(assignment.id):
+    for entry in index.entries(assignment.id):
         if entry.kind == "mutant" and entry.component in own:
             words.setdefault(entry.component, {}).setdefault(
                 diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})
     needs = {c: [d for d in course.closure([c]) if d in own] for c in own}
-    return json.dumps({"tests": tests, "misconceptions": words, "needs": needs}, indent=1, sort_keys=True) + "\n"
+    return json.dumps({"tests": tests, "misconceptions": words, "needs": needs,
+                       "hint_level": course.feedback.hint_level}, indent=1, sort_keys=True) + "\n"
 
 
 def stage(course: config_mod.Course, assignment: config_mod.Assignment, folder: Path,

@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder.catalogue import zoo
+from autograder.catalogue import index, zoo
 
 
 def stub_source(source: str) -> str:
@@ -61,6 +61,6 @@ def write_samples(assignment_id: str, folder: Path, mutants: int = 2) -> list[Pa
     for name, text in files.items():
         (folder / name).write_text(text)
         paths.append(folder / name)
-    for entry in [e for e in zoo.entries(assignment_id) if e.kind == "mutant"][:mutants]:
+    for entry in [e for e in index.entries(assignment_id) if e.kind == "mutant"][:mutants]:
         paths.append(zoo.compose(entry, folder))
     return paths

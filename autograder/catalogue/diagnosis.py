@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import torch
 
-from autograder.catalogue import zoo
+from autograder.catalogue import index
 from autograder.config import Course
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
 
@@ -162,7 +162,7 @@ class Recorder:
 
 @dataclass(frozen=True)
 class Variant:
-    entry: zoo.Entry
+    entry: index.Entry
     namespace: dict[str, Any]
 
 
@@ -173,7 +173,7 @@ def variants(component: str, kind: str = "mutant") -> tuple[Variant, ...]:
     from autograder import config as config_mod
     course = config_mod.default()
     out = []
-    for entry in zoo.entries():
+    for entry in index.entries():
         if entry.kind != kind or entry.component != component:
             continue
         namespace = reference_globals(course, entry.assignment)
@@ -226,7 +226,7 @@ def _same(a: Any, b: torch.Tensor, rtol: float, atol: float) -> bool:
     return bool(torch.equal(a.isnan(), b.isnan()) and torch.allclose(a.nan_to_num(), b.nan_to_num(), rtol=rtol, atol=atol))
 
 
-def family_of(entry: zoo.Entry) -> str:
+def family_of(entry: index.Entry) -> str:
     return getattr(entry, "family", "") or entry.name
 
 
@@ -238,7 +238,7 @@ DEGENERATE_FIX = ("compute the output from the inputs as the contract describes;
                   "that compare your code only with itself (shapes, invariances) earn nothing")
 
 
-def degenerate_family(entry: zoo.Entry) -> str:
+def degenerate_family(entry: index.Entry) -> str:
     return f"{DEGENERATE}:{family_of(entry)}"
 
 
@@ -280,7 +280,7 @@ def explain(component: str, family: str) -> Optional[Diagnosis]:
     """The catalogue's words for a family of misconceptions (or a degenerate family) of a component."""
     degenerate = is_degenerate(family)
     kind, name = ("degenerate", family.split(":", 1)[1]) if degenerate else ("mutant", family)
-    members = sorted((e for e in zoo.entries() if e.kind == kind and e.component == component
+    members = sorted((e for e in index.entries() if e.kind == kind and e.component == component
                       and family_of(e) == name), key=lambda e: e.name)
     if not members:
         return None

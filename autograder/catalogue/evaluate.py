@@ -2,7 +2,7 @@
 
     python -m autograder.catalogue.evaluate                     # all assignments: the measurement
     python -m autograder.catalogue.evaluate 02_attention_scoring --signatures   # regenerate signatures.json
-    python -m autograder.catalogue.evaluate --update-readme     # the README's diagnosis table
+    python -m autograder.catalogue.evaluate --update-docs       # docs/diagnosis-measured.md's table
 
 Each catalogue entry is graded in-process (trusted code). For mutants: does the feedback name the
 mutant's own misconception (its family), does it name any other (a wrong diagnosis), and how many
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from autograder import config as config_mod
-from autograder.catalogue import diagnosis, zoo
+from autograder import generated_docs
+from autograder.catalogue import diagnosis, index, zoo
+from autograder.grading import signatures
+from autograder.grading.submission import read_cells
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import Result
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-START, END = "<!-- diagnosis-table:start -->", "<!-- diagnosis-table:end -->"
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Tally:
                 f"{self.unhinted} of {self.failing} ({hintless:.0%}) | {self.correct_diagnosed} of {self.correct} |")
 
 
-def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, Result]]:
+def grade(entries: Iterable[index.Entry], workdir: Path) -> list[tuple[index.Entry, Result]]:
     from autograder.grading.session import run_in_process
     return [(e, run_in_process(e.assignment, zoo.compose(e, workdir))) for e in entries]
 
@@ -54,7 +54,10 @@ def grade(entries: Iterable[zoo.Entry], workdir: Path) -> list[tuple[zoo.Entry, 
 def named_families(result: Result) -> set[str]:
     """The families the feedback names, with the signatures as they are now (what grading would name)."""
     named = set()
+    found = signatures.mismatches(config_mod.default(), read_cells(result.submission))
     for comp in result.components:
+        if signatures.misleading(found, comp.name):
+            continue  # the grader names no misconception there (signatures.attach)
         failed = [t for t in comp.tests if not t.passed]
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
         family, _ = diagnosis.conclude_component(evidence, [set(t.replayed) for t in failed])
@@ -63,7 +66,7 @@ def named_families(result: Result) -> set[str]:
     return named
 
 
-def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
+def measure(graded: list[tuple[index.Entry, Result]]) -> Tally:
     tally = Tally()
     for entry, result in graded:
         components = result.components
@@ -89,7 +92,7 @@ def measure(graded: list[tuple[zoo.Entry, Result]]) -> Tally:
     return tally
 
 
-def signature_table(graded: list[tuple[zoo.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
+def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
     """{"<component>::<test function>": {hash of the failure text: [families]}} from mutants' failures."""
     table: dict[str, dict[str, set[str]]] = {}
     for entry, result in graded:
@@ -122,29 +125,26 @@ def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[
         diagnosis.signatures.cache_clear()
 
 
-def update_readme(rows: list[str]) -> None:
+def update_docs(rows: list[str]) -> None:
+    """Write the measurement into its page of the documentation site."""
     header = ["| assignment | mutants | feedback names its own misconception | wrong diagnoses | "
               "failing tests with no diagnosis | correct alternatives diagnosed |", "|---|---|---|---|---|---|"]
-    text = README.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{README} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(head + START + "\n" + "\n".join(header + rows) + "\n" + END + tail)
+    generated_docs.write_between_markers(generated_docs.DIAGNOSIS_MEASURED, "diagnosis-table", "\n".join(header + rows))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*")
     parser.add_argument("--signatures", action="store_true", help="regenerate signatures.json for these assignments")
-    parser.add_argument("--update-readme", action="store_true", help="write the measurement into README.md")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="write the measurement into docs/diagnosis-measured.md")
     ns = parser.parse_args(argv)
     course = config_mod.default()
     ids = ns.assignments or [a.id for a in course.assignments]
     workdir = Path(tempfile.mkdtemp())
     rows, total = [], Tally()
     for assignment_id in ids:
-        graded = grade([e for e in zoo.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
+        graded = grade([e for e in index.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
         if ns.signatures:  # measured below with the new signatures, from the same grading
             write_signatures(signature_table(graded), [assignment_id])
         tally = measure(graded)
@@ -156,8 +156,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             setattr(total, name, getattr(total, name) + getattr(tally, name))
     rows.append(total.row("all"))
     print(rows[-1])
-    if ns.update_readme:
-        update_readme(rows)
+    if ns.update_docs:
+        update_docs(rows)
     return 0
 
 

@@ -1,29 +1,13 @@
-"""The misconception catalogue ("the zoo"): realistic buggy, degenerate and alternative correct implementations.
-
-Each entry is a file `entries/<assignment>/{mutants,correct,degenerate}/<name>.py` (beside this module) that
-redefines one component (or a few) and starts with a docstring header:
-
-    component: masked_softmax
-    bug: keeps one position too many: it keeps index <= valid length instead of index < valid length
-    fix: keep the positions with index strictly less than the valid length and mask those with index >= valid length
-    family: mask-off-by-one
-    symptom: index >= valid length
-
-`bug` is the misconception: what the code does, read as "your code behaves like one that <bug>";
-`fix` (mutants) is one sentence telling the student what to change; `family` (optional, mutants) names
-the misconception when several entries are the same mistake seen differently (it defaults to the
-entry's own name); `symptom` (mutants only) is a phrase that the first failing test's feedback must
-contain, so that the feedback names the mistake in words a student understands. Correct entries carry
-a `note:` instead of a `bug:`. Degenerate entries are whole implementations that ignore their inputs
-(constant, uniform, random or skipped computations with the right shapes): they must earn at most
-`DEGENERATE_SHARE` of their component's points and cost no other component anything. A submission for
-an entry is the reference implementation of the whole assignment followed by the entry's code.
+"""The misconception catalogue ("the zoo") graded: every entry (catalogue/index.py says what an entry
+is) is composed into a submission, the reference of its assignment followed by the entry's code, and
+graded: a mutant must lose points in its own component only and name its symptom, a correct entry
+must keep full marks, and a degenerate one must earn at most `DEGENERATE_SHARE` of its component.
+The score tables of the documentation (docs/zoo-scores.md) are written from these verdicts.
 """
 from __future__ import annotations
 
 import argparse
 import ast
-import functools
 import inspect
 import importlib
 from dataclasses import dataclass, field
@@ -32,70 +16,8 @@ from typing import Any, Optional
 from collections.abc import Callable, Sequence
 
 from autograder import config as config_mod
-
-ZOO = Path(__file__).resolve().parent / "entries"
-README = Path(__file__).resolve().parents[2] / "README.md"
-#: The largest share of its component's points a degenerate entry may earn.
-DEGENERATE_SHARE = 0.10
-#: Entry folders and the kind of their entries.
-KINDS = (("mutants", "mutant"), ("correct", "correct"), ("degenerate", "degenerate"))
-HEADER_KEYS = frozenset({"component", "bug", "fix", "family", "symptom", "note"})
-
-
-@dataclass
-class Entry:
-    assignment: str
-    kind: str  # "mutant", "correct" or "degenerate"
-    name: str
-    path: Path
-    component: str
-    bug: str  # the misconception (a correct entry's note)
-    symptom: str
-    fix: str = ""  # what to change, in one sentence (mutants)
-    family: str = ""  # the misconception's id, shared by equivalent entries; the entry's name by default
-
-    def __post_init__(self) -> None:
-        self.family = self.family or self.name
-
-    @property
-    def id(self) -> str:
-        return f"{self.assignment}/{self.kind}/{self.name}"
-
-
-def parse_header(path: Path) -> dict[str, str]:
-    """The `key: value` lines of an entry's docstring (HEADER_KEYS); parsed once per version of the file
-    (a grader names a diagnosis by reading the whole catalogue)."""
-    stat = path.stat()
-    return dict(_header(str(path), stat.st_mtime_ns, stat.st_size))
-
-
-@functools.cache
-def _header(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
-    doc = inspect.cleandoc(ast_docstring(Path(path)) or "")
-    out: dict[str, str] = {}
-    for line in doc.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() in HEADER_KEYS:
-            out[key.strip()] = value.strip()
-    return tuple(out.items())
-
-
-def ast_docstring(path: Path) -> Optional[str]:
-    import ast
-    return ast.get_docstring(ast.parse(path.read_text()))
-
-
-def entries(assignment: Optional[str] = None, root: Path = ZOO) -> list[Entry]:
-    out = []
-    for folder, kind in KINDS:
-        for path in sorted(root.glob(f"{assignment or '*'}/{folder}/*.py")):
-            header = parse_header(path)
-            if "component" not in header:
-                raise ValueError(f"{path}: the docstring header needs a 'component:' line")
-            out.append(Entry(path.parent.parent.name, kind, path.stem, path, header["component"],
-                             header.get("bug", header.get("note", "")), header.get("symptom", ""),
-                             header.get("fix", ""), header.get("family", "")))
-    return out
+from autograder import generated_docs
+from autograder.catalogue.index import DEGENERATE_SHARE, Entry, entries
 
 
 def reference_source(assignment_id: str) -> str:
@@ -265,17 +187,6 @@ def score_table(verdicts: list[Verdict]) -> str:
     return "\n".join(rows)
 
 
-def update_readme(markdown: str, readme: Path) -> None:
-    """Replace the README's generated zoo section."""
-    start, end = "<!-- zoo-table:start -->", "<!-- zoo-table:end -->"
-    text = readme.read_text()
-    if start not in text or end not in text:
-        raise SystemExit(f"{readme} has no {start} ... {end} section")
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(head + start + "\n" + markdown + end + tail)
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     import tempfile
 
@@ -285,7 +196,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("assignment", nargs="?")
     parser.add_argument("--name", help="only entries whose name contains this")
     parser.add_argument("--table", action="store_true", help="print the markdown table")
-    parser.add_argument("--update-readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="write the tables into docs/zoo-scores.md")
     parser.add_argument("-v", "--verbose", action="store_true")
     ns = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp())
@@ -295,7 +207,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             continue
         v = judge(entry, tmp)
         verdicts.append(v)
-        if not (ns.table or ns.update_readme) or not v.ok:
+        if not (ns.table or ns.update_docs) or not v.ok:
             note = "" if v.symptom_named else f"  (symptom {entry.symptom!r} not in first failure)"
             if entry.kind == "degenerate":
                 share = v.component_score / v.component_points if v.component_points else 0.0
@@ -306,8 +218,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(format_result(run_in_process(entry.assignment, compose(entry, tmp)), verbose=True))
     if ns.table:
         print(table(verdicts))
-    if ns.update_readme:
-        update_readme(table(verdicts), README)
+    if ns.update_docs:
+        generated_docs.write_between_markers(generated_docs.ZOO_SCORES, "zoo-table", table(verdicts))
     return 0 if all(v.ok for v in verdicts) else 1
 
 

@@ -74,18 +74,6 @@ def contract_names(course: Course) -> frozenset[str]:
                      + sorted(course.given_names) + list(toolkit_names()))
 
 
-def contract_signatures(course: Course) -> dict[str, str]:
-    """Every component's signature as the contract states it: `AdditiveAttention(key_size, query_size, ...)`."""
-    out = {}
-    for name in [c.name for a in course.assignments for c in a.components]:
-        obj = course.reference_object(name)
-        target = obj.__init__ if inspect.isclass(obj) else obj
-        params = [p for p in inspect.signature(target).parameters.values()
-                  if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        out[name] = f"{name}({', '.join(str(p).split(':')[0] if p.default is p.empty else p.name + '=' + repr(p.default) for p in params)})"
-    return out
-
-
 def support_exports(course: Course, assignment: Assignment) -> list[str]:
     """Names the assignment's support module exports: given code, earlier components, toolkit."""
     return list(assignment.given) + course.earlier_components(assignment) + list(toolkit_names())

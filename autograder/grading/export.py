@@ -41,7 +41,7 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
     root, nbgrader's submitted/<student>/<assignment>/timestamp.txt (late.submission_time), an
     LMS's file name, else the folder's or file's name. Nothing a student could upload into their
     folder names them or dates their submission."""
-    from autograder.integrations import lms
+    from autograder.grading import lms_names
 
     folder = directory / name if (directory / name).is_dir() else None
     record = class_record.collected_record(folder) if folder else {}
@@ -50,18 +50,18 @@ def identify(name: str, path: Optional[Path], directory: Path, assignment_id: st
         return Who(str(record["student"]), late.recorded_time(record), str(record.get("lms", "")),
                    str(record.get("lms_user_id", "")), note)
     if gradescope_export is not None and name in gradescope_export:
-        found = lms.parse(f"{name}/{path.name if path else 'x'}", gradescope=gradescope_export)
+        found = lms_names.parse(f"{name}/{path.name if path else 'x'}", gradescope=gradescope_export)
         if found is not None:  # the export's time or none: never a file in the submission's folder
             stamp = late.SubmissionTime(found.submitted_at, "Gradescope export") if found.submitted_at else None
             return Who(found.student, stamp, "gradescope", found.lms_user_id)
     notebooks = (f"{assignment_id}.ipynb",)
     if folder is not None:  # Moodle's `<Full Name>_<id>_assignsubmission_file_/`, else the folder's name
-        found = lms.parse(f"{name}/{path.name if path else 'x'}", notebooks)
+        found = lms_names.parse(f"{name}/{path.name if path else 'x'}", notebooks)
         if found is not None and found.lms == "moodle":  # Moodle's download has no times: none is read
             return Who(found.student, None, found.lms, found.lms_user_id)
         when, note = _nbgrader_time(path, assignment_id, folder)
         return Who(name, when, note=note)
-    found = lms.parse(path.name if path else name, notebooks)
+    found = lms_names.parse(path.name if path else name, notebooks)
     if found is not None:  # an LMS's file name at the top: that LMS gave no time
         return Who(found.student, None, found.lms, found.lms_user_id,
                    "LATE mark in the LMS download" if found.late else "")
@@ -81,18 +81,20 @@ def _nbgrader_time(path: Optional[Path], assignment_id: str, folder: Path) -> tu
 
 
 def finalize_folder(out: Path, course: Course, assignment: Assignment, submissions: Optional[Path] = None,
-                    whos: Optional[dict[str, Who]] = None) -> list[dict[str, Any]]:
+                    whos: Optional[dict[str, Who]] = None,
+                    times: Optional[dict[str, late.SubmissionTime]] = None) -> list[dict[str, Any]]:
     """Finalize every results file in `out` and rebuild `out/grades.csv`; returns the rows.
 
     `submissions`: the class folder the results were graded from (for students and submission
     times); `whos`: the same, given (one regraded file). Results without either keep the student
-    and time an earlier finalize recorded."""
+    and time an earlier finalize recorded. `times` (student -> time, a --times file) wins over
+    every other source of a time: the instructor wrote it."""
     from autograder.grading.submission import find_submissions
-    from autograder.integrations import lms
+    from autograder.grading import lms_names
 
     known: dict[str, Who] = dict(whos or {})
     if submissions is not None and submissions.is_dir():
-        export = lms.read_gradescope_export(submissions)
+        export = lms_names.read_gradescope_export(submissions)
         for found in find_submissions(submissions, assignment.id, course.support_module):
             known.setdefault(found.name, identify(found.name, found.path, submissions, assignment.id, export))
     every = overrides.load(course)
@@ -102,6 +104,7 @@ def finalize_folder(out: Path, course: Course, assignment: Assignment, submissio
         who = known.get(name)
         student = who.student if who else str(extra.get("student") or name)
         when = who.when if who else None
+        when = (times or {}).get(student, when)
         if who is not None:
             if who.lms:
                 extra["lms"] = {"lms": who.lms, "lms_user_id": who.lms_user_id}
@@ -177,7 +180,7 @@ def identify_file(path: Path, assignment: Assignment, out: Optional[Path] = None
                   ) -> tuple[str, str, Optional[late.SubmissionTime]]:
     """(results name, student, submission time) of one submission file: `student` when given, else
     the one Gradescope's metadata names, nbgrader's folder or an LMS's file name, else the name."""
-    from autograder.integrations import lms
+    from autograder.grading import lms_names
 
     name = results_name(path, assignment.id, out)
     when = submitted_at or late.submission_time(path, assignment.id)
@@ -187,7 +190,7 @@ def identify_file(path: Path, assignment: Assignment, out: Optional[Path] = None
         elif name != path.stem:
             student = name
         else:
-            found = lms.parse(path.name, (f"{assignment.id}.ipynb",))
+            found = lms_names.parse(path.name, (f"{assignment.id}.ipynb",))
             student = found.student if found else name
     return name, student, when
 

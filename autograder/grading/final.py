@@ -116,6 +116,9 @@ def row_notes(res: dict[str, Any]) -> str:
     late = extra.get("late") or {}
     if late.get("seconds_late"):
         notes.append(late.get("explanation", ""))
+    if extra.get("lms_note"):  # e.g. Canvas's LATE mark: the download has no time to assess it with
+        notes.append(str(extra["lms_note"]) + ("" if late.get("submitted_at") else
+                                               ": no submission time, so no late penalty; give times with --times"))
     if row_status(res) != "graded":
         problem = str(extra.get("problem") or extra.get("graded_output") or res.get("output", "")).strip()
         if problem:

@@ -161,8 +161,8 @@ def class_releases(course: config_mod.Course, assignment: Assignment, directory:
     """{name: late.reference_release of its student} for a class folder's submissions, each student
     named as `course export` names them (export.identify)."""
     from autograder.grading.export import identify
-    from autograder.integrations import lms
-    export = lms.read_gradescope_export(directory)
+    from autograder.grading import lms_names
+    export = lms_names.read_gradescope_export(directory)
     return {name: late.reference_release(course, assignment, identify(name, f.path, directory, assignment.id,
                                                                       export).student)
             for name, f in gradable.items()}
@@ -217,7 +217,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                     res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
                 if "refused" in res:
                     raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
-                                         f"bubblewrap (README, Security) or pass --allow-unisolated")
+                                         f"bubblewrap (docs/security.md) or pass --allow-unisolated")
                 batch.record(name, res)
                 done.add(name)
             if broken:

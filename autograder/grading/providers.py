@@ -9,7 +9,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from autograder.config import Course
-from autograder.grading import bounded, dependencies
+from autograder.grading import bounded, dependencies, signatures
 from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit
 from autograder.grading.submission import Cell
 from autograder.sandbox.bwrap import RUNTIME_DIR
@@ -86,7 +86,7 @@ class SandboxProvider(Runs):
         self.test_deadline = 0.0
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
-        self.signatures = dependencies.contract_signatures(course)
+        self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
         self.withholds: Callable[[list[dependencies.DependencyUse]], bool] = lambda uses: False
@@ -141,7 +141,7 @@ class SandboxProvider(Runs):
             self.broken[component] = f"the grader's sandbox failed ({exc}); ask your instructor to regrade"
             self._finish_child()
             return
-        self.conn = Connection(self.child, self._deadline, self.signatures)
+        self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []))
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
         defined = report.get("defined", []) if isinstance(report, dict) else []

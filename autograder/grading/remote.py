@@ -14,6 +14,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from autograder.grading import bounded
+from autograder.grading.signatures import Mismatch
 from autograder.sandbox.forkserver import Child, ChildDied
 from autograder.sandbox.runtime import wire
 from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
@@ -51,10 +52,11 @@ class Connection:
     """A child plus the per-test deadline the provider sets."""
 
     def __init__(self, child: Child, deadline: Callable[[], float],
-                 signatures: Optional[dict[str, str]] = None) -> None:
+                 mismatches: Sequence[Mismatch] = ()) -> None:
         self.child = child
         self.deadline = deadline
-        self.signatures = signatures or {}  # contract name -> "Name(a, b, c)" (the course's signature)
+        # The submission's signature mistakes in the component under test, by what a call reaches.
+        self.mismatches = {m.target: m for m in mismatches}
         self.handle_names: dict[int, str] = {}  # handle id -> the contract name it was looked up as
         # (type name, attribute) pairs known to be methods: calling them takes one round trip.
         self.methods: set[tuple[str, str]] = set()
@@ -87,30 +89,23 @@ class Connection:
                 text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
             if kind == "AttributeError" and msg.get("op") == "getattr":
                 raise StudentAttributeError(text, kind)
-            if kind == "TypeError" and msg.get("op") == "call" and not msg.get("name"):
-                text += self._signature_note(msg.get("obj"))
+            mismatch = self._called(msg)
+            if mismatch is not None:
+                text += mismatch.call_note(msg.get("args") or [])
             raise StudentError(text, kind)
         return reply.get("ok")
 
-    def _signature_note(self, obj: Any) -> str:
-        """For a call of a contract name that failed with TypeError: the course's signature and the student's."""
-        handle = object.__getattribute__(obj, "_handle") if isinstance(obj, RemoteObject) else obj
-        if not isinstance(handle, wire.Handle):
-            return ""
-        name = self.handle_names.get(handle.id)
-        if name is None or name not in self.signatures:
-            return ""
-        note = f"\n  the course's signature: {self.signatures[name]}"
-        try:
-            info = self.request({"op": "describe", "obj": handle})
-        except (StudentError, FailFast):
-            return note
-        params = info.get("params") if isinstance(info, dict) else None
-        if isinstance(params, list):
-            shown = [str(p[0]) for p in params if isinstance(p, list) and p and p[0] not in ("self", "kwargs", "args")]
-            note += f"\n  yours:                  {name}({', '.join(shown)})"
-        return note + ("\n  hint: the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures"
-                       if name in self.signatures else "")
+    def _called(self, msg: dict[str, Any]) -> Optional[Mismatch]:
+        """The signature mistake of what a call message reaches (a contract class's constructor, its
+        forward or another method, a contract function), if it has one."""
+        handle = msg.get("obj")
+        if msg.get("op") not in ("call", "call_return_args", "vjp") or not isinstance(handle, wire.Handle):
+            return None
+        method = msg.get("name")
+        if isinstance(method, str):
+            return self.mismatches.get(f"{handle.type_name}.{method}")
+        name = self.handle_names.get(handle.id)  # the class or function looked up by its contract name
+        return self.mismatches.get(name if name is not None else f"{handle.type_name}.forward")
 
     def _to_handle(self, obj: Any) -> wire.Handle:
         if isinstance(obj, RemoteObject):

@@ -126,8 +126,10 @@ def graded_with(entries: list[dict[str, Any]]) -> str:
 
 
 def _output(text: str, result: Result) -> str:
-    """A test's output as the results keep it (course.yml's limits.feedback_kb)."""
-    return bounded.text(text, result.limits.feedback_kb * 1024)
+    """A test's output as the results keep it: its diagnosis at the course's hint level (symptoms.reveal),
+    within course.yml's limits.feedback_kb."""
+    from autograder.selfcheck import symptoms  # here: importing the selfcheck package loads torch
+    return bounded.text(symptoms.reveal(text, result.hint_level), result.limits.feedback_kb * 1024)
 
 
 def failed_results(assignment: Assignment, output: str, **extra: Any) -> dict[str, Any]:

@@ -44,6 +44,7 @@ class Result:
     scoring: Scoring = field(default_factory=Scoring)  # the policy the scores were computed with
     limits: Limits = field(default_factory=Limits)  # what of the student's texts its results keep
     unreadable: str = ""  # why the submitted file could not be read (SubmissionError): nothing was graded
+    hint_level: int = 1  # how much of a diagnosis its feedback shows (course.yml feedback.hint_level)
 
     @property
     def score(self) -> float:

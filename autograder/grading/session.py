@@ -18,7 +18,7 @@ from _pytest.runner import runtestprotocol  # what pytest runs per test; the doc
 from autograder import config as config_mod
 from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
                                             explain, signature_candidates)
-from autograder.grading import dependencies, late
+from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
@@ -70,10 +70,11 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     def planner(own: bool) -> Callable[[str], list[dependencies.DependencyUse]]:
         return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own)
 
+    mismatches = signatures.mismatches(course, cells or [])
     best: Optional[BestOfTwo] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = planner(own=False)
-        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True))
+        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches)
         plugin.after = best
     release = release or late.reference_release(course, assignment)
 
@@ -94,11 +95,12 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     uses = getattr(provider, "uses", {})
     for comp in components_scored:
         comp.dependencies = best.settled[comp.name] if best and comp.name in best.settled else uses.get(comp.name, [])
-        judge(comp, course)
+        judge(comp, course, mismatches)
         held = pending(comp.dependencies)
         if held is not None:
             withhold(comp, course, held)
-    return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits)
+    return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits,
+                  hint_level=course.feedback.hint_level)
 
 
 @dataclass(eq=False)
@@ -149,8 +151,10 @@ class BestOfTwo:
 
     def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
                  provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
-                 own: Callable[[str], list[dependencies.DependencyUse]]) -> None:
+                 own: Callable[[str], list[dependencies.DependencyUse]],
+                 mismatches: dict[str, list[signatures.Mismatch]]) -> None:
         self.course, self.assignment, self.provider, self.plugin, self.own = course, assignment, provider, plugin, own
+        self.mismatches = mismatches
         self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
 
     def __call__(self, items: list[pytest.Item]) -> None:
@@ -165,7 +169,7 @@ class BestOfTwo:
                 continue
             items = tests[comp.name]
             first_score = judged_score(self.course, comp.name, comp.points,
-                                       [self.plugin.outcomes[i.nodeid] for i in items])
+                                       [self.plugin.outcomes[i.nodeid] for i in items], self.mismatches)
             failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]
             if first_score >= comp.points or self.plugin.unfinished.issuperset(failed):
                 self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, None)
@@ -192,22 +196,26 @@ class BestOfTwo:
                 t.passed = True
             if component_score(points, ran + rest, self.course.scoring, explained=True) <= first_score:
                 return None
-        return judged_score(self.course, name, points, ran)
+        return judged_score(self.course, name, points, ran, self.mismatches)
 
 
-def judge(comp: ComponentScore, course: config_mod.Course) -> None:
-    """The diagnosis of a scored component (name_misconceptions) and, for one known realistic mistake,
-    its score with the floor (its property and structure tests count at least that share)."""
-    name_misconceptions(comp)
+def judge(comp: ComponentScore, course: config_mod.Course,
+          mismatches: dict[str, list[signatures.Mismatch]]) -> None:
+    """The diagnosis of a scored component: its signature mistakes (signatures.attach) or else its
+    misconceptions (name_misconceptions) and, for one known realistic mistake, its score with the
+    floor (its property and structure tests count at least that share)."""
+    if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
+        name_misconceptions(comp)
     if comp.explained:
         comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
 
 
-def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome]) -> float:
+def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
+                 mismatches: dict[str, list[signatures.Mismatch]]) -> float:
     """What these outcomes would score `name` in the result (`judge`), leaving them as they are."""
     copies = [copy.copy(t) for t in tests]
     comp = ComponentScore(name, points, component_score(points, copies, course.scoring), copies)
-    judge(comp, course)
+    judge(comp, course, mismatches)
     return comp.score
 
 

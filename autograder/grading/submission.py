@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from autograder.config import Limits
 from autograder.grading.student_files import SubmissionError, read_bounded
@@ -236,7 +236,7 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
                 continue
             source = cell.get("source", "")
             source = "".join(map(str, source)) if isinstance(source, list) else str(source)
-            sources.append((f"cell {i + 1}", source))
+            sources.append((cell_label(cell, i), source))
     elif filename.endswith(".py"):
         sources = [(filename, data.decode("utf-8", errors="replace"))]
     else:
@@ -252,6 +252,13 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
         out.append((label, python_source(source, deadline) if filename.endswith(".ipynb") else source))
     deadline.check()
     return out
+
+
+def cell_label(cell: dict[str, Any], index: int) -> str:
+    """A code cell as Jupyter shows it: `In [16]` (its execution count when it was run), else `cell 23`
+    (its position among all the notebook's cells, from 1)."""
+    count = cell.get("execution_count")
+    return f"In [{count}]" if type(count) is int and count > 0 else f"cell {index + 1}"
 
 
 def _not_a_file(name: str, entry: os.DirEntry[str]) -> str:

@@ -177,7 +177,7 @@ class GraderPlugin(WorkerPlugin):
                 return _State.refusal
             if pool._Worker.refusal:
                 _State.refusal = (f"Dask worker {address} refuses to grade untrusted code: {pool._Worker.refusal}; "
-                                  f"install bubblewrap on the worker (README, Security) or pass --allow-unisolated")
+                                  f"install bubblewrap on the worker (docs/security.md) or pass --allow-unisolated")
             return _State.refusal
 
     def teardown(self, worker: Worker) -> None:

@@ -39,6 +39,10 @@ class FeedbackExporter(HTMLExporter):
     def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
         nb = nbformat.from_dict(nb)  # a copy: the caller's notebook is left as it was
         bound_markdown(nb)
+        info = (resources or {}).get("nbgrader") or {}
+        if info.get("db_url") and info.get("student") and info.get("assignment"):
+            from autograder.integrations.nbgrader_bridge import final_grade
+            resources["course_final"] = final_grade(self.config, info["db_url"], info["assignment"], info["student"])
         return super().from_notebook_node(nb, resources, **kw)
 
 

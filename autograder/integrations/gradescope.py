@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from autograder import config as config_mod
-from autograder.catalogue import zoo
+from autograder.catalogue import index
 from autograder.grading import late
 from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
@@ -105,7 +105,7 @@ def catalogue_files(course: config_mod.Course, assignment_id: str,
     components = diagnosed_components(course, assignment_id)
     catalogue = repo / "autograder" / "catalogue"
     files: dict[str, bytes] = {}
-    for entry in zoo.entries(root=catalogue / "entries"):
+    for entry in index.entries(root=catalogue / "entries"):
         if entry.kind in ("mutant", "degenerate") and entry.component in components:
             files[entry.path.relative_to(repo).as_posix()] = entry.path.read_bytes()
     data = json.loads((catalogue / "signatures.json").read_text())
@@ -210,36 +210,14 @@ def run(assignment_id: str, root: Path) -> int:
 
 
 def grade(assignment_id: str, path: Path, results: Path, root: Path) -> int:
-    """`course grade ASSIGNMENT FILE --results R` as the Gradescope runner needs it: the student,
-    the submission time and the student's own due date are Gradescope's (`<root>/
-    submission_metadata.json`, when there is one), given to identify_file and reference_release
-    explicitly; the rest is cli.cmd_grade's single-file path, function for function."""
-    from autograder import cli
-    from autograder.grading.export import finish_one, identify_file
-    from autograder.grading.identify import wrong_assignment
+    """`course grade ASSIGNMENT FILE --results R` as the Gradescope runner needs it: the same path
+    (grading/one_file.grade_one), with Gradescope's student, submission time and the student's own
+    due date (`<root>/submission_metadata.json`, when there is one)."""
+    from autograder.grading.one_file import grade_one
 
-    course = config_mod.default()
-    assignment = course.assignment(assignment_id)
-    when = late.gradescope_runner_metadata(root)
-    wrong = wrong_assignment(course, assignment_id, path)
-    if wrong:
-        print(f"course: WARNING: {wrong}", file=sys.stderr)
-    _, student, when = identify_file(path, assignment, None, "", when)
-    release = late.reference_release(course, assignment, student, when.due if when else None)
-    zygote = cli._early_zygote("auto")
-    try:
-        from autograder.grading.results import format_result, results_json
-        from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
-        cli._check_isolation(zygote, refuse=True)
-        result = grade_file(zygote, assignment_id, path, course=course, student=student, release=release)
-    finally:
-        zygote.stop()
-    _, res = finish_one(results_json(result), course, assignment, path, student=student, submitted_at=when)
-    results.write_text(json.dumps(res, indent=2) + "\n")
-    print(printable_text(format_result(result, verbose=True, tests=True)))
-    final = res["output"][: len(res["output"]) - len(res["extra_data"]["graded_output"])].strip()
-    if final:
-        print(printable_text("\n" + final))
+    graded = grade_one(config_mod.default(), assignment_id, path, submitted_at=late.gradescope_runner_metadata(root))
+    results.write_text(json.dumps(graded.results, indent=2) + "\n")
+    print(printable_text(graded.printed()))
     return 0
 
 
@@ -256,10 +234,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     g.add_argument("--root", required=True, help="Gradescope's root: its submission_metadata.json is read there")
     ns = p.parse_args(argv)
     if ns.command == "grade":
-        from autograder import cli
+        from autograder.grading.errors import GradingRefused
         try:
             return grade(ns.assignment, Path(ns.submission), Path(ns.results), Path(ns.root))
-        except (config_mod.ConfigError, cli.Refused, cli.GradingRefused, late.DeadlineError) as exc:
+        except (config_mod.ConfigError, GradingRefused, late.DeadlineError) as exc:
             print(f"course: {exc}", file=sys.stderr)
             return 2
     return run(ns.assignment, Path(ns.root))

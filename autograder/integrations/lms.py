@@ -1,24 +1,7 @@
 """Files downloaded from learning-management systems, and grades going back to them.
 
-What instructors download, and what it becomes (`parse`):
-
-* **Canvas** "Download Submissions": `<name>[_LATE]_<user id>_<attachment id>_<file>`, e.g.
-  `eve_12345_67890_02_attention_scoring.ipynb` or `doejane_LATE_12345_67890_02_attention_scoring-1.ipynb`
-  (`<name>` is the student's sortable name, lower case, letters, digits and underscores only;
-  anonymous grading writes `anon_<id>` instead of name and user id; a re-upload gets `-1`, `-2`).
-  Student id: the name (or, with `student_id="user_id"`, the Canvas user id). Canvas's download
-  has no submission times, only the LATE mark, which is kept as a note.
-* **Moodle** "Download all submissions": `<Full Name>_<participant id>_assignsubmission_file_<file>`,
-  or a folder `<Full Name>_<participant id>_assignsubmission_file_/` holding the files. Student id:
-  the full name in lower case with `_` for spaces (`mary_ann_smith`).
-* **Gradescope** "Export Submissions": `submission_metadata.yml` beside one `submission_<id>/`
-  folder per submission. Student id: the submitter's SID, else their e-mail's local part; the
-  submission time is `:created_at:`.
-* **Plain** `<student>_<notebook>.ipynb` (the student id may contain underscores, the notebook
-  is one of the assignment's: `mary_ann_02_attention_scoring.ipynb`).
-
-Every assignment has a single notebook, so any notebook a student uploaded is filed under the
-released notebook's name (`02_attention_scoring-1.ipynb`, `Copy of 02_attention_scoring.ipynb`).
+Who each file is (Canvas's and Moodle's file names, a Gradescope export's metadata, plain
+`<student>_<notebook>` names) comes from grading/lms_names.py (`parse`), which grading reads too.
 
 `collect` files an LMS download (zip or folder) as `<student>/<assignment>.ipynb` and records who and
 when in the folder's COLLECTED, for `course grade` (`course collect`) and for nbgrader zip_collect
@@ -29,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import datetime as dt
 import functools
 import io
 import json
@@ -38,201 +20,21 @@ import re
 import shutil
 import stat
 import tempfile
-import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Optional, Union
 
-import yaml
 
 from autograder.config import CollectCaps
 from autograder.grading.class_record import COLLECTED, STUDENT_ID, STUDENT_ID_MAX, collected, plain_parts
-from autograder.grading.late import parse_time, utc
+from autograder.grading.lms_names import (GRADESCOPE_FOLDER, GRADESCOPE_METADATA, MOODLE, LmsError, LmsFile,
+                                          canvas_name, gradescope_file, gradescope_metadata,
+                                          moodle_student, parse)
 from autograder.printable import printable
 from autograder.spreadsheet import write_csv
-
-CANVAS = re.compile(r"^(?:(?:(?P<anon_late>LATE)_)?(?P<anon>anon_[A-Za-z0-9]+)"
-                    r"|(?P<name>.+?)(?:_(?P<late>LATE))?_(?P<uid>\d+))_(?P<aid>\d+)_(?P<file>.+)$")
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_(?P<file>.*)$")
-GRADESCOPE_FOLDER = re.compile(r"^submission_(?P<sid>\d+)$")
-GRADESCOPE_METADATA = "submission_metadata.yml"
-#: A Canvas re-upload (`name-1.ipynb`) or a browser's copy (`name (1).ipynb`).
-COPY_SUFFIX = re.compile(r"(?:-\d+| \(\d+\))$")
-
-
-class LmsError(Exception):
-    """A download cannot be filed as it is; the message says which file and why."""
-
-
-@dataclass(frozen=True)
-class LmsFile:
-    """One downloaded file, as its LMS named it."""
-
-    student: str  # the course's student id
-    file: str  # the student's own file name (for Canvas without its copy suffix)
-    lms: str  # canvas, moodle, gradescope, plain
-    lms_user_id: str = ""  # Canvas user id, Moodle participant id, Gradescope submission id
-    name: str = ""  # the student's name as the LMS wrote it
-    late: bool = False  # Canvas's LATE mark
-    submitted_at: Optional[dt.datetime] = None  # aware, when the LMS says (Gradescope)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def slug(name: str) -> str:
-    """'Mary Ann Smith' -> 'mary_ann_smith', 'Иван Петров' -> 'иван_петров' (a student id that is a
-    safe folder name: letters of any script and digits, `_` between words; '' when none)."""
-    return re.sub(r"[\W_]+", "_", unicodedata.normalize("NFC", name).lower()).strip("_")
-
-
-def moodle_student(name: str, pid: str) -> str:
-    """A Moodle student's id: the slug of their full name, else (no letter or digit in it) the participant id."""
-    return slug(name) or pid
-
-
-def canvas_name(sortable_name: str) -> str:
-    """Canvas's file-name form of a sortable name ('Doe, Jane' -> 'doejane'), as content_zipper does."""
-    name = re.sub(r"[^\w]", "", sortable_name)
-    name = re.sub(r"_(\d+)_", r"\1", name)
-    return name.lower()
-
-
-def notebook_stem(file: str) -> str:
-    stem = file.rsplit(".", 1)[0]
-    for prefix in ("Copy of ", "copy_of_"):
-        if stem.startswith(prefix):
-            stem = stem[len(prefix):]
-    return COPY_SUFFIX.sub("", stem)
-
-
-def parse(relpath: str, notebooks: tuple[str, ...] = (), student_id: str = "name",
-          gradescope: Optional[dict[str, dict[str, Any]]] = None) -> Optional[LmsFile]:
-    """What an LMS's file name (relative to the download's root) says, or None if no known format.
-
-    `notebooks`: the assignment's notebook names (for the plain `<student>_<notebook>` form);
-    `gradescope`: a Gradescope export's metadata by folder name (read_gradescope_export)."""
-    parts = Path(relpath).parts
-    base = parts[-1]
-    for i, folder in enumerate(parts[:-1]):
-        if gradescope is not None and folder in gradescope:
-            return _gradescope(folder, gradescope[folder], "/".join(parts[i + 1:]))
-        m = MOODLE.match(folder)
-        if m:
-            return LmsFile(moodle_student(m["name"], m["pid"]), "/".join(parts[i + 1:]), "moodle", m["pid"],
-                           m["name"])
-    m = MOODLE.match(base)
-    if m and m["file"]:
-        return LmsFile(moodle_student(m["name"], m["pid"]), m["file"], "moodle", m["pid"], m["name"])
-    plain = None
-    for nb in sorted(notebooks, key=len, reverse=True):
-        if base.endswith("_" + nb) and len(base) > len(nb) + 1:
-            plain = LmsFile(base[: -len(nb) - 1], nb, "plain")
-            break
-    m = CANVAS.match(base)
-    canvas = None
-    if m:
-        uid = m["anon"] or m["uid"]
-        student = uid if m["anon"] or student_id == "user_id" else m["name"]
-        canvas = LmsFile(student, m["file"], "canvas", uid, m["name"] or "",
-                         late=bool(m["late"] or m["anon_late"]), extra={"attachment_id": m["aid"]})
-    known = {nb.rsplit(".", 1)[0] for nb in notebooks}
-    if canvas is not None and (plain is None or notebook_stem(canvas.file) in known):
-        return canvas  # `<name>_<digits>_<digits>_` and a file name that is the notebook's
-    return plain or canvas
-
-
-def _gradescope(folder: str, meta: dict[str, Any], file: str) -> LmsFile:
-    submitters = meta.get("submitters") or []
-    if not isinstance(submitters, list) or not all(isinstance(s, dict) for s in submitters):
-        raise ValueError(f"{folder}: submitters is not a list of mappings")
-    first = submitters[0] if submitters else {}
-    sid = str(first.get("sid") or "").strip()
-    email = str(first.get("email") or "").strip()
-    student = sid or (email.split("@")[0] if email else "") or slug(str(first.get("name") or folder))
-    created = meta.get("created_at")
-    when = None
-    if isinstance(created, dt.datetime):
-        when = utc(created)
-    elif created:
-        when = utc(parse_time(str(created)))
-    person = email.lower() or (f"sid {sid}" if sid else f"submission {folder}")  # Gradescope's own user identity
-    return LmsFile(student, file, "gradescope", folder.split("_", 1)[-1], str(first.get("name") or ""),
-                   submitted_at=when, extra={"person": person,
-                                             "group": [str(s.get("sid") or s.get("email") or "") for s in submitters[1:]]})
-
-
-def read_gradescope_export(root: Path) -> Optional[dict[str, dict[str, Any]]]:
-    """{folder: {submitters: [...], created_at: ...}} from a Gradescope export's metadata, whose
-    keys are Ruby symbols (`:submitters:`, `:sid:`); None when `root` is not such an export."""
-    path = root / GRADESCOPE_METADATA
-    if not path.is_file():
-        return None
-    return _gradescope_metadata(path.read_text(), str(path))
-
-
-#: How deeply a Gradescope export's metadata may nest (it uses 4 levels: folder, submitters, list, fields).
-METADATA_DEPTH = 16
-
-
-class _MetadataLoader(yaml.SafeLoader):
-    """SafeLoader without aliases or anchors (a few hundred bytes of aliases expand to gigabytes)
-    and with at most METADATA_DEPTH nested collections."""
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.YAMLError(f"YAML aliases and anchors are not accepted (line {event.start_mark.line + 1})")
-        self._depth += 1
-        try:
-            if self._depth > METADATA_DEPTH:
-                raise yaml.YAMLError(f"nested more than {METADATA_DEPTH} levels deep")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-def _gradescope_metadata(text: str, where: str) -> dict[str, dict[str, Any]]:
-    """The metadata, each submission's entry checked to give a submission (`_gradescope`); any
-    failure is one LmsError naming the file, never a traceback."""
-    try:
-        raw = yaml.load(text, Loader=_MetadataLoader) or {}  # a SafeLoader
-        if not isinstance(raw, dict):
-            raise LmsError(f"{where}: not a Gradescope export's metadata (a mapping of submission folders)")
-
-        def plain(value: Any) -> Any:
-            if isinstance(value, dict):
-                return {str(k).lstrip(":"): plain(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [plain(v) for v in value]
-            return value
-
-        metadata = {str(k): plain(v) for k, v in raw.items() if isinstance(v, dict)}
-        for folder, meta in metadata.items():
-            _gradescope(folder, meta, "")  # raises on a malformed entry
-        return metadata
-    except LmsError:
-        raise
-    except Exception as exc:  # YAML errors, and malformed values: a wrong type, an impossible date
-        raise LmsError(f"{where}: not a readable Gradescope export's metadata ({type(exc).__name__}: "
-                       f"{printable(str(exc))[:300]})") from None
-
-
-def file_id(lms_file: LmsFile, notebooks: tuple[str, ...]) -> str:
-    """The name the submission is filed under: the assignment's notebook when it has one and this
-    is a notebook (whatever the student or the LMS called it), else the student's own name."""
-    if lms_file.file.endswith(".ipynb") and len(notebooks) == 1:
-        return notebooks[0]
-    for nb in notebooks:
-        if notebook_stem(lms_file.file) == nb.rsplit(".", 1)[0]:
-            return nb
-    return lms_file.file
-
 
 # --- `course collect`: the same for `course grade` ---------------------------------------------
 #
@@ -563,7 +365,7 @@ def _gradescope_exports(entries: list[_Entry], budget: _Budget, limits: CollectL
             _read(entry, text, limits.metadata_bytes, budget, limits)
         except _OverCap as exc:
             raise LmsError(f"{entry.shown}: {exc}") from None
-        exports[folder] = _gradescope_metadata(text.getvalue().decode("utf-8", "replace"), entry.shown)
+        exports[folder] = gradescope_metadata(text.getvalue().decode("utf-8", "replace"), entry.shown)
     if () in exports:  # the download is one export: a top-level folder's file is a student's
         exports = {(): exports[()]}
     return exports
@@ -580,7 +382,7 @@ def _owner(parts: tuple[str, ...], exports: dict[tuple[str, ...], dict[str, dict
             if rest == (GRADESCOPE_METADATA,):
                 return ""
             if len(rest) >= 2 and rest[0] in metadata:
-                submission = _gradescope(rest[0], metadata[rest[0]], "/".join(rest[1:]))
+                submission = gradescope_file(rest[0], metadata[rest[0]], "/".join(rest[1:]))
                 return replace(submission, student=safe_student_id(submission.student)), top + rest[:1]
             return "not in a submission folder that the export's submission_metadata.yml lists"
     for i, folder in enumerate(parts[:-1]):
@@ -726,7 +528,17 @@ def read_canvas_roster(path: Path) -> tuple[list[dict[str, str]], list[str]]:
     return rows, header
 
 
-def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column: str) -> list[str]:
+@dataclass(frozen=True)
+class CanvasImport:
+    """What `canvas_csv` could not match: results without a roster row (each a printable line, why for
+    an ambiguous one) and roster students without a result (printable names)."""
+
+    unmatched: list[str]
+    absent: list[str]
+
+
+def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column: str,
+               missing: str = "zero") -> CanvasImport:
     """Write the grades in Canvas's import layout: Student, ID, SIS User ID, SIS Login ID, Section,
     then one column `column` (the assignment's column as Canvas names it, e.g.
     'Attention scoring (4567)') with the final scores, after a Points Possible row. `rows`:
@@ -734,7 +546,8 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
     separate name spaces, in order: Canvas user id against ID; student id against SIS Login ID,
     SIS User ID, ID; student id against Canvas's file-name form of the name. A key that is two roster
     rows, or two students matching one roster row, is ambiguous: none of them is written.
-    Returns the students not written, each a printable line (why, for an ambiguous one)."""
+    A roster student no result matches gets 0 (`missing` "zero") or an empty cell, which Canvas's
+    import leaves as it is ("blank")."""
     roster, _ = read_canvas_roster(roster_path)
 
     def index(column: Callable[[dict[str, str]], str]) -> dict[str, list[int]]:
@@ -753,6 +566,7 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
               (index(lambda r: canvas_name(r.get("Student", ""))), "student_id", "name")]
     unmatched = []
     matched: dict[int, list[int]] = {}  # roster row -> result rows
+    touched: set[int] = set()  # roster rows some result matched, ambiguously too: never "absent"
     max_score = max((float(r["max_score"]) for r in rows), default=0.0)
     for n, r in enumerate(rows):
         student = str(r["student_id"])
@@ -763,6 +577,8 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
             if key and key in keys:
                 hits, where = keys[key], f"{space} {key!r}"
                 break
+        if hits is not None:
+            touched.update(hits)
         if hits is None:
             unmatched.append(student)
         elif len(hits) > 1:
@@ -777,17 +593,41 @@ def canvas_csv(out: Path, rows: list[dict[str, Any]], roster_path: Path, column:
                           f"{roster[i].get('Student', '')!r})" for n in ns]
             continue
         lines.append([roster[i].get(c, "") for c in CANVAS_FIXED] + [f"{float(rows[ns[0]]['score']):g}"])
-    unmatched = [printable(u) for u in unmatched]
+    absent = [i for i in range(len(roster)) if i not in touched]
+    lines += [[roster[i].get(c, "") for c in CANVAS_FIXED] + ["0" if missing == "zero" else ""] for i in absent]
     lines.sort(key=lambda line: line[0].lower())
     write_csv(out, [*CANVAS_FIXED, column], [["    Points Possible", "", "", "", "", f"{max_score:g}"], *lines])
-    return unmatched
+    return CanvasImport([printable(u) for u in unmatched], [printable(roster[i].get("Student", "")) for i in absent])
 
 
-def canvas_column(roster_header: list[str], title: str, assignment_id: str) -> str:
-    """The roster's column for this assignment ('<title> (<Canvas id>)'), else the title (Canvas
-    then creates a new assignment column on import)."""
-    for h in roster_header:
-        base = re.sub(r"\s*\(\d+\)$", "", h).strip()
-        if base.lower() in (title.lower(), assignment_id.lower()):
-            return h
-    return title
+_ID_SUFFIX = re.compile(r"\s*\(\d+\)\s*$")  # Canvas ends an assignment's column with its id
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def canvas_column(roster_header: list[str], title: str, assignment_id: str,
+                  canvas_id: Optional[int] = None) -> tuple[str, str]:
+    """The roster's column for this assignment and how it was found: by the Canvas id course.yml
+    gives (the "(771234)" Canvas ends the column's name with), else by the title or the assignment
+    id within the column's name ("Assignment 02: Attention scoring functions (771234)"). No
+    column, or more than one, is an LmsError that names the columns (Canvas would otherwise
+    import the grades as a new assignment)."""
+    columns = [h for h in roster_header if h not in CANVAS_FIXED and _ID_SUFFIX.search(h)]
+    if canvas_id is not None:
+        found = [h for h in columns if re.search(rf"\({canvas_id}\)\s*$", h)]
+        how = f"by its Canvas id {canvas_id} (course.yml canvas_id)"
+    else:
+        wanted = [_words(title), _words(assignment_id.replace("_", " "))]
+        found = [h for h in columns if any(f" {w} " in f" {_words(_ID_SUFFIX.sub('', h))} " for w in wanted if w)]
+        how = f"by the title {title!r}"
+    if len(found) == 1:
+        return found[0], how
+    listed = ", ".join(repr(h) for h in columns) or "none"
+    if found:
+        raise LmsError(f"{len(found)} columns of the roster match {how[3:]}: {', '.join(map(repr, found))}; "
+                       f"give the assignment's canvas_id in course.yml or --canvas-column")
+    raise LmsError(f"no column of the roster matches {how[3:]} (its assignment columns: {listed}); give the "
+                   f"assignment's canvas_id in course.yml or --canvas-column, or add the assignment in Canvas "
+                   f"and export the gradebook again")

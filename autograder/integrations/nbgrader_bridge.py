@@ -435,6 +435,28 @@ def gradebook_rows(db_url: str, course: config_mod.Course, assignment: config_mo
     return rows
 
 
+def final_grade(cfg: Any, db_url: str, assignment_id: str, student: str) -> Optional[dict[str, Any]]:
+    """What the feedback page shows above nbgrader's per-cell scores: the final grade as grades.csv
+    and the Canvas import have it (grading/final.py: the overrides file and formgrader scores, then
+    the late penalty), each override with who and why, and the late penalty with how late and the
+    policy. None for an assignment course.yml does not have."""
+    course = course_of(cfg)
+    try:
+        assignment = course.assignment(assignment_id)
+    except config_mod.ConfigError:
+        return None
+    rows = gradebook_rows(db_url, course, assignment, students=[student])
+    if not rows:
+        return None
+    extra = rows[0]["extra_data"]
+    late = extra.get("late") or {}
+    return {"score": rows[0]["score"], "max_score": assignment.max_score, "raw_score": extra.get("raw_score"),
+            "overrides": [{"component": o["component"], "score": o["score"], "autograded": o.get("autograded"),
+                           "by": o["by"], "reason": o["reason"]} for o in extra.get("overrides") or []],
+            "late_penalty": late.get("penalty") or 0.0, "late_reason": late.get("explanation", ""),
+            "submitted_at": late.get("submitted_at", ""), "due": late.get("due", "")}
+
+
 class GradesExport(ExportPlugin):
     """`nbgrader export` in the kit's grades.csv layout (results.write_csv: the same columns as
     `course grade --out`): per component, raw score, overrides with who and why, late penalty,
@@ -443,6 +465,14 @@ class GradesExport(ExportPlugin):
     the export then fails (exit 1): a gradebook that silently gives 0 is impossible to miss."""
 
     def export(self, gradebook: Gradebook) -> None:
+        from autograder.grading.overrides import OverrideError
+        try:
+            self._export(gradebook)
+        except (config_mod.ConfigError, OverrideError, late_mod.DeadlineError, OSError, ValueError) as exc:
+            self.log.error("nbgrader export: %s", exc)
+            raise SystemExit(1) from None
+
+    def _export(self, gradebook: Gradebook) -> None:
         from autograder.grading.results import write_grades
         from nbgrader.coursedir import CourseDirectory
 
@@ -450,7 +480,8 @@ class GradesExport(ExportPlugin):
         coursedir = CourseDirectory(config=self.config)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", ".")).resolve()
         dest = Path(self.to or "grades.csv")
-        wanted = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
+        wanted = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments
+                                                       if self._released(coursedir, gradebook, a.name)]
         sheets = []
         problems = []
         for name in wanted:
@@ -468,5 +499,16 @@ class GradesExport(ExportPlugin):
         for problem in problems:
             self.log.error("NOT AUTOGRADED: %s", problem)
         if problems:
-            raise RuntimeError(f"{len(problems)} submission(s) in submitted/ have no autograded score in the gradebook "
-                               f"(listed above, status NOT AUTOGRADED in {dest})")
+            self.log.error("%d submission(s) in submitted/ have no autograded score in the gradebook (listed above, "
+                           "status NOT AUTOGRADED in %s)", len(problems), dest)
+            raise SystemExit(1)
+
+    def _released(self, coursedir: Any, gradebook: Gradebook, name: str) -> bool:
+        """Whether an assignment of the gradebook is out: released (release/<name>/) or submitted to.
+        One that is neither is not exported (its rows would all be "no submission", 0), unless named."""
+        released = Path(coursedir.format_path(coursedir.release_directory, ".", name)).is_dir()
+        if released or gradebook.find_assignment(name).submissions:
+            return True
+        self.log.info("%s is not released yet (no release/%s/, no submission): not exported; name it with "
+                      "--assignment to export it", name, name)
+        return False

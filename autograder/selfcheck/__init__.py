@@ -5,7 +5,7 @@
     check()                          # every component of this assignment
 
 Runs in the student's kernel (their own machine, public tests only), prints one line per test
-with the feedback of failures, and returns a `Checked`, true when everything passed (a notebook shows
+with the feedback of failures (a report printed once: the same report again is one line), and returns a `Checked`, true when everything passed (a notebook shows
 nothing for it: the report is the cell's output). It never raises, so a notebook with unfinished
 stubs still runs top to bottom.
 
@@ -15,10 +15,13 @@ The grader uses the same pytest plugin (`plugin`) and suite helpers (`testing`).
 """
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Any, Optional
+from collections.abc import Callable
 
+from autograder.sandbox.runtime import procedures
 from autograder.selfcheck import symptoms
 
 PUBLIC = Path(__file__).resolve().parents[1] / "suites" / "public"
@@ -46,13 +49,22 @@ def _public_files(assignment: Optional[str]) -> list[Path]:
     return sorted(PUBLIC.glob(pattern))
 
 
+#: What check() last printed per component (None: every component), and where: a second call whose
+#: report is the same (the graded cell after the check cell) says where it is instead of repeating it.
+_PRINTED: dict[Optional[str], tuple[str, str]] = {}
+
+
 def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] = None,
-          assignment: Optional[str] = None) -> Checked:
+          assignment: Optional[str] = None, hint: Optional[int] = None) -> Checked:
     """Run the public tests of `component` (or all) against `namespace` (default: the caller's globals).
 
-    The component's own dependencies (your earlier functions of this assignment) are checked first:
-    if one fails its own check, that is said first, and the component's failures name no mistake of
-    its own. A failure whose text is that of a known mistake names the mistake and its fix.
+    A failure whose text is that of a known mistake names the misconception; `hint=2` adds the
+    concrete fix (the default level is the course's: course.yml feedback.hint_level). A crash in your
+    own code says where, as Jupyter shows it (`In [16], line 7`), with the shapes of the tensors on
+    that line. Your dependencies (your earlier functions of this assignment) are checked too: if one
+    fails its own check, the failures of tests that ran it are marked as possibly coming from it, and
+    the component's own known mistakes are still named. A report identical to the last one printed
+    for this component is not printed again: one line says where it is.
     """
     from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
 
@@ -60,11 +72,16 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
         namespace = sys._getframe(1).f_globals
     register_hypothesis_profile(max_examples=10)
     known = symptoms.load()
+    if hint is None:
+        hint = known.get("hint_level") or _hint_level_of_the_kit()
+    level = min(max(int(hint), min(symptoms.HINT_LEVELS)), max(symptoms.HINT_LEVELS))
     needs: dict[str, list[str]] = known.get("needs") or _needs_from_the_kit()
     wanted = [component] if component else None
     if component:
         wanted = [d for d in needs.get(component, []) if d in namespace] + [component]
-    plugin = GradingPlugin(LocalProvider(namespace), wanted)
+    plugin = GradingPlugin(LocalProvider(namespace), wanted, where=_crash_site(namespace))
+    if component:
+        plugin.watch = {code: d for d in needs.get(component, []) for code in _codes(namespace.get(d))}
     run_pytest(_public_files(assignment), plugin, PUBLIC.parent)
     outcomes = [plugin.outcomes[n] for n in plugin.order]
     if not outcomes:
@@ -72,34 +89,98 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
         return Checked(0, 0)
     failing = {o.component for o in outcomes if not o.passed}
     shown = [o for o in outcomes if component is None or o.component == component]
+    lines = []
     for name in dict.fromkeys(o.component for o in shown):
+        failed = [o for o in shown if o.component == name and not o.passed]
         broken = [d for d in needs.get(name, []) if d in failing]
-        if broken:
-            print(f"NOTE  {name} uses your {', '.join(broken)}, which fails its own check: fix that first "
-                  f"(the failures below may come from it)")
-        else:
-            _diagnose(name, [o for o in shown if o.component == name and not o.passed], known)
+        if broken and failed:
+            lines.append(f"NOTE  {name} uses your {', '.join(broken)}, which {'fails' if len(broken) == 1 else 'fail'} "
+                         f"{'its' if len(broken) == 1 else 'their'} own check: a failure of a test that ran "
+                         f"{'it' if len(broken) == 1 else 'them'} may come from {'it' if len(broken) == 1 else 'them'} "
+                         f"(marked below); a known mistake of {name}'s own is still named")
+        _diagnose(name, failed, known, level)  # on the failures' own texts: the notes below are not part of them
+        for o in failed:
+            ran = [d for d in broken if d in plugin.calls.get(o.nodeid, set())]
+            if ran:
+                one = len(ran) == 1
+                uses = f"this test ran your {', '.join(ran)}, which {'fails its' if one else 'fail their'} own check"
+                o.output += (f"\n  {uses}, but its output is exactly that of the mistake named above: {name}'s own"
+                             if symptoms.DIAGNOSIS_MARK in o.output else
+                             f"\n  {uses}: this failure may come from {'it' if one else 'them'}")
     passed = sum(o.passed for o in shown)
     for o in shown:
-        print(f"{'PASS' if o.passed else 'FAIL'}  {o.component}: {o.name}")
+        lines.append(f"{'PASS' if o.passed else 'FAIL'}  {o.component}: {o.name}")
         if not o.passed and o.output:
-            print("      " + o.output.replace("\n", "\n      "))
-    print(f"{passed}/{len(shown)} public tests passed"
-          + ("" if passed == len(shown) else " — the hidden tests check more than these"))
+            lines.append("      " + o.output.replace("\n", "\n      "))
+    lines.append(f"{passed}/{len(shown)} public tests passed"
+                 + ("" if passed == len(shown) else " — the hidden tests check more than these"))
+    if level < max(symptoms.HINT_LEVELS) and any(symptoms.DIAGNOSIS_MARK in o.output for o in shown):
+        lines.append(f"more: check({component!r}, hint={level + 1}) adds how to fix the named mistakes"
+                     if component else f"more: check(hint={level + 1}) adds how to fix the named mistakes")
+    report = "\n".join(lines)
+    before = _PRINTED.get(component)
+    if before is not None and before[0] == report:
+        print(f"{component or 'this assignment'}: {passed}/{len(shown)} public tests passed, the same report as "
+              f"{before[1]} (not repeated)")
+    else:
+        print(report)
+        _PRINTED[component] = (report, _here())
     return Checked(passed, len(shown))
 
 
-def _diagnose(component: str, failed: list[Any], known: dict[str, Any]) -> None:
-    """Name the known mistake every failure of `component` is consistent with, if there is one."""
+def _diagnose(component: str, failed: list[Any], known: dict[str, Any], level: int) -> None:
+    """Name the known mistake every failure of `component` that some known mistake explains is
+    consistent with, if there is one, on the failures it explains (at hint `level`: symptoms.reveal)."""
     tests = known.get("tests", {})
     evidence = [set(tests.get(f"{component}::{o.function}", {}).get(symptoms.text_hash(o.output), []))
                 for o in failed]
     family = symptoms.conclude(evidence)
     words = known.get("misconceptions", {}).get(component, {}).get(family or "", {})
     if family and words:
-        for o in failed:
-            o.output += (f"{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one that "
-                         f"{words.get('summary', '')}\n  fix: {words.get('fix', '')}")
+        for o, found in zip(failed, evidence):
+            if family in found:
+                o.output = symptoms.reveal(
+                    f"{o.output}{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one that "
+                    f"{words.get('summary', '')}{symptoms.FIX_MARK}{words.get('fix', '')}", level)
+
+
+def _codes(obj: Any) -> list[Any]:
+    """The code objects of a function, or of a class's own methods (what running it runs first)."""
+    if inspect.isclass(obj):
+        return [v.__code__ for v in vars(obj).values() if inspect.isfunction(v)]
+    code = getattr(obj, "__code__", None)
+    return [code] if code is not None else []
+
+
+def _crash_site(namespace: dict[str, Any]) -> Callable[[BaseException], str]:
+    """Where a crash happened in the notebook's cells (IPython's names for them: In [n]) or in the
+    caller's own file (a script's self-check)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    cells: dict[str, int] = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    own = namespace.get("__file__")
+
+    def label(filename: str) -> Optional[str]:
+        if filename in cells:
+            return f"In [{cells[filename]}]"
+        return Path(filename).name if own and filename == own else None
+
+    return lambda exc: procedures.crash_site(exc, label)
+
+
+def _here() -> str:
+    """The running cell as Jupyter numbers it (In [n]), else "the report above"."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    count = getattr(shell, "execution_count", None)
+    return f"In [{count}]" if isinstance(count, int) and count > 0 else "the report above"
+
+
+def _hint_level_of_the_kit() -> int:
+    """Outside a student release (the instructor's notebooks): course.yml's feedback.hint_level."""
+    try:
+        from autograder import config
+    except ImportError:
+        return 1
+    return config.default().feedback.hint_level
 
 
 def _needs_from_the_kit() -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from autograder.sandbox.runtime import procedures
+from autograder.selfcheck import symptoms
 
 #: The seed of the grader's own random streams (test inputs drawn outside hypothesis).
 GRADER_SEED = 1234
@@ -194,6 +195,13 @@ class GradingPlugin:
     #: (component, actual, expected, inputs, rtol, atol) -> families that reproduce the failure
     diagnoser: Optional[Callable[..., frozenset[str]]] = None
     public_marker: Callable[[pytest.Item], bool] = lambda item: "public" in str(item.path)
+    #: Where a crash in the student's code happened, from the exception (the self-check's: the student's
+    #: code runs in this process; a sandboxed child sends its own, inside the failure's message).
+    where: Optional[Callable[[BaseException], str]] = None
+    #: Code objects to watch for (a function's, a class's methods'), by the name they belong to: `calls`
+    #: then says which of them each test ran (the self-check's: which failures may come from a dependency).
+    watch: dict[Any, str] = field(default_factory=dict)
+    calls: dict[str, set[str]] = field(default_factory=dict)
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
 
@@ -244,6 +252,9 @@ class GradingPlugin:
             message, properties = excinfo.value.msg, [(FAIL_FAST_PROPERTY, type(excinfo.value).__name__)]
         else:
             message, properties = exception_message(excinfo), list(item.user_properties)
+            site = student_crash(excinfo.value, self.where) if self.where is not None else ""
+            if site:
+                message += symptoms.WHERE_MARK + site.replace("\n", "\n    ")
             found = getattr(excinfo.value, "candidates", None)
             if found:
                 properties.append((MISCONCEPTION_PROPERTY, tuple(found)))
@@ -259,6 +270,25 @@ class GradingPlugin:
         diagnoser = self.diagnoser
         testing.DIAGNOSE = None if diagnoser is None or component is None else (
             lambda *args: diagnoser(component, *args))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        """With `watch`, record which watched names the test ran (a profile hook, during the call only)."""
+        if not self.watch:
+            yield
+            return
+        watch, hit = self.watch, self.calls.setdefault(item.nodeid, set())
+
+        def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+            if event == "call" and frame.f_code in watch:
+                hit.add(watch[frame.f_code])
+
+        before = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            yield
+        finally:
+            sys.setprofile(before)
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         component = component_of(item)
@@ -277,6 +307,20 @@ class GradingPlugin:
         if self.reference is None:
             raise RuntimeError("reference implementations are not available here")
         return self.reference()
+
+
+def student_crash(exc: BaseException, where: Callable[[BaseException], str]) -> str:
+    """`where` of the first exception in `exc`'s chain (a suite's helper re-raises the student's
+    exception as a failure message `from None`: the student's stays its context) that names a place."""
+    seen: list[BaseException] = []
+    current: Optional[BaseException] = exc
+    while current is not None and len(seen) < 8 and all(current is not e for e in seen):
+        site = where(current)
+        if site:
+            return site
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return ""
 
 
 #: The repr of every `student` fixture. Hypothesis shows a failing example as a call with each

@@ -15,13 +15,31 @@ from typing import Any, Optional
 
 #: What the grader appends to a failure it has diagnosed (not part of the failure's signature).
 DIAGNOSIS_MARK = "\n  diagnosis: "
+#: The line of a diagnosis that says how to fix the mistake (shown from hint level 2 on).
+FIX_MARK = "\n  fix: "
+#: What the self-check appends to a crash in the student's own code: where, as the student sees it
+#: (not part of the failure's signature either: it names the student's cells).
+WHERE_MARK = "\n  where: "
+#: The hint levels (course.yml feedback.hint_level, check(..., hint=)): 1 the symptom and the
+#: misconception, 2 also the fix.
+HINT_LEVELS = (1, 2)
 #: The bundle's file: {"tests": {"<component>::<test>": {hash: [families]}}, "misconceptions":
 #: {"<component>": {family: {"summary", "fix"}}}, "needs": {"<component>": [same-assignment deps]}}.
 BUNDLED = Path(__file__).resolve().parent / "signatures.json"
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].encode()).hexdigest()[:20]
+    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].split(WHERE_MARK)[0].encode()).hexdigest()[:20]
+
+
+def reveal(text: str, level: int) -> str:
+    """A failure's text at hint `level`: below 2, a diagnosis keeps the misconception and loses its
+    `fix:` line (the concrete change, nearly a solution). One home for the rule (self-check, results)."""
+    if level >= 2 or DIAGNOSIS_MARK not in text:
+        return text
+    head, _, diagnosis = text.partition(DIAGNOSIS_MARK)
+    kept = [line for line in diagnosis.split("\n") if not line.startswith(FIX_MARK.lstrip("\n"))]
+    return head + DIAGNOSIS_MARK + "\n".join(kept)
 
 
 def conclude(evidence: list[set[str]]) -> Optional[str]:

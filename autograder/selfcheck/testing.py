@@ -291,34 +291,142 @@ def normalize_key(key: str) -> str:
     return _BLOCK.sub(r"\1\2", key)
 
 
-def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> None:
-    """Load the reference module's parameters and buffers into the student's module by name.
+def _loose(key: str) -> str:
+    """A name with case, underscores and spaces ignored (`W_V` and `w_v`, `addNorm1` and `addnorm1`)."""
+    return re.sub(r"[\s_-]", "", normalize_key(key)).lower()
 
-    Names are matched after `normalize_key`; the positional-encoding table `P` is not copied
-    (it may be a plain attribute or a buffer). A missing or misshapen parameter fails the test
-    with a message naming it.
-    """
-    skip = set(skip)
-    reference = {normalize_key(k): v for k, v in reference_module.state_dict().items()
-                 if k.split(".")[-1] not in skip}
-    theirs = state_dict(student_module)
-    loaded: dict[str, torch.Tensor] = {}
-    for key, value in theirs.items():
-        if key.split(".")[-1] in skip:
-            continue
+
+_ROLES = {"q": "q", "query": "q", "queries": "q", "k": "k", "key": "k", "keys": "k", "v": "v",
+          "value": "v", "values": "v", "o": "o", "out": "o", "output": "o"}
+
+
+def _role(key: str) -> str:
+    """Which projection a parameter's module name says it is (`query_proj` and `W_q`: "q"), if one."""
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", key.rsplit(".", 1)[0])
+    roles = {_ROLES[w.lower()] for w in words if w.lower() in _ROLES}
+    return roles.pop() if len(roles) == 1 else ""
+
+
+def _leaf(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+class Binding:
+    """Which of the student's parameters and buffers holds which of the course's.
+
+    `pairs` maps the student's key to the contract's key. Names are matched first (after
+    `normalize_key`, then ignoring case and underscores); what is left is matched by structure:
+    entries of the same shape and kind (`weight`, `bias`, ...) in the order the modules registered
+    them. `renamed` lists the pairs whose names differ (what a naming test reports)."""
+
+    def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]]) -> None:
+        self.pairs = pairs
+        self.renamed = renamed
+
+    def describe(self, limit: int = 6) -> str:
+        shown = ", ".join(f"your `{mine}` as the contract's `{theirs}`" for mine, theirs in self.renamed[:limit])
+        more = f" (+{len(self.renamed) - limit} more)" if len(self.renamed) > limit else ""
+        return shown + more
+
+
+def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torch.Tensor]) -> Binding:
+    """Bind the student's entries to the reference's by name, else by structure (see `Binding`).
+
+    Fails, naming the entries, when no binding covers both sides with the same shapes."""
+    reference = {normalize_key(k): v for k, v in reference_state.items()}
+    pairs: dict[str, str] = {}
+    for key, value in student_state.items():  # 1. the contract's names (block spellings aside)
         norm = normalize_key(key)
-        if norm not in reference:
-            raise AssertionError(f"your module has a parameter or buffer '{key}' that the course's "
-                                 f"model does not (expected names: {sorted(reference)[:12]})")
-        if tuple(value.shape) != tuple(reference[norm].shape):
-            raise AssertionError(f"parameter '{key}' has shape {tuple(value.shape)}, "
-                                 f"expected {tuple(reference[norm].shape)}")
-        loaded[key] = as_plain(reference[norm]).to(value.dtype)
-    missing = sorted(set(reference) - {normalize_key(k) for k in loaded})
+        if norm in reference:
+            check(tuple(value.shape) == tuple(reference[norm].shape),
+                  f"parameter '{key}' has shape {tuple(value.shape)}, expected {tuple(reference[norm].shape)}")
+            pairs[key] = norm
+    free = [k for k in reference if k not in pairs.values()]
+    loose = {_loose(k): k for k in free}
+    if len(loose) == len(free):  # 2. the same name in another case or spelling (`W_V`, `add_norm1`)
+        for key, value in student_state.items():
+            match = loose.get(_loose(key)) if key not in pairs else None
+            if match is not None and tuple(value.shape) == tuple(reference[match].shape):
+                pairs[key] = loose.pop(_loose(key))
+    # 3. structure: the rest, by shape and kind, in registration order
+    left_mine = [k for k in student_state if k not in pairs]
+    left_theirs = [k for k in reference if k not in pairs.values()]
+
+    def signature(key: str, value: torch.Tensor) -> tuple[str, tuple[int, ...]]:
+        return _leaf(key), tuple(value.shape)
+
+    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for key in left_theirs:
+        groups.setdefault(signature(key, reference[key]), []).append(key)
+    unmatched = []
+    for key in left_mine:
+        queue = groups.get(signature(key, student_state[key]))
+        if queue:
+            same_role = [k for k in queue if _role(k) and _role(k) == _role(key)]
+            pairs[key] = same_role[0] if same_role else queue[0]
+            queue.remove(pairs[key])
+        else:
+            unmatched.append(key)
+    missing = [k for q in groups.values() for k in q]
+    if unmatched:
+        key = unmatched[0]
+        raise AssertionError(f"your module has a parameter or buffer '{key}' of shape "
+                             f"{tuple(student_state[key].shape)} that matches none of the course's "
+                             f"(the contract's: {_shapes(reference)})")
     if missing:
-        raise AssertionError(f"your module is missing parameters named {missing[:8]} "
-                             f"(the contract fixes these names)")
+        raise AssertionError(f"your module has nothing that matches the course's parameters {missing[:8]} "
+                             f"(the contract's: {_shapes(reference)})")
+    renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
+    return Binding(pairs, renamed)
+
+
+def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
+    items = [f"{k} {tuple(v.shape)}" for k, v in list(state.items())[:limit]]
+    return ", ".join(items) + (", ..." if len(state) > limit else "")
+
+
+def _state(module: Any, skip: set[str]) -> dict[str, torch.Tensor]:
+    return {k: v for k, v in state_dict(module).items() if _leaf(k) not in skip}
+
+
+def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> Binding:
+    """Load the reference module's parameters and buffers into the student's module.
+
+    Entries are bound by `bind`: by the contract's names, else by structure, so that code whose
+    maths is right but whose names differ is compared on its behaviour (the naming test,
+    `assert_contract_names`, costs the names). The positional-encoding table `P` is not copied
+    (it may be a plain attribute or a buffer). No binding of equal shapes fails the test with a
+    message naming the entries."""
+    skip = set(skip)
+    theirs = _state(student_module, skip)
+    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    binding = bind(theirs, reference)
+    normalized = {normalize_key(k): v for k, v in reference.items()}
+    loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
     student_module.load_state_dict(loaded, strict=False)
+    return binding
+
+
+def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> dict[str, torch.Tensor]:
+    """The student's parameters and buffers under the contract's names (bound as `copy_weights` does)."""
+    skip = set(skip)
+    theirs = _state(student_module, skip)
+    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    return {contract: theirs[mine] for mine, contract in bind(theirs, reference).pairs.items()}
+
+
+def assert_contract_names(student_module: Any, reference_module: Any, what: str, *,
+                          skip: Iterable[str] = ("P",)) -> None:
+    """Fail unless the student's parameters and buffers carry the contract's names (block spellings
+    aside): the one test that costs a naming difference; the others compare the bound weights."""
+    skip = set(skip)
+    theirs = _state(student_module, skip)
+    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    binding = bind(theirs, reference)
+    check(not binding.renamed,
+          f"{what}: your names differ from the contract's, so the grader matched them by spelling, shape "
+          f"and registration order: {binding.describe()}. Your module's behaviour was graded with these "
+          f"weights; the contract fixes the names (docs/course-api.md): use the contract's")
 
 
 def param_names(module: Any) -> list[str]:

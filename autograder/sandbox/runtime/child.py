@@ -188,7 +188,7 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
             wire.send(sock, {"ok": server.encodable(result), "rid": rid}, server.to_handle)
         except BaseException as exc:  # student code may raise anything, even SystemExit
             wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
-                                       "traceback": loader.student_traceback(exc)}, "rid": rid})
+                                       "traceback": loader.student_traceback(exc, error=False)}, "rid": rid})
 
 
 def _message(exc: BaseException) -> str:

@@ -11,7 +11,13 @@ import ast
 import re
 import sys
 import traceback
-from typing import Any
+import linecache
+from typing import Any, Optional
+
+try:
+    from procedures import crash_site  # in the sandbox, runtime/ is the import path
+except ImportError:
+    from autograder.sandbox.runtime.procedures import crash_site
 
 _MAGIC = re.compile(r"^(\s*)([%!]|\?\?|\?)")
 #: Load-time errors reported in full; the rest are counted (the grader keeps fewer: course.yml's limits.notes).
@@ -66,12 +72,20 @@ def assigned_names(stmt: ast.stmt) -> set[str]:
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def student_traceback(exc: BaseException, limit_chars: int = 2000) -> str:
-    """The traceback of `exc` restricted to frames of the submission (labels like `<cell 3>`)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
-    text = "".join(traceback.format_list(frames)) if frames else ""
-    text += "".join(traceback.format_exception_only(type(exc), exc))
+def student_traceback(exc: BaseException, limit_chars: int = 2000, error: bool = True) -> str:
+    """Where `exc` broke the submission's code (procedures.crash_site: its cells as labelled, e.g.
+    `In [16], line 7`, the line, the shapes of the tensors on it), then, if `error`, the exception."""
+    text = crash_site(exc, submission_label, limit_chars)
+    if error:
+        text = (text + "\n" if text else "") + "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return text[-limit_chars:]
+
+
+def submission_label(filename: str) -> Optional[str]:
+    """The label of a cell the loader compiled (its file name is `<label>`), None for any other file."""
+    if filename.startswith("<") and filename.endswith(">") and not filename.startswith(("<frozen", "<string")):
+        return filename[1:-1]
+    return None
 
 
 def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +100,10 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
     unset: set[str] = set()  # names that only skipped statements (experiments) assign
     for label, source in cells:
         filename = f"<{label}>"
+        source = strip_magics(source)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # lines for crash reports
         try:
-            tree = ast.parse(strip_magics(source), filename=filename)
+            tree = ast.parse(source, filename=filename)
         except SyntaxError as exc:
             if len(errors) >= MAX_ERRORS:
                 omitted += 1

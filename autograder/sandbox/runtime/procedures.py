@@ -7,9 +7,12 @@ library only, because the sandbox sees nothing else of the kit.
 """
 from __future__ import annotations
 
+import linecache
 import random
+import re
+import traceback
 from typing import Any, Optional
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -73,3 +76,58 @@ def fit(model: Any, batches: list[dict[str, Any]], loss: str, lr: float, steps: 
         losses.append(float(value))
     model.eval()
     return losses
+
+
+#: The student's frames a crash report shows (the innermost ones: where it broke, and what called it).
+CRASH_FRAMES = 3
+
+
+def crash_site(exc: BaseException, label: Callable[[str], Optional[str]], limit_chars: int = 2000) -> str:
+    """Where the student's code broke, as they see it: for each of the student's frames (those whose
+    file `label` names, e.g. "In [16]" or "cell 23"), "In [16], line 7, in forward" and the line; for the
+    innermost, the shapes of the tensors named on that line and the function's docstring (the stub's
+    contract). "" when no frame is the student's."""
+    frames = [(f, n) for f, n in traceback.walk_tb(exc.__traceback__) if label(f.f_code.co_filename)]
+    lines = []
+    for frame, lineno in frames[-CRASH_FRAMES:]:
+        code = frame.f_code
+        source = linecache.getline(code.co_filename, lineno).strip()
+        lines.append(f"{label(code.co_filename)}, line {lineno}, in {code.co_name}"
+                     + (f": {source}" if source else ""))
+    if not frames:
+        return ""
+    frame, lineno = frames[-1]
+    shapes = _shapes_on_line(frame, linecache.getline(frame.f_code.co_filename, lineno))
+    if shapes:
+        lines.append(f"  shapes: {shapes}")
+    doc = _docstring(frame)
+    if doc:
+        lines.append(f"  {frame.f_code.co_name} (its docstring, the contract): {doc}")
+    return "\n".join(lines)[-limit_chars:]
+
+
+def _shapes_on_line(frame: Any, line: str) -> str:
+    """"self.attention_weights (2, 4, 3), values (2, 4, 7)": the tensors among the frame's locals (and
+    the attributes of `self`) that the line names."""
+    shown = []
+    for name in dict.fromkeys(re.findall(r"(?<![.\w])(?:self\.)?[A-Za-z_]\w*", line)):
+        head, _, attribute = name.partition(".")
+        try:
+            value = frame.f_locals.get(head)
+            if attribute:
+                value = getattr(value, attribute, None)
+            if isinstance(value, torch.Tensor):
+                shown.append(f"{name} {tuple(torch.Tensor.size(value))}")
+        except Exception:  # an object of the student's may refuse to be looked at
+            continue
+    return ", ".join(shown[:8])
+
+
+def _docstring(frame: Any) -> str:
+    """The first paragraph of the docstring of the function running in `frame` (a method: of its class)."""
+    code, owner = frame.f_code, frame.f_locals.get("self")
+    fn = getattr(type(owner), code.co_name, None) if owner is not None else frame.f_globals.get(code.co_name)
+    if getattr(fn, "__code__", None) is not code:
+        return ""
+    doc = fn.__doc__ if isinstance(fn.__doc__, str) else ""
+    return " ".join(doc.strip().split("\n\n")[0].split())[:400]

@@ -4,6 +4,11 @@ Properties of attention pooling (normalized weights, predictions inside the rang
 invariance to reordering the training pairs and to shifting x, the two limits of the kernel
 width) plus one comparison with the reference, and a short training run for the learnable width.
 Each component is also compared with the reference on a few fixed problems at realistic sizes.
+
+A comparison of predictions and attention weights scores each part separately (`part`), so that
+weights never stored cost only the parts about them; the width's name `w` is checked once, by
+test_nwk_contract_names, and the other tests set the width through the course's model
+(T.copy_weights), so they use `ref` to build the model only and are of kind "property".
 """
 from __future__ import annotations
 
@@ -64,15 +69,19 @@ def _nwk_data(case: Case, spread: float = 3.0):
     return queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
 
 
-def _model(student, dtype, w):
+#: The parts of a comparison scored separately: predictions and (stored) attention weights.
+PARTS = ("y_hat", "attention_weights")
+
+
+def _model(student, ref, dtype, w):
+    """The student's model with width w, copied from the course's model (T.copy_weights), in eval mode."""
     model = student.NWKernelRegression()
+    reference = ref.NWKernelRegression()
     if dtype == torch.float64:
         model.double()
-    state = T.state_dict(model)
-    T.check("w" in state and tuple(state["w"].shape) == (1,),
-            "NWKernelRegression needs a learnable nn.Parameter named w of shape (1,); "
-            f"your module's state has {[(k, tuple(v.shape)) for k, v in state.items()]}")
-    model.load_state_dict({"w": torch.tensor([float(w)], dtype=state["w"].dtype)}, strict=False)
+        reference.double()
+    reference.load_state_dict({"w": torch.tensor([float(w)], dtype=dtype)})
+    T.copy_weights(model, reference)
     model.eval()
     return model
 
@@ -84,30 +93,34 @@ def _nwk(model, queries, keys, values):
 
 
 def _check_shapes(y_hat, weights, n, m, who):
+    """Shapes of the predictions and, unless None (a test about predictions only) or missing, of the weights."""
     T.assert_shape(y_hat, (n,), f"{who}: predictions for {n} queries")
-    if not isinstance(weights, T.Missing):  # a test that reads the weights fails when it does
+    if weights is not None and not isinstance(weights, T.Missing):  # a test that reads the weights fails when it does
         T.assert_shape(weights, (n, m), f"{who}: attention weights for {n} queries and {m} keys")
 
 
 # ============================================================ nadaraya_watson
 
 @pytest.mark.component("nadaraya_watson")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=20)
 @given(case=cases())
-def test_nw_matches_reference(student, ref, case):
+def test_nw_matches_reference(student, ref, part, case):
     """predictions and weights match the Gaussian-kernel reference (float32 and float64)"""
-    _check_nw_matches_reference(student, ref, case)
+    _check_nw_matches_reference(student, ref, case, part)
 
 
-def _check_nw_matches_reference(student, ref, case: Case) -> None:
+def _check_nw_matches_reference(student, ref, case: Case, part: str) -> None:
+    """The student's predictions or weights (`part`) against the reference's on the case's data."""
     queries, keys, values = _nw_data(case)
     y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
     y_ref, w_ref = _nw(ref.nadaraya_watson, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
     inputs = {"queries": queries, "keys": keys, "values": values}
-    T.assert_close(weights, w_ref, what="attention_weights", inputs=inputs, hint=KERNEL_HINT)
-    T.assert_close(y_hat, y_ref, what="y_hat", inputs=inputs, hint=KERNEL_HINT)
+    if part == "attention_weights":
+        T.assert_close(weights, w_ref, what="attention_weights", inputs=inputs, hint=KERNEL_HINT)
+    else:
+        T.assert_close(y_hat, y_ref, what="y_hat", inputs=inputs, hint=KERNEL_HINT)
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -131,8 +144,8 @@ def test_nw_normalized(student, case):
 def test_nw_within_range(student, case):
     """predictions lie between the smallest and the largest training value"""
     queries, keys, values = _nw_data(case)
-    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     eps = 10 * T.tolerance(case.dtype)[1]
     T.check(bool((y_hat >= values.min() - eps).all() and (y_hat <= values.max() + eps).all()),
             f"y_hat = {y_hat.tolist()} leaves the range [{float(values.min()):.4g}, {float(values.max()):.4g}] "
@@ -209,8 +222,8 @@ def test_nw_mean_for_close_keys(student, case):
     queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 4 - 2).to(case.dtype)
     keys = (torch.rand(case.m, generator=g, dtype=torch.float64) * 1e-6 + 0.25).to(case.dtype)
     values = torch.randn(case.m, generator=g, dtype=torch.float64).to(case.dtype)
-    y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
+    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     rtol, atol = (1e-4, 1e-4) if case.dtype == torch.float32 else (1e-5, 1e-5)
     T.assert_close(y_hat, values.mean().expand(case.n), what="y_hat when all keys are (nearly) equal",
                    inputs={"queries": queries, "keys": keys, "values": values}, rtol=rtol, atol=atol,
@@ -223,11 +236,12 @@ NW_REALISTIC = [Case(40, 64, torch.float32, 101), Case(64, 48, torch.float32, 10
 
 
 @pytest.mark.component("nadaraya_watson")
-@pytest.mark.weight(1 / len(NW_REALISTIC))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(NW_REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("case", NW_REALISTIC, ids=repr)
-def test_nw_at_realistic_size(student, ref, case):
+def test_nw_at_realistic_size(student, ref, case, part):
     """predictions and weights match the reference at realistic sizes (32-64 queries and keys, float32)"""
-    _check_nw_matches_reference(student, ref, case)
+    _check_nw_matches_reference(student, ref, case, part)
 
 
 # ============================================================ NWKernelRegression
@@ -236,40 +250,49 @@ W_VALUES = st.sampled_from([-1.5, -0.7, 0.3, 1.0, 2.5])
 
 
 @pytest.mark.component("NWKernelRegression")
-@pytest.mark.weight(2)
-@settings(max_examples=20)
-@given(case=cases(), w=W_VALUES)
-def test_nwk_matches_reference(student, ref, case, w):
-    """output and attention_weights match the reference for a given w (float32 and float64)"""
-    _check_nwk_matches_reference(student, ref, case, w)
-
-
-def _check_nwk_matches_reference(student, ref, case, w):
-    """The student's model and the course's, both with w, on the case's data: shapes, weights, output."""
-    queries, keys, values = _nwk_data(case)
-    model = student.NWKernelRegression()
-    reference = ref.NWKernelRegression()
-    if case.dtype == torch.float64:
-        model.double()
-        reference.double()
-    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
-    T.copy_weights(model, reference)
-    model.eval()
-    y_hat, weights = _nwk(model, queries, keys, values)
-    y_ref, w_ref = _nwk(reference, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
-    inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
-    T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
-    T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's name: no mutant renames w; the other tests bind it by structure")
+def test_nwk_contract_names(student, ref):
+    """the kernel width is the learnable parameter w"""
+    T.assert_contract_names(student.NWKernelRegression(), ref.NWKernelRegression(), "NWKernelRegression()")
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.weight(2 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=20)
+@given(case=cases(), w=W_VALUES)
+def test_nwk_matches_reference(student, ref, part, case, w):
+    """output and attention_weights match the reference for a given w (float32 and float64)"""
+    _check_nwk_matches_reference(student, ref, case, w, part)
+
+
+def _check_nwk_matches_reference(student, ref, case, w, part):
+    """The student's model and the course's, both with w, on the case's data: the output or the stored
+    weights (`part`)."""
+    queries, keys, values = _nwk_data(case)
+    reference = ref.NWKernelRegression()
+    if case.dtype == torch.float64:
+        reference.double()
+    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
+    model = _model(student, ref, case.dtype, w)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    y_ref, w_ref = _nwk(reference, queries, keys, values)
+    inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
+    if part == "attention_weights":
+        T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
+    else:
+        T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)
+
+
+@pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=10)
 @given(case=cases(), w=W_VALUES)
-def test_nwk_normalized(student, case, w):
+def test_nwk_normalized(student, ref, case, w):
     """stored attention_weights are non-negative and each row sums to 1 over its keys (n != m)"""
     queries, keys, values = _nwk_data(case)
-    model = _model(student, case.dtype, w)
+    model = _model(student, ref, case.dtype, w)
     y_hat, weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
     T.check(bool((weights >= 0).all()), "model.attention_weights must be non-negative (store them after the softmax)")
@@ -280,14 +303,15 @@ def test_nwk_normalized(student, case, w):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=10)
 @given(case=cases(), w=W_VALUES)
-def test_nwk_within_range(student, case, w):
+def test_nwk_within_range(student, ref, case, w):
     """each prediction lies between the smallest and the largest value of its own row"""
     queries, keys, values = _nwk_data(case)
-    model = _model(student, case.dtype, w)
-    y_hat, weights = _nwk(model, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    model = _model(student, ref, case.dtype, w)
+    y_hat, _ = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
     eps = 10 * T.tolerance(case.dtype)[1]
     lo, hi = values.min(dim=1).values, values.max(dim=1).values
     bad = ((y_hat < lo - eps) | (y_hat > hi + eps)).nonzero().flatten().tolist()
@@ -300,13 +324,14 @@ def test_nwk_within_range(student, case, w):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=8)
 @given(case=cases(min_m=2), w=W_VALUES, data=st.data())
-def test_nwk_permutation(student, case, w, data):
+def test_nwk_permutation(student, ref, case, w, data):
     """reordering each row's (key, value) pairs together changes no prediction"""
     queries, keys, values = _nwk_data(case)
     perm = torch.tensor(data.draw(st.permutations(range(case.m)), label="permutation"))
-    model = _model(student, case.dtype, w)
+    model = _model(student, ref, case.dtype, w)
     y1, w1 = _nwk(model, queries, keys, values)
     y2, w2 = _nwk(model, queries, keys[:, perm], values[:, perm])
     _check_shapes(y1, w1, case.n, case.m, "NWKernelRegression")
@@ -317,12 +342,13 @@ def test_nwk_permutation(student, case, w, data):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=8)
 @given(case=cases(), w=W_VALUES, shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
-def test_nwk_shift(student, case, w, shift):
+def test_nwk_shift(student, ref, case, w, shift):
     """shifting queries and keys by the same amount changes nothing"""
     queries, keys, values = _nwk_data(case)
-    model = _model(student, case.dtype, w)
+    model = _model(student, ref, case.dtype, w)
     y1, w1 = _nwk(model, queries, keys, values)
     y2, w2 = _nwk(model, queries + shift, keys + shift, values)
     _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", "output",
@@ -331,9 +357,10 @@ def test_nwk_shift(student, case, w, shift):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=8)
 @given(case=cases(min_m=2), data=st.data())
-def test_nwk_large_w_interpolates(student, case, data):
+def test_nwk_large_w_interpolates(student, ref, case, data):
     """large w: a query sitting on one of its keys (others at least 1 away) gets that key's value"""
     g = case.gen()
     base = torch.arange(case.m, dtype=torch.float64) * 1.5
@@ -343,7 +370,7 @@ def test_nwk_large_w_interpolates(student, case, data):
                                    label="key chosen by each query"))
     queries = keys[torch.arange(case.n), picks]
     queries, keys, values = queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
-    model = _model(student, case.dtype, 40.0)
+    model = _model(student, ref, case.dtype, 40.0)
     y_hat, weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
     inputs = {"w": 40.0, "queries": queries, "keys": keys, "values": values}
@@ -355,14 +382,15 @@ def test_nwk_large_w_interpolates(student, case, data):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @settings(max_examples=8)
 @given(case=cases())
-def test_nwk_small_w_mean(student, case):
+def test_nwk_small_w_mean(student, ref, case):
     """small w (a very wide kernel): each prediction is the mean of its row of values"""
     queries, keys, values = _nwk_data(case)
-    model = _model(student, case.dtype, 1e-4)
-    y_hat, weights = _nwk(model, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    model = _model(student, ref, case.dtype, 1e-4)
+    y_hat, _ = _nwk(model, queries, keys, values)
+    _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
     T.assert_close(y_hat, values.mean(dim=1), what="output with w = 1e-4", rtol=1e-4, atol=1e-4,
                    inputs={"queries": queries, "keys": keys, "values": values},
                    hint="with w close to 0 all keys weigh the same, so the output is the row mean of the values: "
@@ -382,11 +410,12 @@ def _training_data(dtype):
 
 
 @pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("property")  # `ref` only builds the model
 @pytest.mark.parametrize("dtype", [torch.float32])
-def test_nwk_training_lowers_loss(student, dtype):
+def test_nwk_training_lowers_loss(student, ref, dtype):
     """training w by gradient descent lowers the loss (w must receive gradients)"""
     x, keys, values, y = _training_data(dtype)
-    model = _model(student, dtype, 0.05)  # a far too wide kernel: predictions near the overall mean
+    model = _model(student, ref, dtype, 0.05)  # a far too wide kernel: predictions near the overall mean
 
     def loss() -> float:
         model.eval()
@@ -401,10 +430,10 @@ def test_nwk_training_lowers_loss(student, dtype):
             "on the parameter w through autograd: use self.w as a tensor in forward (no .item(), float(), "
             ".detach() or .data)") from None
     after = loss()
-    w_after = float(T.state_dict(model)["w"].reshape(-1)[0])
+    w_after = [round(float(v.reshape(-1)[0]), 4) for v in T.state_dict(model).values()]
     T.check(after < 0.8 * before,
             f"training (15 Adam steps, lr 0.5, mean squared error) did not lower the loss enough: "
-            f"{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after:.4g}. "
+            f"{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after}. "
             "w must be an nn.Parameter used as a tensor in forward (no .item(), float() or .detach()), "
             "so that gradients reach it")
 
@@ -415,8 +444,9 @@ NWK_REALISTIC = [(Case(40, 64, torch.float32, 111), 0.7), (Case(64, 48, torch.fl
 
 
 @pytest.mark.component("NWKernelRegression")
-@pytest.mark.weight(1 / len(NWK_REALISTIC))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(NWK_REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("case,w", NWK_REALISTIC, ids=[f"{c!r}-w={w}" for c, w in NWK_REALISTIC])
-def test_nwk_at_realistic_size(student, ref, case, w):
+def test_nwk_at_realistic_size(student, ref, case, w, part):
     """output and attention_weights match the reference at realistic sizes (32-64 queries, 32-64 keys each, float32)"""
-    _check_nwk_matches_reference(student, ref, case, w)
+    _check_nwk_matches_reference(student, ref, case, w, part)

@@ -5,6 +5,11 @@ checked through properties: normalization, exact zeros past the valid length, in
 (junk in masked positions, padding, shifts, batch items), gradients, and where dropout acts.
 Each is also compared with the reference on a few fixed problems at realistic sizes.
 Valid lengths are always >= 1 (rows with valid length 0 are outside the contract).
+
+One check, one score: the comparisons with the reference score each form of valid_lens (None, (B,),
+(B, Q)) separately, and a module's output and its stored attention_weights are separate parts
+(`part`), so that a crash on one form or weights never stored cost only their own share. The
+additive attention's parameter names are checked once, by test_add_contract_names.
 """
 from __future__ import annotations
 
@@ -93,6 +98,12 @@ def cases(draw, kinds=("none", "1d", "2d"), same_qk=False, min_B=1, min_K=1, dty
 
 def masked_cases(**kw):
     return cases(kinds=("1d", "2d"), **kw)
+
+
+#: The forms of valid_lens, each scored separately by the comparisons with the reference.
+LENS_FORMS = ("none", "1d", "2d")
+#: The parts of an attention module's checks scored separately: its output and its stored weights.
+PARTS = ("output", "attention_weights")
 
 
 @st.composite
@@ -236,11 +247,13 @@ def _ms(fn, X, lens, hint=None):
 
 
 @pytest.mark.component("masked_softmax")
-@pytest.mark.weight(2)
-@settings(max_examples=20)
-@given(case=cases())
-def test_ms_matches_reference(student, ref, case):
+@pytest.mark.weight(2 / len(LENS_FORMS))  # the forms share one test's weight
+@pytest.mark.parametrize("form", LENS_FORMS)
+@settings(max_examples=7)
+@given(data=st.data())
+def test_ms_matches_reference(student, ref, form, data):
     """matches the reference for valid_lens None, (B,) and (B, Q), in float32 and float64"""
+    case = data.draw(cases(kinds=(form,)), label="case")
     X = _scores(case)
     out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
     T.assert_close(out, ref.masked_softmax(X.clone(), _clone(case.lens)), what="masked_softmax(X, valid_lens)",
@@ -416,28 +429,34 @@ def _hint(name):
     return ADD_HINT if name == "AdditiveAttention" else DOT_HINT
 
 
-def check_matches_reference(student, ref, name, case):
+def check_matches_reference(student, ref, name, case, part):
+    """The module with the reference's weights against the reference: its output or its stored weights."""
     q, k, v = case.data()
     model, reference = _build(student, ref, name, case)
     out = _attend(model, name, q, k, v, case.lens)
-    w = _weights(model, (case.B, case.Q, case.K))
     expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
     inputs = _inputs(case, q, k, v)
-    T.assert_close(w, reference.attention_weights.detach(), what="model.attention_weights", inputs=inputs,
-                   hint=_hint(name))
-    T.assert_close(out, expected, what="output", inputs=inputs, hint=_hint(name))
+    if part == "attention_weights":
+        T.assert_close(_weights(model, (case.B, case.Q, case.K)), reference.attention_weights.detach(),
+                       what="model.attention_weights", inputs=inputs, hint=_hint(name))
+    else:
+        T.assert_close(out, expected, what="output", inputs=inputs, hint=_hint(name))
 
 
-def check_convex(student, name, case):
+def check_convex(student, name, case, part):
+    """The stored weights are a distribution over the valid keys that gives the output, or (`part` output) the
+    output lies within the range of the valid values."""
     q, k, v = case.data()
     model = _student_only(student, name, case)
     out = _attend(model, name, q, k, v, case.lens)
     T.assert_shape(out, (case.B, case.Q, case.dv), "output (batch, queries, value size)")
-    w = _weights(model, (case.B, case.Q, case.K))
-    _check_distribution(w, case, "model.attention_weights", MASK_HINT + " (pass valid_lens to masked_softmax)")
-    T.assert_close(out, torch.bmm(w, v), what="output against attention_weights @ values (eval mode)",
-                   inputs=_inputs(case, q, k, v), hint="the output is the weighted average of the values, "
-                                                       "with the stored attention weights")
+    if part == "attention_weights":
+        w = _weights(model, (case.B, case.Q, case.K))
+        _check_distribution(w, case, "model.attention_weights", MASK_HINT + " (pass valid_lens to masked_softmax)")
+        T.assert_close(out, torch.bmm(w, v), what="output against attention_weights @ values (eval mode)",
+                       inputs=_inputs(case, q, k, v), hint="the output is the weighted average of the values, "
+                                                           "with the stored attention weights")
+        return
     valid = case.valid()[..., None]  # (B, Q, K, 1)
     vv = v[:, None, :, :]  # (B, 1, K, dv)
     hi = torch.where(valid, vv, torch.tensor(float("-inf"), dtype=v.dtype)).amax(2)
@@ -448,12 +467,13 @@ def check_convex(student, name, case):
             f"  hint: {MASK_HINT}")
 
 
-def check_padding(student, name, case, extra):
-    """Junk keys/values past the valid length, and extra padded pairs appended, change nothing."""
+def check_padding(student, name, case, extra, part):
+    """Junk keys/values past the valid length, and extra padded pairs appended, change neither the output nor
+    (`part` attention_weights) the weights of the original keys."""
     q, k, v = case.data()
     model = _student_only(student, name, case)
     base = _attend(model, name, q, k, v, case.lens)
-    w_base = _weights(model, (case.B, case.Q, case.K))
+    w_base = _weights(model, (case.B, case.Q, case.K)) if part == "attention_weights" else None
     g = torch.Generator().manual_seed(case.seed + 5)
     # one length per batch item here (junk keys must be invisible to every query of the item)
     pad = ~(torch.arange(case.K)[None, :] < case.lens2d().max(dim=1).values[:, None])  # (B, K)
@@ -465,8 +485,10 @@ def check_padding(student, name, case, extra):
     out = _attend(model, name, q, k2, v2, lens)
     hint = "keys and values at index >= valid length must have no effect: " + MASK_HINT
     inputs = _inputs(case, q, k, v, extra_padded_pairs=extra)
-    T.assert_close(out, base, what=f"output after changing the keys/values past the valid length and appending "
-                                   f"{extra} padded pairs", inputs=inputs, hint=hint)
+    if part == "output":
+        T.assert_close(out, base, what=f"output after changing the keys/values past the valid length and appending "
+                                       f"{extra} padded pairs", inputs=inputs, hint=hint)
+        return
     w = _weights(model, (case.B, case.Q, case.K + extra))
     T.assert_close(w[..., :case.K], w_base, what="attention weights of the original keys after padding",
                    inputs=inputs, hint=hint)
@@ -594,28 +616,43 @@ ADD = "AdditiveAttention"
 
 
 @pytest.mark.component(ADD)
-@pytest.mark.weight(2)
-@settings(max_examples=15)
-@given(case=cases())
-def test_add_matches_reference(student, ref, case):
+@pytest.mark.kind("structure")
+def test_add_contract_names(student, ref):
+    """the projections carry the contract's names (W_k, W_q, w_v, without biases)"""
+    T.seed(student, 0)
+    T.assert_contract_names(student.AdditiveAttention(2, 3, 6, 0.0), ref.AdditiveAttention(2, 3, 6, 0.0),
+                            "AdditiveAttention(key_size=2, query_size=3, num_hiddens=6, dropout=0)")
+
+
+@pytest.mark.component(ADD)
+@pytest.mark.weight(2 / (len(LENS_FORMS) * len(PARTS)))  # the forms and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@pytest.mark.parametrize("form", LENS_FORMS)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_add_matches_reference(student, ref, form, part, data):
     """output and attention_weights match the reference with the same weights (rectangular shapes, float32/64)"""
-    check_matches_reference(student, ref, ADD, case)
+    check_matches_reference(student, ref, ADD, data.draw(cases(kinds=(form,)), label="case"), part)
 
 
 @pytest.mark.component(ADD)
-@settings(max_examples=8)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
 @given(case=cases())
-def test_add_convex(student, case):
+def test_add_convex(student, part, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
-    check_convex(student, ADD, case)
+    check_convex(student, ADD, case, part)
 
 
 @pytest.mark.component(ADD)
-@settings(max_examples=8)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
 @given(case=cases(kinds=("none", "1d")), extra=st.integers(1, 2))
-def test_add_padding(student, case, extra):
+def test_add_padding(student, part, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
-    check_padding(student, ADD, case, extra)
+    check_padding(student, ADD, case, extra, part)
 
 
 @pytest.mark.component(ADD)
@@ -667,11 +704,12 @@ def test_add_gradient(student, ref, case):
 
 
 @pytest.mark.component(ADD)
-@pytest.mark.weight(1 / len(REALISTIC))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
-def test_add_at_realistic_size(student, ref, case):
+def test_add_at_realistic_size(student, ref, case, part):
     """output and attention_weights match the reference with the same weights at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""
-    check_matches_reference(student, ref, ADD, case)
+    check_matches_reference(student, ref, ADD, case, part)
 
 
 # ============================================================ DotProductAttention
@@ -680,12 +718,14 @@ DOT = "DotProductAttention"
 
 
 @pytest.mark.component(DOT)
-@pytest.mark.weight(2)
-@settings(max_examples=15)
-@given(case=cases(same_qk=True))
-def test_dot_matches_reference(student, ref, case):
+@pytest.mark.weight(2 / (len(LENS_FORMS) * len(PARTS)))  # the forms and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@pytest.mark.parametrize("form", LENS_FORMS)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_dot_matches_reference(student, ref, form, part, data):
     """output and attention_weights match the reference (rectangular shapes, float32/64)"""
-    check_matches_reference(student, ref, DOT, case)
+    check_matches_reference(student, ref, DOT, data.draw(cases(kinds=(form,), same_qk=True), label="case"), part)
 
 
 @pytest.mark.component(DOT)
@@ -704,19 +744,23 @@ def test_dot_matches_sdpa(student, case):
 
 
 @pytest.mark.component(DOT)
-@settings(max_examples=8)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
 @given(case=cases(same_qk=True))
-def test_dot_convex(student, case):
+def test_dot_convex(student, part, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
-    check_convex(student, DOT, case)
+    check_convex(student, DOT, case, part)
 
 
 @pytest.mark.component(DOT)
-@settings(max_examples=8)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
 @given(case=cases(kinds=("none", "1d"), same_qk=True), extra=st.integers(1, 2))
-def test_dot_padding(student, case, extra):
+def test_dot_padding(student, part, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
-    check_padding(student, DOT, case, extra)
+    check_padding(student, DOT, case, extra, part)
 
 
 @pytest.mark.component(DOT)
@@ -768,8 +812,9 @@ def test_dot_gradient(student, ref, case):
 
 
 @pytest.mark.component(DOT)
-@pytest.mark.weight(1 / len(REALISTIC_SAME_QK))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC_SAME_QK) * len(PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("case", REALISTIC_SAME_QK, ids=realistic_id)
-def test_dot_at_realistic_size(student, ref, case):
+def test_dot_at_realistic_size(student, ref, case, part):
     """output and attention_weights match the reference at realistic sizes (batch 8, 32-64 queries and keys, 32-64 features)"""
-    check_matches_reference(student, ref, DOT, case)
+    check_matches_reference(student, ref, DOT, case, part)

@@ -1,10 +1,16 @@
 """Hidden tests for assignment 03: the RNN decoder with Bahdanau attention (instructor only).
 
 Encoder outputs come from the given Seq2SeqEncoder run here in the grader and are sent as tensors.
-Properties are checked against computations from the student's own weights (the query of each
-step, the GRU input of one step); then the whole decoder is compared with the reference with
-its weights copied in (also on a few fixed problems at realistic sizes); finally one SGD step
-and a short training run go through an EncoderDecoder built from the student's classes.
+With the course's weights copied in, single steps are checked against computations rebuilt here
+from those weights (the query of each step, the GRU input of one step); then the whole decoder is
+compared with the reference (also on a few fixed problems at realistic sizes); finally one SGD
+step and a short training run go through an EncoderDecoder built from the student's classes.
+
+One check, one score: a comparison of outputs (logits, hidden state) and of the stored
+attention_weights is run once per part (`part`), so that a missing or wrong attention_weights
+costs only the parts about it. Tests that compare the student's decoder with itself (step by step
+against whole) or check properties are of kind "property": they earn credit only in proportion to
+the reference comparisons passed.
 
 Feeding a whole target sequence in eval mode is outside the contract: whole sequences are fed in
 training mode with dropout 0 (deterministic), eval mode is exercised one step at a time.
@@ -73,26 +79,26 @@ def build(student, c, dropout=0.0, mode="train"):
 call = functools.partial(T.call, hint=MODULE_HINT, show_args=False)
 
 
+#: The parts of a comparison that are scored separately (see the module's docstring).
+PARTS = ("outputs", "attention_weights")
+by_part = pytest.mark.parametrize("part", PARTS)
+
+
 def step_weights(dec, c, step):
-    weights = list(dec.attention_weights)
+    """The decoder's stored attention_weights (a missing attribute fails here, in the tests that read it)."""
+    weights = list(T.attribute(dec, "attention_weights", describe(c)))
     T.check(len(weights) == step, f"after decoding {step} step(s) in one forward call, attention_weights should hold "
                                   f"{step} tensor(s), one per decoding step, got {len(weights)}")
     return [T.as_plain(w) for w in weights]
 
 
-# Pieces of the decoder rebuilt here from the student's own weights.
+# Pieces of the decoder rebuilt here from the course's weights, copied into the student's decoder.
 
-def weights_of(dec, c):
-    """The student's state_dict, after checking the shapes the pieces below rely on."""
-    sd = T.state_dict(dec)
-    H, E = c["H"], c["E"]
-    expected = {"attention.W_q.weight": (H, H), "attention.W_k.weight": (H, H), "attention.w_v.weight": (1, H),
-                "embedding.weight": (c["V"], E), "rnn.weight_ih_l0": (3 * H, E + H), "dense.weight": (c["V"], H)}
-    for name, shape in expected.items():
-        T.check(name in sd, f"{describe(c)} has no parameter '{name}' (yours: {sorted(sd)[:12]})")
-        T.check(tuple(sd[name].shape) == shape, f"{describe(c)}: '{name}' has shape {tuple(sd[name].shape)}, expected "
-                                                f"{shape} (the GRU reads cat(context, embedding): embed_size + num_hiddens)")
-    return sd
+def course_weights(dec, ref, c):
+    """The course's (random) decoder weights, copied into `dec` (T.copy_weights), as the course names them."""
+    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0)
+    T.copy_weights(dec, r)
+    return T.state_dict(r)
 
 
 def load(module, sd, prefix, what):
@@ -124,6 +130,19 @@ def gru_from(sd, c):
     return gru
 
 
+# ---------------------------------------------------------------- names
+
+@pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_decoder_contract_names(student, ref):
+    """the decoder's parameters carry the contract's names (attention.W_q, attention.W_k, attention.w_v, embedding, rnn, dense)"""
+    c = dict(V=5, E=3, H=4, L=2)
+    T.seed(student, 0)
+    dec = student.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0)
+    T.assert_contract_names(dec, ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0), describe(c))
+
+
 # ---------------------------------------------------------------- init_state
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -150,6 +169,7 @@ def test_init_state_permutes_batch_first(student, ref, c):
 # ---------------------------------------------------------------- attention weights
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.kind("property")  # `ref` only builds the encoder outputs
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(none_lens=False), first=st.integers(1, 3))
 def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first):
@@ -177,7 +197,7 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
 def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
     """at every step the attention query is the top layer (hidden_state[-1]) of the current hidden state (num_layers >= 2)"""
     dec = build(student, c, mode="eval")
-    sd = weights_of(dec, c)
+    sd = course_weights(dec, ref, c)
     attend = attention_from(sd, c["H"])
     state = dec.init_state(encoder_outputs(ref, c), c["lens"])
     enc_bt = T.as_plain(state[0])
@@ -194,7 +214,7 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
                     + (f"; your weights match layer {layers[0]} instead (hidden_state[0] is the bottom layer)"
                        if layers else ""))
             T.assert_close(got, expected, what=f"attention weights of step {t} (fed one token at a time) vs additive "
-                           f"attention of your weights with query = top layer of the hidden state", hint=hint)
+                           f"attention with the same weights and query = top layer of the hidden state", hint=hint)
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -203,7 +223,7 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
 def test_gru_input_is_context_then_embedding(student, ref, c, data):
     """one decoding step runs the GRU on cat(context, embedding), in that order, then dense"""
     dec = build(student, c, mode="eval")
-    sd = weights_of(dec, c)
+    sd = course_weights(dec, ref, c)
     enc = encoder_outputs(ref, c)
     X = targets(c)
     logits, state = call(f"{describe(c)} in eval mode on one step", dec, X, dec.init_state(enc, c["lens"]))
@@ -233,35 +253,43 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
 # ---------------------------------------------------------------- decoding step by step
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.kind("property")  # the decoder against itself; `ref` only builds the encoder outputs
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@by_part
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(2, 4)))
-def test_step_by_step_equals_whole_sequence(student, ref, c):
+def test_step_by_step_equals_whole_sequence(student, ref, part, c):
     """feeding the target one token at a time (passing the returned state on) equals feeding it whole (training mode, dropout 0)"""
     dec = build(student, c)
     enc = encoder_outputs(ref, c)
     X = targets(c)
     whole, whole_state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
-    whole_weights = step_weights(dec, c, c["T_dec"])
+    whole_weights = step_weights(dec, c, c["T_dec"]) if part == "attention_weights" else []
     state, outs, weights = dec.init_state(enc, c["lens"]), [], []
     for t in range(c["T_dec"]):
         out, state = call(f"{describe(c)}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
         outs.append(T.as_plain(out))
-        weights += step_weights(dec, c, 1)
+        if part == "attention_weights":
+            weights += step_weights(dec, c, 1)
     hint = ("inside forward, each step's query must come from the hidden state updated by the previous GRU step "
             "(not the one forward started with), and forward must return that updated hidden state in its new state")
-    T.assert_close(torch.cat(outs, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
-                   hint=hint)
-    T.assert_close(torch.cat(weights, dim=1), torch.cat(whole_weights, dim=1),
-                   what="attention weights step by step vs at once", hint=hint)
-    T.assert_close(state[1], whole_state[1], what="final hidden state step by step vs at once", hint=hint)
+    if part == "outputs":
+        T.assert_close(torch.cat(outs, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
+                       hint=hint)
+        T.assert_close(state[1], whole_state[1], what="final hidden state step by step vs at once", hint=hint)
+    else:
+        T.assert_close(torch.cat(weights, dim=1), torch.cat(whole_weights, dim=1),
+                       what="attention weights step by step vs at once", hint=hint)
 
 
 # ---------------------------------------------------------------- the reference
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@by_part
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(1, 4)))
-def test_matches_reference(student, ref, c):
+def test_matches_reference(student, ref, part, c):
     """with the course's weights copied in, logits, hidden state and attention weights match the course's decoder"""
     dec = build(student, c, dropout=0.3, mode="train")
     r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.3)
@@ -277,23 +305,27 @@ def test_matches_reference(student, ref, c):
         with torch.no_grad():
             r_out, r_state = r(X[:, t:t + 1], r_state)
         what = f"{describe(c, 0.3)} in eval mode, step {t}, vs the course's decoder with the same weights"
-        T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
-        T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=f"{what}: attention weights",
-                       hint=MODULE_HINT)
-        T.assert_close(state[1], r_state[1], what=f"{what}: hidden state", hint=MODULE_HINT)
+        if part == "outputs":
+            T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
+            T.assert_close(state[1], r_state[1], what=f"{what}: hidden state", hint=MODULE_HINT)
+        else:
+            T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=f"{what}: attention weights",
+                           hint=MODULE_HINT)
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@by_part
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(steps=st.integers(1, 4)))
-def test_matches_reference_whole_sequence(student, ref, c):
+def test_matches_reference_whole_sequence(student, ref, part, c):
     """on a whole target sequence (training mode, dropout 0) the decoder matches the course's decoder with the same weights"""
-    check_whole_sequence_matches_reference(student, ref, c)
+    check_whole_sequence_matches_reference(student, ref, c, part)
 
 
-def check_whole_sequence_matches_reference(student, ref, c):
-    """The student's decoder and the course's, same weights, training mode, dropout 0, on case `c`: logits,
-    attention weights step after step, final hidden state, state[0]."""
+def check_whole_sequence_matches_reference(student, ref, c, part):
+    """The student's decoder and the course's, same weights, training mode, dropout 0, on case `c`: the outputs
+    (logits, final hidden state, state[0]) or the attention weights step after step (`part`)."""
     dec = build(student, c)
     r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.0).train()
     T.copy_weights(dec, r)
@@ -303,9 +335,11 @@ def check_whole_sequence_matches_reference(student, ref, c):
     with torch.no_grad():
         r_out, r_state = r(X, r.init_state(enc, c["lens"]))
     what = f"{describe(c)} on X of shape {tuple(X.shape)} vs the course's decoder with the same weights"
+    if part == "attention_weights":
+        T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
+                       what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
+        return
     T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)
-    T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
-                   what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
     T.assert_close(state[1], r_state[1], what=f"{what}: final hidden state", hint=MODULE_HINT)
     T.assert_close(state[0], r_state[0], what=f"{what}: returned state[0], the encoder outputs batch first")
 
@@ -330,11 +364,12 @@ def realistic_id(c):
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
-@pytest.mark.weight(1 / len(REALISTIC))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
+@by_part
 @pytest.mark.parametrize("c", REALISTIC, ids=realistic_id)
-def test_matches_reference_at_realistic_size(student, ref, c):
+def test_matches_reference_at_realistic_size(student, ref, c, part):
     """at realistic sizes (batch 8, 32-64 source and target steps, 32-64 features) the decoder matches the course's decoder with the same weights"""
-    check_whole_sequence_matches_reference(student, ref, c)
+    check_whole_sequence_matches_reference(student, ref, c, part)
 
 
 # ---------------------------------------------------------------- training through the given EncoderDecoder

@@ -1,15 +1,17 @@
 """Hidden tests for assignment 04: multi-head attention (instructor only).
 
 transpose_qkv / transpose_output are pure reshapes: compared exactly (torch.equal). MultiHeadAttention
-is checked against independent computations from the student's own weights (one head, a loop over
-per-head weight slices, one batch item or one query at a time) and against the reference with its
-weights copied in.
+is checked against independent computations from the course's weights copied into the student's
+module (one head, a loop over per-head weight slices), against itself (one batch item or one query at
+a time) and against the reference with its weights copied in. Its parameter names are checked once,
+by test_mha_contract_names; the comparison with the reference in eval mode scores each form of
+valid_lens (None, (B,), (B, Q)) separately.
 """
 import math
 
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
@@ -223,19 +225,18 @@ def run(m, c, q, k, v, lens):
                   f"valid_lens {lens_text(lens)}", m, q, k, v, lens, hint=hint, show_args=False)
 
 
-def weights(m, c):
-    """The student's projections as plain tensors, checking the bias flag was honoured."""
-    sd = T.state_dict(m)
-    for name in ("W_q", "W_k", "W_v", "W_o"):
-        T.check(f"{name}.weight" in sd, f"{describe(c)} has no parameter '{name}.weight' "
-                                         f"(your parameters: {sorted(sd)})")
-        if c["bias"]:
-            T.check(f"{name}.bias" in sd, f"{describe(c)}: with bias=True every projection needs a bias, "
-                                           f"'{name}.bias' is missing (pass bias=bias to each nn.Linear)")
-        else:
-            T.check(f"{name}.bias" not in sd, f"{describe(c)}: with bias=False the projections must have no "
-                                               f"bias, found '{name}.bias'")
-    return sd
+def reference_model(ref, c, dropout=0.0):
+    """The course's MultiHeadAttention for case c (random weights), in eval mode and the case's dtype."""
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], dropout, c["bias"]).eval()
+    return r.to(c["dtype"])
+
+
+def weights(m, ref, c):
+    """The course's projections, copied into the student's module (T.copy_weights: with bias=True every
+    projection has a bias, with bias=False none), as plain tensors under the course's names."""
+    r = reference_model(ref, c)
+    T.copy_weights(m, r)
+    return T.state_dict(r)
 
 
 def linear(sd, name, x, rows=slice(None)):
@@ -277,10 +278,10 @@ MHA_HINT = ("project with W_q, W_k, W_v; split the features into h heads with tr
 
 @pytest.mark.component("MultiHeadAttention")
 @given(c=mha_case(heads=st.just(1)))
-def test_mha_one_head_is_single_head_attention(student, c):
+def test_mha_one_head_is_single_head_attention(student, ref, c):
     """with one head, the output is W_o(attention(W_q q, W_k k, W_v v)): queries use W_q, keys W_k, values W_v"""
     m = build(student, c)
-    sd = weights(m, c)
+    sd = weights(m, ref, c)
     q, k, v = make_inputs(c)
     expected = linear(sd, "W_o", attend(linear(sd, "W_q", q), linear(sd, "W_k", k), linear(sd, "W_v", v),
                                         key_mask(c["lens"], c["B"], c["Q"], c["K"])))
@@ -293,10 +294,10 @@ def test_mha_one_head_is_single_head_attention(student, c):
 
 @pytest.mark.component("MultiHeadAttention")
 @given(c=mha_case(heads=st.integers(2, 3)))
-def test_mha_equals_loop_over_heads(student, c):
+def test_mha_equals_loop_over_heads(student, ref, c):
     """the output equals a loop over heads: head i uses the i-th slice of the projections, scaled by 1/sqrt(d/h), heads concatenated in order, then W_o"""
     m = build(student, c)
-    sd = weights(m, c)
+    sd = weights(m, ref, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), loop_over_heads(sd, c, q, k, v),
                    what=f"{describe(c)} vs an explicit loop over the {c['h']} heads", inputs={"valid_lens": c["lens"]},
@@ -371,8 +372,7 @@ def test_mha_permuting_queries_permutes_outputs(student, c, data):
 def test_mha_distinct_sizes_match_reference(student, ref, c):
     """query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)"""
     m = build(student, c)
-    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.0, c["bias"]).eval()
-    r.to(c["dtype"])
+    r = reference_model(ref, c)
     T.copy_weights(m, r)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
@@ -385,27 +385,41 @@ def test_mha_distinct_sizes_match_reference(student, ref, c):
 def test_mha_bias_matches_reference(student, ref, c):
     """with bias=True all four projections have a bias, and the output matches the course's model"""
     m = build(student, c)
-    weights(m, c)
-    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.0, True).eval()
-    r.to(c["dtype"])
+    r = reference_model(ref, c)
     T.copy_weights(m, r)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
                    "with the same weights", inputs={"valid_lens": c["lens"]}, hint=MHA_HINT)
 
 
+#: The forms of valid_lens, each scored separately where a test draws them.
+LENS_FORMS = ("none", "1d", "2d")
+
+
 @pytest.mark.component("MultiHeadAttention")
-@given(c=mha_case())
-def test_mha_matches_reference_in_eval_mode(student, ref, c):
+@pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
+@pytest.mark.parametrize("form", LENS_FORMS)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_mha_matches_reference_in_eval_mode(student, ref, form, data):
     """in eval mode (dropout 0.5 switched off) the output matches the course's model with the same weights"""
-    check_eval_mode_matches_reference(student, ref, c)
+    check_eval_mode_matches_reference(student, ref, data.draw(mha_case(lens_kinds=(form,)), label="c"))
+
+
+@pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a projection; the other tests bind by structure")
+def test_mha_contract_names(student, ref):
+    """the projections carry the contract's names (W_q, W_k, W_v, W_o, with biases when bias=True)"""
+    for bias in (False, True):
+        c = dict(ks=3, qs=4, vs=5, h=2, dh=3, bias=bias, dtype=torch.float32, seed=0)
+        T.assert_contract_names(build(student, c), reference_model(ref, c), describe(c))
 
 
 def check_eval_mode_matches_reference(student, ref, c):
     """The student's model built with dropout 0.5, in eval mode, against the course's with the same weights."""
     m = build(student, c, dropout=0.5)
-    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], 0.5, c["bias"]).eval()
-    r.to(c["dtype"])
+    r = reference_model(ref, c, dropout=0.5)
     T.copy_weights(m, r)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
@@ -471,10 +485,10 @@ FOR_06_MHA = [dict(B=2, Q=3, K=4, h=2, dh=2, qs=3, ks=4, vs=5, lens=torch.tensor
 @pytest.mark.weight(0)  # not scored: decides which MultiHeadAttention 06 grades with (see above)
 @pytest.mark.keep("06's contract, not 04's: a correct loop over heads fails it and keeps its 04 points")
 @pytest.mark.parametrize("c", FOR_06_MHA, ids=["h2-lens_1d", "h3-lens_2d"])
-def test_mha_attention_weights_hold_every_head_for_06(student, c):
+def test_mha_attention_weights_hold_every_head_for_06(student, ref, c):
     """for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, (batch*heads, queries, keys)"""
     m = build(student, c)
-    sd = weights(m, c)
+    sd = weights(m, ref, c)
     q, k, v = make_inputs(c)
     run(m, c, q, k, v, c["lens"])
     what = (f"{describe(c)}: attention.attention_weights after a forward call (not scored in 04; 06's "

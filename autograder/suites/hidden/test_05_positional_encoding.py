@@ -4,6 +4,11 @@ The table is compared with the closed form computed here in float64 (about 1e-4 
 positions, per the contract: pow and exp/log forms differ there), and checked through properties
 of the construction: unit sine/cosine pairs, relative positions as rotations, prefixes. Dropout is
 checked through properties that do not depend on the random stream.
+
+The table's name is checked once, by test_pe_contract_names: the other tests read the table as `P`
+or, when the module has no `P`, as its one buffer of shape (1, max_len, num_hiddens), so that a
+misnamed table costs only the naming test. A comparison of the table and of forward's output scores
+each part separately (`part`).
 """
 import functools
 
@@ -33,11 +38,34 @@ def closed_form(max_len, d):
 call = functools.partial(T.call, hint=PE_FORWARD_HINT, show_args=False)
 
 
+def stored_table(pe, d, max_len, what):
+    """pe.P, else the module's one buffer of shape (1, max_len, d) (a table under another name: the naming
+    test charges the name), else a `T.Missing` that fails where it is used."""
+    P = T.attribute(pe, "P", what)
+    if isinstance(P, T.Missing):
+        shaped = [v for v in T.state_dict(pe).values() if tuple(v.shape) == (1, max_len, d)]
+        if len(shaped) == 1:
+            return shaped[0]
+    return P
+
+
 def table(student, d, max_len, dropout=0.0):
     pe = student.PositionalEncoding(d, dropout, max_len)
-    P = pe.P
-    T.assert_shape(P, (1, max_len, d), f"PositionalEncoding(num_hiddens={d}, dropout={dropout}, max_len={max_len}).P")
+    what = f"PositionalEncoding(num_hiddens={d}, dropout={dropout}, max_len={max_len}).P"
+    P = stored_table(pe, d, max_len, what)
+    T.assert_shape(T.as_plain(P, what), (1, max_len, d), what)
     return pe, T.as_plain(P).to(torch.float64)
+
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's name: no mutant renames the table; the other tests find it by its shape")
+def test_pe_contract_names(student):
+    """the encoding table is stored in the attribute P"""
+    pe = student.PositionalEncoding(8, 0.0, 20)
+    P = T.attribute(pe, "P", "PositionalEncoding(8, 0, max_len=20)")
+    T.check(isinstance(P, torch.Tensor), f"PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
+                                         f"(a tensor of shape (1, max_len, num_hiddens)), got {type(P).__name__}")
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -186,17 +214,24 @@ def test_dropout_in_training_only(student, d, p, seed):
 REALISTIC_PE = [(32, 1000, 64, 301), (64, 1000, 40, 302), (64, 64, 64, 303)]
 
 
+#: The parts of a realistic-size comparison scored separately.
+PE_PARTS = ("table", "forward")
+
+
 @pytest.mark.component("PositionalEncoding")
-@pytest.mark.weight(1 / len(REALISTIC_PE))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC_PE) * len(PE_PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", PE_PARTS)
 @pytest.mark.parametrize("d,max_len,steps,seed", REALISTIC_PE,
                          ids=[f"d{d}-max_len{m}-T{t}" for d, m, t, _ in REALISTIC_PE])
-def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed):
+def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed, part):
     """the table and the eval-mode forward match the course's at realistic sizes (batch 8, 40-64 steps, 32-64 features, max_len up to 1000)"""
-    _, P = table(student, d, max_len)
     r = ref.PositionalEncoding(d, 0.5, max_len).eval()
-    T.assert_close(P, T.as_plain(r.P).to(torch.float64),
-                   what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table",
-                   hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+    if part == "table":
+        _, P = table(student, d, max_len)
+        T.assert_close(P, T.as_plain(r.P).to(torch.float64),
+                       what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table",
+                       hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+        return
     pe = student.PositionalEncoding(d, 0.5, max_len)
     pe.eval()
     X = S.randn((8, steps, d), seed)

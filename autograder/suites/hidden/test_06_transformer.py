@@ -11,6 +11,13 @@ Notes for maintainers:
   data, so every test uses the *returned* state and builds a fresh state for every new sequence
   (in-process the student's code mutates the list we pass; through the sandbox it does not).
 - Dropout is only checked through stream-independent properties (see the AddNorm tests).
+- One check, one score: a comparison of outputs, caches and stored attention weights runs once per
+  part (`part`, the component's *_PARTS), so that a cache never written or attention weights never
+  stored cost only the parts about them. Tests that compare a module with itself (step by step or
+  chunked against whole) are of kind "property" whatever fixtures they use: they earn credit only in
+  proportion to the reference comparisons passed.
+- Each module's parameter names are checked once, by its test_*_contract_names (kind "structure");
+  every other test binds the course's weights with T.copy_weights and reads no name of the student's.
 """
 from __future__ import annotations
 
@@ -82,6 +89,12 @@ def paired(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed
     return mine, theirs
 
 
+def check_contract_names(student_cls: Any, ref_cls: Any, args: tuple, student: Any, what: str) -> None:
+    """The student's module built with `args` has the course's parameter and buffer names."""
+    T.seed(student, 0)
+    T.assert_contract_names(student_cls(*args), ref_cls(*args), what)
+
+
 def close(a: Any, b: torch.Tensor, dtype: torch.dtype, tol: Optional[dict] = None) -> bool:
     rtol, atol = (tol or MODEL_TOL)[dtype]
     a = T.as_plain(a)
@@ -117,15 +130,13 @@ check_normalized = functools.partial(T.assert_layer_normalized, hint=POST_NORM_H
 
 def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers: int, what: str) -> None:
     """Each block has its own parameters: the same module appended num_layers times shares them."""
-    mine = [(T.normalize_key(n), tuple(p.shape)) for n, p in student_module.named_parameters()]
-    theirs = [(T.normalize_key(n), tuple(p.shape)) for n, p in ref_module.named_parameters()]
-    per_block = [sum(1 for n, _ in mine if n.startswith(f"blks.{i}.")) for i in range(num_layers)]
-    total_mine = sum(math.prod(s) for _, s in mine)
-    total_theirs = sum(math.prod(s) for _, s in theirs)
-    T.check(all(c > 0 for c in per_block) and total_mine == total_theirs,
+    # By count, not by name (named_parameters() lists a shared parameter once): names are the naming test's.
+    total_mine = sum(math.prod(tuple(p.shape)) for _, p in student_module.named_parameters())
+    total_theirs = sum(math.prod(tuple(p.shape)) for _, p in ref_module.named_parameters())
+    T.check(total_mine == total_theirs,
             f"{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
             f"weights ({total_theirs} trainable numbers in all), but named_parameters() lists "
-            f"{total_mine}, with {per_block} parameter tensors under blks.0, blks.1, ...\n"
+            f"{total_mine}\n"
             f"  hint: create a new block in every iteration of the loop; appending the same block "
             f"object num_layers times (or [Block(...)] * num_layers) shares one set of weights")
 
@@ -229,6 +240,15 @@ def test_ffn_position_wise(student, B, steps, data, seed):
     keep[b, t] = False
     T.assert_close(Y2[keep], Y[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
                    hint="the FFN is position-wise: the same MLP applied to each position separately")
+
+
+@pytest.mark.component("PositionWiseFFN")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_ffn_contract_names(student, ref):
+    """the FFN's parameters carry the contract's names (dense1, dense2)"""
+    check_contract_names(student.PositionWiseFFN, ref.PositionWiseFFN, (D, FFN_H, 5), student,
+                         "PositionWiseFFN(8, 16, 5)")
 
 
 REALISTIC_FFN = [(40, 32, 64, 401), (64, 64, 32, 402)]  # (steps, ffn_num_input, ffn_num_outputs, seed)
@@ -354,6 +374,14 @@ def test_addnorm_dropout_on_y(student, seed, p):
             f"(and let it follow the module's training mode)")
 
 
+@pytest.mark.component("AddNorm")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_addnorm_contract_names(student, ref):
+    """AddNorm's parameters carry the contract's names (ln.weight, ln.bias)"""
+    check_contract_names(student.AddNorm, ref.AddNorm, ([D], 0.0), student, "AddNorm([8], 0)")
+
+
 REALISTIC_ADDNORM = [(40, 32, 0.0, 411), (64, 64, 0.5, 412)]  # (steps, d, dropout, seed)
 
 
@@ -462,6 +490,15 @@ def test_encoder_block_matches_reference(student, ref, case, p):
                              f"EncoderBlock output (dropout={p}, eval mode)")
 
 
+@pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_encoder_block_contract_names(student, ref):
+    """the block's parameters carry the contract's names (attention.W_q, addnorm1, ffn.dense1, addnorm2, ...)"""
+    check_contract_names(student.EncoderBlock, ref.EncoderBlock, block_args(), student,
+                         "EncoderBlock(8, 8, 8, 8, [8], 8, 16, 2, 0)")
+
+
 #: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed)
 REALISTIC_ENCODER_BLOCK = [(40, 32, 4, "none", 0.0, 421), (64, 64, 8, "1d", 0.3, 422)]
 
@@ -481,13 +518,28 @@ def test_encoder_block_at_realistic_size(student, ref, steps, d, heads, lens_kin
 
 
 # -------------------------------------------------------------------------- TransformerEncoder
+#: The parts of an encoder comparison scored separately.
+ENCODER_PARTS = ("output", "attention_weights")
+
+
 def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Optional[torch.Tensor], layers: int,
-                       num_hiddens: int, dtype: torch.dtype, what: str) -> None:
+                       num_hiddens: int, dtype: torch.dtype, what: str, part: str) -> None:
     """The student's TransformerEncoder (eval mode) on tokens X against the course's with the same weights:
-    the output (`what`), then every block's attention weights."""
+    the output (`what`) or every block's attention weights (`part`)."""
     with torch.no_grad():
         expected = r(X, lens)
     ref_weights = [T.as_plain(w) for w in r.attention_weights]
+    if part == "attention_weights":
+        enc(X, lens)
+        weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
+        T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
+                                        f"got {len(weights)}")
+        for i in range(layers):  # their values, in the model's dtype: the output part checks the dtype
+            mine = T.as_plain(weights[i], f"attention_weights[{i}]").to(ref_weights[i].dtype)
+            compare(mine, ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
+                    dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
+                                      "right after block i ran")
+        return
 
     def variant(scale: str) -> Callable:
         def run() -> torch.Tensor:
@@ -506,16 +558,10 @@ def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Opti
             known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
                        variant("none"),
                    "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
-    weights = enc.attention_weights
-    T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
-                                    f"got {len(weights)}")
-    for i in range(layers):
-        compare(weights[i], ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
-                dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
-                                  "right after block i ran")
 
 
 @pytest.mark.component("TransformerEncoder")
+@pytest.mark.kind("structure")  # a count of parameters; `ref` gives the expected count
 def test_encoder_blocks_have_own_weights(student, ref):
     """each of the encoder's num_layers blocks has its own weights (no block shared)"""
     enc = student.TransformerEncoder(*model_args(3))
@@ -544,16 +590,17 @@ def test_encoder_padding(student, case):
 
 
 @pytest.mark.component("TransformerEncoder")
-@pytest.mark.weight(3)
+@pytest.mark.weight(3 / len(ENCODER_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", ENCODER_PARTS)
 @settings(max_examples=8)
 @given(case=enc_case(), layers=st.integers(1, 3), p=st.sampled_from([0.0, 0.2]))
-def test_encoder_matches_reference(student, ref, case, layers, p):
+def test_encoder_matches_reference(student, ref, part, case, layers, p):
     """matches the course's encoder (embeddings scaled by sqrt(num_hiddens)), weights included"""
     B, steps, lens, dtype, seed = case
     args = model_args(layers, p)
     enc, r = paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed, student)
     check_encoder_call(enc, r, randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
-                       f"TransformerEncoder output ({layers} blocks, eval mode)")
+                       f"TransformerEncoder output ({layers} blocks, eval mode)", part)
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -570,15 +617,25 @@ def test_encoder_weights_from_last_call(student):
         T.assert_shape(weights[i], (HEADS, 3, 3), f"attention_weights[{i}] after a call on a (1, 3) input")
 
 
+@pytest.mark.component("TransformerEncoder")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_encoder_contract_names(student, ref):
+    """the encoder's parameters carry the contract's names (embedding, blks.<i>.attention..., blks.<i>.addnorm1, ...)"""
+    check_contract_names(student.TransformerEncoder, ref.TransformerEncoder, model_args(2), student,
+                         "TransformerEncoder(11, 8, 8, 8, 8, [8], 8, 16, 2, 2, 0)")
+
+
 #: (steps, num_hiddens, num_heads, valid_lens kind, dropout, seed); REAL_LAYERS blocks
 REALISTIC_ENCODER = [(40, 32, 4, "1d", 0.0, 431), (64, 64, 8, "none", 0.2, 432)]
 
 
 @pytest.mark.component("TransformerEncoder")
-@pytest.mark.weight(1 / len(REALISTIC_ENCODER))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC_ENCODER) * len(ENCODER_PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", ENCODER_PARTS)
 @pytest.mark.parametrize("steps,d,heads,lens_kind,p,seed", REALISTIC_ENCODER,
                          ids=[f"T{t}-d{d}-h{h}-lens_{k}-p{p}" for t, d, h, k, p, _ in REALISTIC_ENCODER])
-def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, seed):
+def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, seed, part):
     """matches the course's encoder (2 blocks, eval mode), attention weights included, at realistic sizes (batch 8, 40-64 steps, 32-64 features, 4-8 heads)"""
     dtype, layers = torch.float32, REAL_LAYERS
     enc, r = realistic_paired(student.TransformerEncoder, ref.TransformerEncoder, sized_model_args(d, heads, p), seed,
@@ -586,7 +643,7 @@ def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, 
     X = randint(REAL_VOCAB, (REAL_B, steps), seed)
     check_encoder_call(enc, r, X, realistic_lens(lens_kind, REAL_B, steps, seed + 1), layers, d, dtype,
                        f"TransformerEncoder output ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
-                       f"eval mode) on X of shape {tuple(X.shape)}")
+                       f"eval mode) on X of shape {tuple(X.shape)}", part)
 
 
 # -------------------------------------------------------------------------------- DecoderBlock
@@ -598,17 +655,28 @@ def dec_case(draw, min_t: int = 1, max_t: int = 5):
             draw(S.SEEDS, "seed"))
 
 
+#: A state's cache is bookkeeping (what each block keeps of its inputs, not a value computed from them): its
+#: part is a structure check, counted in proportion to the reference comparisons passed.
+CACHE = pytest.param("cache", marks=pytest.mark.kind("structure"), id="cache")
+#: The parts of a decoder block's checks scored separately.
+BLOCK_PARTS = ("output", CACHE)
+
+
 def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> list:
     return [enc, lens, [None] * n]
 
 
 def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
-                             lens: Optional[torch.Tensor], dtype: torch.dtype, what: str) -> None:
+                             lens: Optional[torch.Tensor], dtype: torch.dtype, what: str, part: str) -> None:
     """One call of the student's DecoderBlock (eval mode, empty cache) against the course's with the same
-    weights: the output (`what`), then the cache it leaves."""
+    weights: the output (`what`) or the cache it leaves (`part`)."""
     with torch.no_grad():
         expected, _ = r(X, fresh_state(enc, lens))
     Y, state = blk(X, fresh_state(enc, lens))
+    if part == "cache":
+        T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+                       hint="the cache holds the block's inputs X")
+        return
     compare(Y, expected, what=what, dtype=dtype,
             inputs={"enc_valid_lens": lens},
             hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
@@ -620,8 +688,6 @@ def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc:
                        lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
                    "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
                        lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
-    T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
-                   hint="the cache holds the block's inputs X")
 
 
 def student_block(student: Any, dtype: torch.dtype, seed: int, dropout: float = 0.0, i: int = 0) -> Any:
@@ -694,10 +760,11 @@ def test_decoder_block_causal(student, case, mode, data):
 
 
 @pytest.mark.component("DecoderBlock")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
 @given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_block_step_by_step(student, case, mode):
+def test_decoder_block_step_by_step(student, part, case, mode):
     """one step at a time with the cache gives the whole-sequence outputs; the cache grows by one per step"""
     B, steps, T_enc, lens, dtype, seed = case
     blk = student_block(student, dtype, seed)
@@ -708,10 +775,12 @@ def test_decoder_block_step_by_step(student, case, mode):
     for t in range(steps):
         Y, state = blk(X[:, t:t + 1], state)
         outs.append(T.as_plain(Y))
-        compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
-                what=f"outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence",
-                hint="at each step, attend over cat(cache, X): the new token sees every cached step "
-                     "and itself (valid length t+1); with one new token there is nothing to mask")
+        if part == "output":
+            compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
+                    what=f"outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence",
+                    hint="at each step, attend over cat(cache, X): the new token sees every cached step "
+                         "and itself (valid length t+1); with one new token there is nothing to mask")
+            continue
         cache = state[2][0]
         T.assert_shape(cache, (B, t + 1, D), f"state[2][0] after {t + 1} steps (the cache grows by one per step)")
         T.assert_close(cache, X[:, :t + 1], what=f"state[2][0] after {t + 1} steps",
@@ -720,10 +789,11 @@ def test_decoder_block_step_by_step(student, case, mode):
 
 
 @pytest.mark.component("DecoderBlock")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=10)
 @given(data=st.data(), case=dec_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_block_chunks(student, data, case, mode):
+def test_decoder_block_chunks(student, part, data, case, mode):
     """feeding the sequence in chunks of any sizes gives the same outputs and cache as feeding it at once"""
     B, steps, T_enc, lens, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
@@ -736,13 +806,15 @@ def test_decoder_block_chunks(student, data, case, mode):
         Y, state = blk(X[:, start:start + size], state)
         outs.append(T.as_plain(Y))
         start += size
+    if part == "cache":
+        T.assert_close(state[2][0], X, what=f"state[2][0] after chunks of sizes {sizes}",
+                       hint="every call appends its X to the cache")
+        return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype,
             what=f"outputs for chunks of sizes {sizes} ({mode} mode) vs the whole sequence",
             hint="the new tokens X sit at positions t .. t+T-1 of cat(cache, X): the query at position "
                  "t+j must see exactly positions 0..t+j, i.e. valid lengths t+1 .. t+T (not 1 .. T, "
                  "and not None when several tokens arrive on a non-empty cache)")
-    T.assert_close(state[2][0], X, what=f"state[2][0] after chunks of sizes {sizes}",
-                   hint="every call appends its X to the cache")
 
 
 @pytest.mark.component("DecoderBlock")
@@ -768,15 +840,25 @@ def test_decoder_block_encoder_padding(student, case, mode):
 
 
 @pytest.mark.component("DecoderBlock")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
 @given(case=dec_case(), p=st.sampled_from([0.0, 0.3]))
-def test_decoder_block_matches_reference(student, ref, case, p):
+def test_decoder_block_matches_reference(student, ref, part, case, p):
     """matches the course's DecoderBlock with the same weights (eval mode)"""
     B, steps, T_enc, lens, dtype, seed = case
     blk, r = paired(student.DecoderBlock, ref.DecoderBlock, block_args(p) + (0,), dtype, seed, student)
     X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
-    check_decoder_block_call(blk, r, X, enc, lens, dtype, f"DecoderBlock output (dropout={p}, eval mode)")
+    check_decoder_block_call(blk, r, X, enc, lens, dtype, f"DecoderBlock output (dropout={p}, eval mode)", part)
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_decoder_block_contract_names(student, ref):
+    """the block's parameters carry the contract's names (attention1, addnorm1, attention2, addnorm2, ffn, addnorm3)"""
+    check_contract_names(student.DecoderBlock, ref.DecoderBlock, block_args() + (0,), student,
+                         "DecoderBlock(8, 8, 8, 8, [8], 8, 16, 2, 0, 0)")
 
 
 #: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed)
@@ -784,10 +866,11 @@ REALISTIC_DECODER_BLOCK = [(40, 64, 32, 4, "1d", 0.0, 441), (64, 40, 64, 8, "non
 
 
 @pytest.mark.component("DecoderBlock")
-@pytest.mark.weight(1 / len(REALISTIC_DECODER_BLOCK))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC_DECODER_BLOCK) * len(BLOCK_PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @pytest.mark.parametrize("steps,T_enc,d,heads,lens_kind,p,seed", REALISTIC_DECODER_BLOCK,
                          ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER_BLOCK])
-def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed):
+def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed, part):
     """matches the course's DecoderBlock with the same weights (eval mode) at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads)"""
     dtype = torch.float32
     blk, r = realistic_paired(student.DecoderBlock, ref.DecoderBlock, sized_block_args(d, heads, p) + (0,), seed,
@@ -795,7 +878,7 @@ def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, l
     X, enc = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, T_enc, d), seed + 1, dtype)
     check_decoder_block_call(blk, r, X, enc, realistic_lens(lens_kind, REAL_B, T_enc, seed + 2), dtype,
                              f"DecoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape {tuple(X.shape)}, "
-                             f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)")
+                             f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)", part)
 
 
 # -------------------------------------------------------------------------- TransformerDecoder
@@ -823,21 +906,39 @@ def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dr
 
 
 @pytest.mark.component("TransformerDecoder")
+@pytest.mark.kind("structure")  # a count of parameters; `ref` gives the expected count
 def test_decoder_blocks_have_own_weights(student, ref):
     """each of the decoder's num_layers blocks has its own weights (no block shared)"""
     dec = student.TransformerDecoder(*model_args(3))
     distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder")
 
 
+#: The parts of a decoder's checks scored separately.
+DECODER_PARTS = ("logits", CACHE, "attention_weights")
+
+
 def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
                        lens: Optional[torch.Tensor], layers: int, dtype: torch.dtype, what: str,
-                       without_lens: Callable[[], torch.Tensor]) -> None:
-    """One whole-sequence call of the student's decoder against the course's: logits (`what`), caches and
-    attention weights. `without_lens` gives the course's logits with enc_valid_lens dropped (a known mistake)."""
+                       without_lens: Callable[[], torch.Tensor], part: str) -> None:
+    """One whole-sequence call of the student's decoder against the course's: logits (`what`), caches or
+    attention weights (`part`). `without_lens` gives the course's logits with enc_valid_lens dropped (a known
+    mistake)."""
     with torch.no_grad():
         expected, ref_state = r(X, r.init_state(enc, lens))
     ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
     logits, state = dec(X, dec.init_state(enc, lens))
+    if part == "cache":
+        T.check(len(state) == 3 and len(state[2]) == layers,
+                f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
+        for i in range(layers):
+            T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
+                           rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                           hint="each block appends its own input to its cache slot")
+        return
+    if part == "attention_weights":
+        check_decoder_weights(T.attribute(dec, "attention_weights", "TransformerDecoder"), ref_self, ref_cross,
+                              layers, dtype)
+        return
     compare(logits, expected, what=what, dtype=dtype,
             inputs={"X": X, "enc_valid_lens": lens},
             hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
@@ -846,13 +947,10 @@ def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch
                        lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
                    "enc_valid_lens dropped from the state (padded source positions attended)":
                        without_lens})
-    T.check(len(state) == 3 and len(state[2]) == layers,
-            f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
-    for i in range(layers):
-        T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
-                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
-                       hint="each block appends its own input to its cache slot")
-    weights = dec.attention_weights
+
+
+def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers: int, dtype: torch.dtype) -> None:
+    """The decoder's stored attention_weights against the course's ([self, cross], one per block)."""
     T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
             f"attention_weights should be [self-attention weights, cross-attention weights], "
             f"each a list of {layers} (one per block)")
@@ -870,23 +968,26 @@ def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch
 
 
 @pytest.mark.component("TransformerDecoder")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(DECODER_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", DECODER_PARTS)
 @settings(max_examples=8)
 @given(case=model_case(), p=st.sampled_from([0.0, 0.2]))
-def test_decoder_matches_reference(student, ref, case, p):
+def test_decoder_matches_reference(student, ref, part, case, p):
     """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, p), dtype, seed, student)
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     check_decoder_call(dec, r, X, enc, lens, layers, dtype, f"TransformerDecoder logits ({layers} blocks, eval mode)",
-                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0])
+                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0], part)
 
 
 @pytest.mark.component("TransformerDecoder")
-@pytest.mark.weight(3)
+@pytest.mark.kind("property")  # the decoder against itself; `ref` only re-enacts a known mistake
+@pytest.mark.weight(3 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
 @given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_step_by_step(student, ref, case, mode):
+def test_decoder_step_by_step(student, ref, part, case, mode):
     """decoding one token at a time equals decoding the whole sequence (true positions); caches grow by one"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
@@ -902,6 +1003,12 @@ def test_decoder_step_by_step(student, ref, case, mode):
         with torch.no_grad():
             v, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, offset=0)
         variant_outs.append(v)
+        if part == "cache":
+            T.check(len(state[2]) == layers, f"state[2] should keep one cache slot per block ({layers})")
+            for i in range(layers):
+                T.assert_shape(state[2][i], (B, t + 1, D),
+                               f"state[2][{i}] after {t + 1} one-token steps (each block's cache grows by one per step)")
+            continue
         got = torch.cat(outs, 1)
         compare(got, whole[:, :t + 1], dtype=dtype, inputs={"X": X},
                 what=f"logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
@@ -910,17 +1017,14 @@ def test_decoder_step_by_step(student, ref, case, mode):
                      "(use the cache length as the offset)",
                 known={"P[0] added at every step: the positional encoding ignores the tokens already "
                        "in the cache (the book's decoder)": lambda: torch.cat(variant_outs, 1)})
-        T.check(len(state[2]) == layers, f"state[2] should keep one cache slot per block ({layers})")
-        for i in range(layers):
-            T.assert_shape(state[2][i], (B, t + 1, D),
-                           f"state[2][{i}] after {t + 1} one-token steps (each block's cache grows by one per step)")
 
 
 @pytest.mark.component("TransformerDecoder")
-@pytest.mark.weight(2)
+@pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
 @given(data=st.data(), case=model_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_chunks(student, data, case, mode):
+def test_decoder_chunks(student, part, data, case, mode):
     """feeding the target in chunks of any sizes gives the whole-sequence logits and caches"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
@@ -933,13 +1037,16 @@ def test_decoder_chunks(student, data, case, mode):
         logits, state = dec(X[:, start:start + size], state)
         outs.append(T.as_plain(logits))
         start += size
+    if part == "cache":
+        for i in range(layers):
+            T.assert_close(state[2][i], whole_state[2][i],
+                           what=f"state[2][{i}] after the chunks vs after the whole sequence",
+                           rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1])
+        return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype, inputs={"X": X},
             what=f"logits for chunks of sizes {sizes} ({mode} mode, dropout 0) vs the whole sequence",
             hint="new tokens after t cached ones sit at positions t .. t+T-1 and get P[t .. t+T-1] "
                  "(the same path, embedding * sqrt(d) + P then dropout, for any number of new tokens)")
-    for i in range(layers):
-        T.assert_close(state[2][i], whole_state[2][i], what=f"state[2][{i}] after the chunks vs after the whole sequence",
-                       rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1])
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -1046,15 +1153,25 @@ def test_transformer_trains(student):
             f"is registered as a submodule (so that its parameters are trained)")
 
 
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.kind("structure")
+@pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
+def test_decoder_contract_names(student, ref):
+    """the decoder's parameters carry the contract's names (embedding, blks.<i>.attention1, ..., dense)"""
+    check_contract_names(student.TransformerDecoder, ref.TransformerDecoder, model_args(2), student,
+                         "TransformerDecoder(11, 8, 8, 8, 8, [8], 8, 16, 2, 2, 0)")
+
+
 #: (target steps, source steps, num_hiddens, num_heads, enc_valid_lens kind, dropout, seed); REAL_LAYERS blocks
 REALISTIC_DECODER = [(40, 64, 32, 4, "1d", 0.0, 451), (64, 40, 64, 8, "none", 0.2, 452)]
 
 
 @pytest.mark.component("TransformerDecoder")
-@pytest.mark.weight(1 / len(REALISTIC_DECODER))  # the cases share one test's weight
+@pytest.mark.weight(1 / (len(REALISTIC_DECODER) * len(DECODER_PARTS)))  # the cases and parts share one test's weight
+@pytest.mark.parametrize("part", DECODER_PARTS)
 @pytest.mark.parametrize("steps,T_enc,d,heads,lens_kind,p,seed", REALISTIC_DECODER,
                          ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER])
-def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed):
+def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed, part):
     """matches the course's decoder (2 blocks, eval mode) on a whole sequence at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads): logits, caches and attention weights"""
     dtype, layers = torch.float32, REAL_LAYERS
     dec, r = realistic_paired(student.TransformerDecoder, ref.TransformerDecoder, sized_model_args(d, heads, p), seed,
@@ -1065,4 +1182,4 @@ def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_ki
     check_decoder_call(dec, r, X, enc, lens, layers, dtype,
                        f"TransformerDecoder logits ({layers} blocks, num_hiddens={d}, num_heads={heads}, eval mode) "
                        f"on X of shape {tuple(X.shape)}, enc_outputs of shape {tuple(enc.shape)}",
-                       lambda: r(X, r.init_state(enc, None))[0])
+                       lambda: r(X, r.init_state(enc, None))[0], part)

@@ -1,0 +1,267 @@
+"""Signature mistakes: a submission whose constructor, forward, init_state or function takes the
+contract's parameters in another order, lacks one, or adds one the tests never pass.
+
+The student's signatures are read from the submission's source (the syntax tree, through
+submission.parse_student_code: nothing of it is imported or run here) and matched by parameter
+NAME with the contract's, read from the course's reference: the same name (d2l's spellings such as
+valid_len/valid_lens count as one) at another position is an order mistake. The contract is
+positional, so nothing is regraded by keyword; the mistake is named once per component (`attach`),
+explained on each failed call that it feeds wrong values (`Mismatch.call_note`), and it keeps the
+catalogue from diagnosing the wrong values it causes as a misconception (`attach` says so).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+import torch
+
+from autograder.config import Course
+from autograder.grading.submission import Cell, parse_student_code
+
+if TYPE_CHECKING:
+    from autograder.grading.scoring import ComponentScore
+
+#: The methods of a contract class whose parameters the tests pass by position.
+METHODS = ("__init__", "forward", "init_state")
+#: Spellings that name the same parameter (after lower case and a plural "s" are dropped).
+SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_head": "num_head",
+            "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
+            "valid_length": "valid_len"}
+#: What the course's edition changed: shown with a constructor that lacks parameters.
+EDITION_HINT = "the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures"
+#: The longest default value shown (a student's default is source text).
+DEFAULT_CHARS = 40
+
+
+def same_name(name: str) -> str:
+    """The spelling-independent form of a parameter name: `valid_lens` and `valid_len`, `Queries` and `q`."""
+    name = name.lower().lstrip("_")
+    name = SYNONYMS.get(name, name)
+    if name.endswith("ies") and len(name) > 4:
+        name = name[:-3] + "y"
+    elif name.endswith("s") and len(name) > 2:
+        name = name[:-1]
+    return SYNONYMS.get(name, name)
+
+
+@dataclass(frozen=True)
+class Params:
+    """A callable's parameters as a call by position sees them (without `self`)."""
+
+    names: tuple[str, ...]
+    defaults: tuple[Optional[str], ...]  # each one's default as text, None where it has none
+    varargs: bool = False  # takes *args: any number of positional arguments
+    keywords: tuple[str, ...] = ()  # keyword-only parameters without a default (no test passes them)
+
+    def show(self, defaults: bool = False) -> str:
+        shown = [n if d is None or not defaults else f"{n}={d}" for n, d in zip(self.names, self.defaults)]
+        return ", ".join(shown + (["*args"] if self.varargs and defaults else []))
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """How one of the student's callables differs from the contract's."""
+
+    component: str
+    target: str  # "AdditiveAttention" (the constructor), "AdditiveAttention.forward", "masked_softmax"
+    kind: str  # "constructor", "method" or "function"
+    student: Params
+    contract: Params
+    misplaced: tuple[int, ...]  # positions where the student's parameter is a contract one of another position
+    missing: tuple[str, ...]  # contract parameters the student's callable cannot take
+    extra: tuple[str, ...]  # the student's parameters without a default that no test passes
+    no_default: tuple[int, ...]  # positions where the contract's parameter has a default and the student's not
+
+    @property
+    def wrong_values(self) -> bool:
+        """Whether calls go through with arguments in the wrong parameters (its outputs are no misconception)."""
+        return bool(self.misplaced) and not self.missing and not self.extra
+
+    def _got(self, j: int) -> str:
+        return f"the {self.contract.names[j]}" if j < len(self.contract.names) else "nothing"
+
+    def message(self) -> str:
+        """The finding, said once per component."""
+        method = self.target.partition(".")[2]
+        lines = [f"signature: your {self.target} takes ({self.student.show()}); "
+                 f"the contract is ({self.contract.show()})"]
+        if self.missing:
+            lines.append(f"  it has no {', '.join(self.missing)}: the tests pass "
+                         f"{'them' if len(self.missing) > 1 else 'it'} by position, so calls fail")
+        if self.misplaced and not self.missing:
+            got = "; ".join(f"your {self.student.names[j]} gets {self._got(j)}" for j in self.misplaced)
+            lines.append(f"  the tests pass the arguments by position, in the contract's order: {got}")
+        if self.extra:
+            lines.append(f"  no test passes your {', '.join(self.extra)}: remove "
+                         f"{'them' if len(self.extra) > 1 else 'it'} or give {'them' if len(self.extra) > 1 else 'it'} a default")
+        for j in self.no_default if not self.misplaced else ():
+            lines.append(f"  the contract's {self.contract.names[j]} has a default ({self.contract.defaults[j]}) "
+                         f"and some tests leave it out: give your {self.student.names[j]} the same default")
+        wanted = self.contract.show(defaults=True)
+        if self.kind == "function":
+            lines.append(f"  fix: def {self.target}({wanted})")
+        else:
+            lines.append(f"  fix: def {method or '__init__'}(self{', ' if wanted else ''}{wanted}) "
+                         f"in class {self.component}")
+        if self.missing and self.kind == "constructor":
+            lines.append(f"  hint: {EDITION_HINT}")
+        return "\n".join(lines)
+
+    def call_note(self, args: Sequence[Any]) -> str:
+        """For a call that failed: which of the contract's arguments (and shapes) the student's
+        parameters received ("" when the order is not the problem)."""
+        if not self.wrong_values:
+            return ""
+        got = [f"{self.student.names[j]} = the {self.contract.names[j]} {describe(args[j])}"
+               for j in self.misplaced if j < len(args) and j < len(self.contract.names)]
+        return f"\n  in the contract's order, your parameters got: {', '.join(got)}" if got else ""
+
+
+def describe(value: Any) -> str:
+    """An argument as a message shows it: a tensor by its shape, a number or None by its value."""
+    if isinstance(value, torch.Tensor):
+        return str(tuple(value.shape))
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    return f"(a {type(value).__name__})"
+
+
+def compare(component: str, target: str, kind: str, student: Params, contract: Params) -> Optional[Mismatch]:
+    """The mismatch of a student's parameters with the contract's, by name, or None when a call by
+    position gives every parameter what the contract means (other names in the same places are fine)."""
+    mine = [same_name(n) for n in student.names]
+    theirs = [same_name(n) for n in contract.names]
+    misplaced = tuple(j for j, n in enumerate(mine) if n in theirs and (j >= len(theirs) or theirs[j] != n))
+    missing: tuple[str, ...] = ()
+    if not student.varargs and len(mine) < len(theirs):
+        absent = [c for c, n in zip(contract.names, theirs) if n not in mine]
+        missing = tuple(absent or contract.names[len(mine):])
+    extra = tuple(n for j, (n, d) in enumerate(zip(student.names, student.defaults))
+                  if j >= len(theirs) and d is None and not contract.varargs) + student.keywords
+    no_default = tuple(j for j in range(min(len(mine), len(theirs)))
+                       if student.defaults[j] is None and contract.defaults[j] is not None)
+    if not (misplaced or missing or extra or no_default):
+        return None
+    return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default)
+
+
+def _reference_params(target: Any) -> Params:
+    params = [p for p in inspect.signature(target).parameters.values() if p.name != "self"]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return Params(tuple(p.name for p in positional),
+                  tuple(None if p.default is p.empty else repr(p.default) for p in positional),
+                  any(p.kind == p.VAR_POSITIONAL for p in params))
+
+
+def contract(course: Course) -> dict[str, dict[str, Params]]:
+    """Per component, its callables' parameters as the contract states them: {"AdditiveAttention":
+    {"AdditiveAttention": (key_size, ...), "AdditiveAttention.forward": (queries, ...)}}."""
+    out: dict[str, dict[str, Params]] = {}
+    for name in [c.name for a in course.assignments for c in a.components]:
+        obj = course.reference_object(name)
+        if not inspect.isclass(obj):
+            out[name] = {name: _reference_params(obj)}
+            continue
+        out[name] = {(name if m == "__init__" else f"{name}.{m}"): _reference_params(vars(obj)[m])
+                     for m in METHODS if m in vars(obj)}
+    return out
+
+
+def _student_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> Optional[Params]:
+    a = fn.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    defaults: list[Optional[str]] = [None] * (len(positional) - len(a.defaults))
+    defaults += [ast.unparse(d)[:DEFAULT_CHARS] for d in a.defaults]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    if method and not static:
+        if not positional:
+            return None  # no `self`: not a method a call could reach as written
+        positional, defaults = positional[1:], defaults[1:]
+    keywords = tuple(p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None)
+    return Params(tuple(positional), tuple(defaults), a.vararg is not None, keywords)
+
+
+def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
+    """The submission's top-level functions and classes by name, as loading binds them (the last
+    definition wins; `Name = Other` binds Other's definition), read with the loader's rules."""
+    from autograder.sandbox.runtime import loader
+    found: dict[str, ast.stmt] = {}
+    for _label, source in cells:
+        tree = parse_student_code(loader.strip_magics(source))
+        for stmt in tree.body if tree is not None else []:
+            if not loader.keeps(stmt):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[stmt.name] = stmt
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        bound = found.get(stmt.value.id)
+                        if bound is None:
+                            found.pop(target.id, None)
+                        else:
+                            found[target.id] = bound
+            else:
+                for name in loader.assigned_names(stmt):
+                    found.pop(name, None)  # bound to something else: nothing to read
+    return found
+
+
+def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
+            depth: int = 0) -> Optional[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The class's own method `name`, else one of a base class the submission defines (3 levels)."""
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+            return stmt
+    for base in cls.bases if depth < 3 else []:
+        parent = found.get(base.id) if isinstance(base, ast.Name) else None
+        if isinstance(parent, ast.ClassDef) and parent is not cls:
+            method = _method(parent, name, found, depth + 1)
+            if method is not None:
+                return method
+    return None
+
+
+def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch]]:
+    """Per component the submission defines, how its callables' parameters differ from the contract's."""
+    found = _definitions(cells)
+    out: dict[str, list[Mismatch]] = {}
+    for component, targets in contract(course).items():
+        stmt = found.get(component)
+        if stmt is None:
+            continue
+        for target, params in targets.items():
+            method = target.partition(".")[2] or ("__init__" if isinstance(stmt, ast.ClassDef) else "")
+            fn = _method(stmt, method, found) if isinstance(stmt, ast.ClassDef) else stmt
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            kind = "function" if not method else "constructor" if target == component else "method"
+            student = _student_params(fn, bool(method))
+            mismatch = compare(component, target, kind, student, params) if student is not None else None
+            if mismatch is not None:
+                out.setdefault(component, []).append(mismatch)
+    return out
+
+
+def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
+    """Say the component's signature mistakes once, on its first failed test (a public one if one
+    failed, as the student sees those first); True when one feeds wrong values to the student's code,
+    so that no misconception may be named from its outputs."""
+    own = found.get(comp.name, [])
+    failed = [t for t in comp.tests if not t.passed]
+    if not own or not failed:
+        return False
+    first = next((t for t in failed if t.public), failed[0])
+    first.output = "\n".join([first.output, *(m.message() for m in own)]) if first.output else \
+        "\n".join(m.message() for m in own)
+    return misleading(found, comp.name)
+
+
+def misleading(found: dict[str, list[Mismatch]], component: str) -> bool:
+    """Whether a signature mistake feeds the component's code another argument's values, so that no
+    misconception may be named from its outputs (the grader's rule, and the catalogue's measure's)."""
+    return any(m.wrong_values for m in found.get(component, []))

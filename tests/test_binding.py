@@ -1,0 +1,93 @@
+"""Binding the course's weights to a student's module (issue #23): by the contract's names, else by
+spelling, else by structure (shape, kind and registration order, a projection's role as tie-break),
+so that a naming difference costs the naming test only."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from autograder.grading import scoring, session
+from autograder.sandbox.forkserver import Zygote
+from autograder.selfcheck import testing as T
+
+
+class Reference(nn.Module):
+    def __init__(self, key_size: int = 3, query_size: int = 3, hidden: int = 4) -> None:
+        super().__init__()
+        self.W_k = nn.Linear(key_size, hidden, bias=False)
+        self.W_q = nn.Linear(query_size, hidden, bias=False)
+        self.w_v = nn.Linear(hidden, 1, bias=False)
+
+
+class Spelled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.Wk, self.W_Q, self.W_V = nn.Linear(3, 4, bias=False), nn.Linear(3, 4, bias=False), nn.Linear(4, 1, bias=False)
+
+
+class Roles(nn.Module):
+    """Queries registered first, both projections (4, 3): only the names' roles tell them apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_proj, self.key_proj = nn.Linear(3, 4, bias=False), nn.Linear(3, 4, bias=False)
+        self.score = nn.Linear(4, 1, bias=False)
+
+
+def test_contract_names_bind_by_name_and_cost_nothing() -> None:
+    mine, ref = Reference(), Reference()
+    binding = T.copy_weights(mine, ref)
+    assert binding.renamed == [] and torch.equal(mine.W_q.weight, ref.W_q.weight)
+    T.assert_contract_names(mine, ref, "AdditiveAttention")
+
+
+def test_other_spellings_bind_to_the_same_names() -> None:
+    mine, ref = Spelled(), Reference()
+    T.copy_weights(mine, ref)
+    assert torch.equal(mine.Wk.weight, ref.W_k.weight) and torch.equal(mine.W_Q.weight, ref.W_q.weight)
+    assert torch.equal(mine.W_V.weight, ref.w_v.weight)
+
+
+def test_structure_binds_by_role_when_shapes_tie_and_the_naming_test_says_what_was_bound() -> None:
+    mine, ref = Roles(), Reference()
+    T.copy_weights(mine, ref)
+    assert torch.equal(mine.query_proj.weight, ref.W_q.weight) and torch.equal(mine.key_proj.weight, ref.W_k.weight)
+    assert torch.equal(mine.score.weight, ref.w_v.weight)
+    with pytest.raises(AssertionError) as info:
+        T.assert_contract_names(mine, ref, "AdditiveAttention")
+    assert "your `query_proj.weight` as the contract's `W_q.weight`" in str(info.value)
+    assert set(T.bound_state(mine, ref)) == {"W_k.weight", "W_q.weight", "w_v.weight"}
+
+
+def test_a_wrong_shape_or_an_extra_entry_is_named() -> None:
+    class Wide(Reference):
+        def __init__(self) -> None:
+            super().__init__(hidden=5)
+
+    with pytest.raises(AssertionError, match=r"parameter 'W_k.weight' has shape \(5, 3\), expected \(4, 3\)"):
+        T.copy_weights(Wide(), Reference())
+
+    class Biased(Roles):
+        def __init__(self) -> None:
+            super().__init__()
+            self.key_proj = nn.Linear(3, 4)
+
+    with pytest.raises(AssertionError, match=r"'key_proj.bias' of shape \(4,\) that matches none"):
+        T.copy_weights(Biased(), Reference())
+
+
+def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote) -> None:
+    """Graded for real: other names for correct maths cost the naming test's share, nothing else."""
+    path = Path(__file__).resolve().parent / "learners" / "additive_renamed.py"
+    result = session.grade_file(zygote, "02_attention_scoring", path)
+    comp = next(c for c in result.components if c.name == "AdditiveAttention")
+    shares = scoring.shares(comp.points, comp.tests, result.scoring)
+    naming = sum(s.max_score for s in shares if "_contract_names" in s.outcome.function and not s.outcome.passed)
+    failed = [t.output[:300] for t in comp.tests if not t.passed and "_contract_names" not in t.function]
+    assert not failed, failed
+    assert comp.points - comp.score <= naming + 1e-9
+    assert not comp.misconceptions
+    assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")

@@ -1,0 +1,157 @@
+"""Signature mistakes (issue #23, item 6): another order, a missing or an extra parameter is named as
+such, once per component, from the submission's source; failed calls say what each parameter got;
+and no misconception is diagnosed from the wrong values a mistaken order feeds the code.
+
+The graded cases are the reference with one signature changed, graded in the real sandbox.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from kit_helpers import reference_source
+
+from autograder import config
+from autograder.grading import session, signatures
+from autograder.grading.scoring import ComponentScore
+from autograder.sandbox.forkserver import Zygote
+
+
+def changed(assignment_id: str, old: str, new: str) -> str:
+    """The assignment's reference with one piece of its source replaced (it must be there once)."""
+    source = reference_source(assignment_id).replace("from solutions.attention_scoring import",
+                                                     "from attention_support import")
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+def grade(zygote: Zygote, tmp_path: Path, assignment_id: str, source: str) -> session.Result:
+    path = tmp_path / f"{assignment_id}.py"
+    path.write_text(source)
+    return session.grade_file(zygote, assignment_id, path)
+
+
+def component(result: session.Result, name: str) -> ComponentScore:
+    return next(c for c in result.components if c.name == name)
+
+
+def said_once(comp: ComponentScore, finding: str) -> str:
+    """The one failed test's text that carries `finding` (no other test repeats it), with no diagnosis anywhere."""
+    failed = [t.output for t in comp.tests if not t.passed]
+    carrying = [t for t in failed if "signature: your" in t]
+    assert len(carrying) == 1, failed[:2]
+    assert finding in carrying[0], carrying[0]
+    assert not comp.misconceptions and not any("diagnosis:" in t for t in failed), comp.misconceptions
+    return carrying[0]
+
+
+ADDITIVE_FORWARD = """    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                valid_lens: Optional[torch.Tensor]) -> torch.Tensor:
+        \"\"\"queries (B, Q, q), keys (B, K, k), values (B, K, v) -> (B, Q, v).\"\"\"
+"""
+DOT_FORWARD = """    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                valid_lens: Optional[torch.Tensor] = None) -> torch.Tensor:
+        \"\"\"queries (B, Q, d), keys (B, K, d), values (B, K, v) -> (B, Q, v).\"\"\"
+"""
+
+
+def test_a_permuted_forward_is_named_and_not_diagnosed_as_a_misconception(zygote: Zygote, tmp_path: Path) -> None:
+    source = changed("02_attention_scoring", ADDITIVE_FORWARD,
+                     "    def forward(self, keys, values, queries, valid_len):\n        valid_lens = valid_len\n")
+    result = grade(zygote, tmp_path, "02_attention_scoring", source)
+    comp = component(result, "AdditiveAttention")
+    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, values, queries, valid_len); "
+                           "the contract is (queries, keys, values, valid_lens)\n  the tests pass the arguments by "
+                           "position, in the contract's order: your keys gets the queries;")
+    assert "fix: def forward(self, queries, keys, values, valid_lens) in class AdditiveAttention" in text
+    # torch's error inside the student's forward, in the contract's terms: which argument, which shape
+    raised = [t.output for t in comp.tests if not t.passed and "mat1 and mat2 shapes cannot be multiplied" in t.output]
+    assert raised and all(re.search(r"your parameters got: keys = the queries \(\d+, \d+, \d+\), values = the keys "
+                                    r"\(\d+, \d+, \d+\), queries = the values \(\d+, \d+, \d+\)", t) for t in raised)
+    assert comp.score < comp.points
+    assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
+
+
+def test_dot_product_forward_keys_values_queries_is_not_keys_as_values(zygote: Zygote, tmp_path: Path) -> None:
+    """Before: 'your DotProductAttention behaves exactly like one that multiplies the weights with the keys'."""
+    source = changed("02_attention_scoring", DOT_FORWARD, "    def forward(self, keys, values, queries, valid_lens=None):\n")
+    result = grade(zygote, tmp_path, "02_attention_scoring", source)
+    comp = component(result, "DotProductAttention")
+    said_once(comp, "signature: your DotProductAttention.forward takes (keys, values, queries, valid_lens); "
+                    "the contract is (queries, keys, values, valid_lens)")
+    assert not any("with the keys" in t.output for t in comp.tests)
+    assert all(c.score == c.points for c in result.components if c.name != "DotProductAttention")
+
+
+def test_a_constructor_in_another_order_says_what_each_parameter_got(zygote: Zygote, tmp_path: Path) -> None:
+    """Before: 'dropout probability has to be between 0 and 1, but got 5' and nothing else."""
+    source = changed("04_multihead", """    def __init__(self, key_size: int, query_size: int, value_size: int, num_hiddens: int,
+                 num_heads: int, dropout: float, bias: bool = False, **kwargs: object) -> None:""",
+                     "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, "
+                     "bias=False, **kwargs):")
+    result = grade(zygote, tmp_path, "04_multihead", source)
+    comp = component(result, "MultiHeadAttention")
+    said_once(comp, "signature: your MultiHeadAttention takes (num_hiddens, num_heads, dropout, key_size, "
+                    "query_size, value_size, bias); the contract is (key_size, query_size, value_size, "
+                    "num_hiddens, num_heads, dropout, bias)")
+    dropout = [t.output for t in comp.tests if not t.passed and "dropout probability has to be" in t.output]
+    assert dropout and all(re.search(r"dropout = the value_size \d+", t) for t in dropout)
+
+
+def test_positional_encoding_with_max_len_first(zygote: Zygote, tmp_path: Path) -> None:
+    source = changed("05_positional_encoding",
+                     "    def __init__(self, num_hiddens: int, dropout: float, max_len: int = 1000) -> None:",
+                     "    def __init__(self, max_len, num_hiddens, dropout):")
+    result = grade(zygote, tmp_path, "05_positional_encoding", source)
+    comp = component(result, "PositionalEncoding")
+    text = said_once(comp, "signature: your PositionalEncoding takes (max_len, num_hiddens, dropout); "
+                           "the contract is (num_hiddens, dropout, max_len)")
+    assert "fix: def __init__(self, num_hiddens, dropout, max_len=1000) in class PositionalEncoding" in text
+    assert comp.score < comp.points
+
+
+# --- reading and matching signatures (no sandbox: nothing of a submission runs here either) -------
+
+def found(source: str) -> dict[str, list[signatures.Mismatch]]:
+    return signatures.mismatches(config.default(), [("cell 1", source)])
+
+
+@pytest.mark.parametrize("assignment_id", [a.id for a in config.default().assignments])
+def test_the_reference_has_the_contracts_signatures(assignment_id: str) -> None:
+    assert found(reference_source(assignment_id)) == {}
+
+
+@pytest.mark.parametrize("forward", [
+    "def forward(self, queries, keys, values, valid_len)",  # d2l's spelling of valid_lens
+    "def forward(self, q, k, v, mask=None)",  # other names in the same places: a call by position works
+    "def forward(self, queries, keys, values, valid_lens=None, *, scale=None)",  # an optional extra
+    "def forward(self, Queries, Keys, Values, *rest)",
+])
+def test_the_same_parameters_in_the_same_places_are_no_mistake(forward: str) -> None:
+    assert found(f"class AdditiveAttention:\n    {forward}:\n        pass\n") == {}
+
+
+def test_missing_extra_and_default_less_parameters_are_named() -> None:
+    missing = found("def masked_softmax(X):\n    pass\n")["masked_softmax"][0]
+    assert missing.missing == ("valid_lens",) and not missing.wrong_values
+    assert "it has no valid_lens: the tests pass it by position" in missing.message()
+    extra = found("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens, mask):\n"
+                  "        pass\n")["DotProductAttention"][0]
+    assert extra.extra == ("mask",) and "no test passes your mask" in extra.message()
+    assert extra.no_default == (3,) and "the contract's valid_lens has a default (None)" in extra.message()
+    ctor = found("class NWKernelRegression:\n    def __init__(self, w):\n        pass\n")["NWKernelRegression"][0]
+    assert ctor.kind == "constructor" and ctor.extra == ("w",)
+
+
+def test_the_definition_loading_binds_is_read() -> None:
+    """The last definition wins; an alias binds its target's; a method may come from a base class."""
+    source = ("class Base:\n    def forward(self, keys, queries, values, valid_lens):\n        pass\n"
+              "class MyAttention(Base):\n    pass\n"
+              "def DotProductAttention(): pass\n"
+              "DotProductAttention = MyAttention\n")
+    mismatch = found(source)["DotProductAttention"][0]
+    assert mismatch.target == "DotProductAttention.forward" and mismatch.misplaced == (0, 1) and mismatch.wrong_values
+    assert found(source + "class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens=None):"
+                          "\n        pass\n") == {}
+    assert found("def masked_softmax(X):\n  return (\n") == {}  # unparseable: nothing to say
