@@ -1,12 +1,15 @@
 """What a sandboxed child is handed for one component besides the submission: given code, and the
 dependencies the student's own code cannot stand in for.
 
-The dependency rule (one home: `plan`). When component C is graded, each component C is built on
-(course.yml `needs`, transitively) is the student's own when the submission defines it and it
-passes its own tests (this assignment's tests for a component of this assignment, the earlier
-assignment's suite for an earlier component the submission redefines), and the course's reference
-otherwise. So a correct dependency is graded as written, and a broken or missing one costs points
-in one place only (no double penalty).
+The dependency rule (one home: `plan` and `settle`). When component C is graded, each component C
+is built on (course.yml `needs`, transitively) is first the student's own when the submission
+defines it and it passes its own tests (this assignment's tests for a component of this
+assignment, the earlier assignment's suite for an earlier component the submission redefines), and
+the course's reference otherwise. When that replaced a dependency the submission defines, C is
+graded a second time with the student's own version of every dependency it defines, and the better
+grading stays (`settle`; the course's on a tie): so a broken or missing dependency costs points in
+one place only (no double penalty), and C's code that relies on its own dependency (an attribute
+the course's version does not have) is not broken by the course's. Both gradings test only C.
 
 The child gets, as source text, the given code of the course plus the reference code of what it
 must use (never C itself, never tests), and the student-facing support module with every name it
@@ -23,13 +26,12 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, TypedDict
 
 from autograder.config import Assignment, Course
 from autograder.grading import late
 from autograder.grading.submission import Cell
-from autograder.sandbox.runtime import procedures
 
 DEPS_MODULE = "__course_deps__"
 HEADER = ("from __future__ import annotations\nimport math\nfrom typing import Any, Optional\n"
@@ -103,10 +105,21 @@ class DependencyUse:
     student: bool  # the student's own (True) or the course's reference (False)
     reason: str
     same_assignment: bool  # a component of the assignment being graded (its reference is not public yet)
+    defined: bool = True  # the submission defines it
 
     def describe(self) -> str:
         whose = "your" if self.student else "the course's"
         return f"{whose} {self.name} ({self.reason})"
+
+
+def describe(uses: Iterable[DependencyUse]) -> str:
+    """What a component was graded with, for students: each dependency with whose version and why,
+    those the submission does not define together ("the course's sequence_mask, masked_softmax
+    (from attention_support)")."""
+    groups: dict[tuple[bool, str], list[DependencyUse]] = {}
+    for use in uses:
+        groups.setdefault((use.defined, use.name if use.defined else use.reason), []).append(use)
+    return "; ".join(replace(group[0], name=", ".join(u.name for u in group)).describe() for group in groups.values())
 
 
 #: How a dependency's own tests went: (passed, total), or None if they did not run.
@@ -114,8 +127,11 @@ Outcomes = Callable[[str], Optional[tuple[int, int]]]
 
 
 def plan(course: Course, assignment: Assignment, component: str, defined: Iterable[str],
-         outcomes: Outcomes) -> list[DependencyUse]:
-    """The dependency rule: for each component `component` is built on, the student's or the reference."""
+         outcomes: Outcomes, own: bool = False) -> list[DependencyUse]:
+    """The dependency rule for one grading of `component`: for each component it is built on, the
+    student's version or the course's. One the submission does not define is the course's; one it
+    defines is the student's if it passes all its own tests, else the course's, or with `own` the
+    student's all the same (the second grading: `settle` keeps the better)."""
     defined = set(defined)
     uses = []
     for name in course.closure([component]):
@@ -125,17 +141,36 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
         same = owner.id == assignment.id
         if name not in defined:
             reason = "not defined in your submission" if same else f"from {course.support_module}"
-            uses.append(DependencyUse(name, False, reason, same))
+            uses.append(DependencyUse(name, False, reason, same, defined=False))
             continue
         result = outcomes(name)
-        if result is None:
-            uses.append(DependencyUse(name, False, "its tests did not run", same))
-        elif result[0] == result[1]:
+        if result is not None and result[0] == result[1]:
             uses.append(DependencyUse(name, True, f"passes its {result[1]} tests", same))
+        elif result is None:
+            uses.append(DependencyUse(name, own, "its tests did not run", same))
         else:
-            uses.append(DependencyUse(name, False, f"yours fails {result[1] - result[0]} of its "
-                                                   f"{result[1]} tests", same))
+            failed = f"fails {result[1] - result[0]} of its {result[1]} tests"
+            uses.append(DependencyUse(name, own, failed if own else f"yours {failed}", same))
     return uses
+
+
+def settle(first: list[DependencyUse], own: list[DependencyUse], component: str, points: float,
+           first_score: float, own_score: Optional[float]) -> tuple[list[DependencyUse], bool]:
+    """The better of `component`'s two gradings (`plan`, then `plan(own=True)`) and whether it is the
+    second: the student's own dependencies when `component` scores strictly more with them
+    (`own_score`; None: that grading stopped once it could not score more, or had no points to gain),
+    else the first. Each dependency the two differ in says so, with both scores."""
+    better = own_score is not None and own_score > first_score
+    if better:
+        chosen, other = own, first
+        clause = f"but {component} scores {own_score:g} of {points:g} with yours, {first_score:g} with the course's"
+    else:
+        chosen, other = first, own
+        mine = "no more" if own_score is None else f"{own_score:g}"
+        clause = f"and {component} scores {first_score:g} of {points:g} with the course's, {mine} with yours"
+    flags = {u.name: u.student for u in other}
+    return [replace(u, reason=f"{u.reason}, {clause}") if flags.get(u.name) != u.student else u
+            for u in chosen], better
 
 
 def unreleased_reference(course: Course, uses: list[DependencyUse], release: late.Release,
@@ -183,6 +218,7 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
     cannot stand in for, overriding them). `uses` (from `plan`) defaults to the reference for all."""
+    from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
                 for n in course.closure([component]) if course.owner(n) is not None]

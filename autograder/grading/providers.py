@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import Any, Optional
 from collections.abc import Callable
 
@@ -33,10 +34,47 @@ class Broken:
 Planner = Callable[[str], list[dependencies.DependencyUse]]
 
 
-class SandboxProvider:
+@dataclass
+class Run:
+    """What grading one component with one set of dependencies left: which they were, the notes of
+    loading the submission, what the student's code printed."""
+
+    uses: list[dependencies.DependencyUse] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    output: str = ""
+
+
+class Runs:
+    """A provider's record per component of the grading its tests ran in, and a second grading of a
+    component (the session's best of two): `take` ends the first and hands over its record, the
+    next test starts a fresh one (with the planner's dependencies), `put` keeps the better record."""
+
+    def __init__(self) -> None:
+        self.planner: Optional[Planner] = None  # set by the session; None: reference dependencies
+        self.uses: dict[str, list[dependencies.DependencyUse]] = {}
+        self.notes: dict[str, list[str]] = {}
+        self.output: dict[str, str] = {}
+        self.broken: dict[str, str] = {}  # per component: why its code could not be loaded or run at all
+
+    def _end(self) -> None:
+        """End the current component's grading (its child, its loaded names)."""
+
+    def take(self, component: str) -> Run:
+        self._end()
+        return Run(self.uses.pop(component, []), self.notes.pop(component, []), self.output.pop(component, ""))
+
+    def put(self, component: str, run: Run) -> None:
+        self._end()
+        self.uses[component], self.notes[component] = run.uses, run.notes
+        if run.output:
+            self.output[component] = run.output
+
+
+class SandboxProvider(Runs):
     """One fresh sandboxed child per component (and again after a child dies)."""
 
     def __init__(self, zygote: Zygote, course: Course, assignment_id: str, cells: list[Cell]) -> None:
+        super().__init__()
         self.zygote, self.course = zygote, course
         self.assignment = course.assignment(assignment_id)
         self.cells = cells
@@ -45,13 +83,8 @@ class SandboxProvider:
         self.child: Optional[Child] = None
         self.conn: Optional[Connection] = None
         self.current: Optional[str] = None
-        self.broken: dict[str, str] = {}
-        self.notes: dict[str, list[str]] = {}
-        self.output: dict[str, str] = {}
         self.test_deadline = 0.0
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
-        self.planner: Optional[Planner] = None  # set by the session; None: reference dependencies
-        self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         #: Whether a child with these dependencies holds the course's code the student may not see yet
@@ -128,6 +161,10 @@ class SandboxProvider:
                 self.output[self.current] = self.output.get(self.current, "") + text
             self.child, self.conn = None, None
 
+    def _end(self) -> None:
+        self._finish_child()
+        self.current = None
+
     def after_test(self, component: str) -> None:
         if self.child is not None and self.child.dead:
             if self.child.dead.limit == Stop.SANDBOX:  # it took the fork server down: no second chance
@@ -138,20 +175,21 @@ class SandboxProvider:
         self._finish_child()
 
 
-class InProcessProvider:
+class InProcessProvider(Runs):
     """Load a submission in this process with the sandbox's loader (for the kit's own fast tests).
 
     Not for grading untrusted code: it runs the submission in the grader's process.
     """
 
     def __init__(self, course: Course, assignment_id: str, cells: list[Cell]) -> None:
+        super().__init__()
         self.course, self.assignment = course, course.assignment(assignment_id)
         self.cells = cells
         self.current: Optional[str] = None
         self.ns: Any = None
-        self.notes: dict[str, list[str]] = {}
-        self.planner: Optional[Planner] = None
-        self.uses: dict[str, list[dependencies.DependencyUse]] = {}
+
+    def _end(self) -> None:
+        self.current, self.ns = None, None
 
     def namespace(self, component: str) -> Any:
         if component != self.current:

@@ -9,7 +9,7 @@ from autograder.config import Assignment, Scoring
 from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
-from autograder.grading import bounded
+from autograder.grading import bounded, dependencies
 
 #: The message of a submission the grader itself failed on (never the student's fault).
 GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
@@ -42,9 +42,8 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
                                           f"{result.score:g} / {result.max_score:g}")]
     for comp in result.components:
         lines.append(f"  {comp.name}: " + (count(comp.tests) if counts_only else f"{comp.score:g} / {comp.points:g}"))
-        shown = [u for u in comp.dependencies if u.student or u.same_assignment]  # not the given support module's
-        if shown:
-            lines.append("    graded with " + "; ".join(u.describe() for u in shown))
+        if comp.dependencies:
+            lines.append("    graded with " + dependencies.describe(comp.dependencies))
         if comp.withheld:
             lines.append(f"    note: {comp.withheld}")
         if not tests:
@@ -110,12 +109,20 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                        "isolation": result.isolation,
                        "components": {c.name: {"score": c.score, "max_score": c.points,
                                                "dependencies": [{"name": u.name, "student": u.student,
-                                                                 "reason": u.reason} for u in c.dependencies],
+                                                                 "reason": u.reason, "defined": u.defined}
+                                                                for u in c.dependencies],
                                                "withheld": bool(c.withheld),
                                                "misconceptions": [{"id": d.family, "summary": d.misconception,
                                                                    "fix": d.fix} for d in c.misconceptions]}
                                       for c in result.components}},
     }
+
+
+def graded_with(entries: list[dict[str, Any]]) -> str:
+    """What a component was graded with (dependencies.describe, as format_result says it), from the
+    `dependencies` of its entry in a results file."""
+    return dependencies.describe(dependencies.DependencyUse(str(e["name"]), bool(e["student"]), str(e["reason"]),
+                                                            False, bool(e.get("defined", True))) for e in entries)
 
 
 def _output(text: str, result: Result) -> str:

@@ -2,13 +2,18 @@
 provider that supplies the student's names, and score the outcomes per component."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import inspect
 import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import pytest
 import torch
+from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
 from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
@@ -18,8 +23,8 @@ from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
-from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, register_hypothesis_profile,
-                                         run_pytest)
+from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, TestOutcome, component_of,
+                                         fail_fast_kind, register_hypothesis_profile, run_pytest)
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 
@@ -42,7 +47,9 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     Components run in course.yml order (dependencies first), so that when a component's child
     starts, the tests of what it is built on have run and the dependency rule (dependencies.plan)
     can use their outcomes. An earlier assignment's component that the submission redefines is
-    tested first with that assignment's suite (not scored: it only decides the rule).
+    tested first with that assignment's suite (not scored: it only decides the rule). Once every
+    test has run, a component graded with the course's version of a dependency the submission
+    defines is graded again with the student's own, and the better grading stays (`BestOfTwo`).
     """
     course = course or config_mod.default()
     assignment = course.assignment(assignment_id)
@@ -53,15 +60,22 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     wanted = earlier + (components or own)
     names = own + course.closure(own)
     diagnosis = Diagnoser(course, names + list(assignment.given))
-    plugin = GradingPlugin(provider, wanted, reference=None if public_only else diagnosis.reference,
+    plugin = SessionPlugin(provider, wanted, reference=None if public_only else diagnosis.reference,
                            diagnoser=None if public_only else diagnosis)
 
     def outcomes(name: str) -> Optional[tuple[int, int]]:
         tests = [o for o in plugin.outcomes.values() if o.component == name]
         return (sum(t.passed for t in tests), len(tests)) if tests else None
 
+    def planner(own: bool) -> Callable[[str], list[dependencies.DependencyUse]]:
+        return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own)
+
+    mismatches = signatures.mismatches(course, cells or [])
+    best: Optional[BestOfTwo] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
-        provider.planner = lambda component: dependencies.plan(course, assignment, component, defined, outcomes)
+        provider.planner = planner(own=False)
+        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches)
+        plugin.after = best
     release = release or late.reference_release(course, assignment)
 
     def pending(uses: list[dependencies.DependencyUse]) -> Optional[late.Release]:
@@ -83,16 +97,129 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     for comp in components_scored:
-        comp.dependencies = uses.get(comp.name, [])
-        if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
-            name_misconceptions(comp)
-        if comp.explained:  # one known realistic mistake: its property and structure tests count at least the floor
-            comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
+        comp.dependencies = best.settled[comp.name] if best and comp.name in best.settled else uses.get(comp.name, [])
+        judge(comp, course, mismatches)
         held = pending(comp.dependencies)
         if held is not None:
             withhold(comp, course, held)
     return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits,
                   hint_level=course.feedback.hint_level)
+
+
+@dataclass(eq=False)
+class SessionPlugin(GradingPlugin):
+    """The grading plugin, handing `after` the session's tests once every one of them has run."""
+
+    after: Callable[[list[pytest.Item]], None] = lambda items: None
+    fresh: dict[str, TestOutcome] = field(default_factory=dict)  # each test's outcome before it ran
+    unfinished: set[str] = field(default_factory=set)  # tests that failed on a missing name or a stub
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        super().pytest_runtest_logreport(report)
+        if report.failed and fail_fast_kind(report) in ("MissingName", "NotImplementedYet"):
+            self.unfinished.add(report.nodeid)
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        super().pytest_collection_modifyitems(session, config, items)
+        self.fresh = {k: copy.copy(v) for k, v in self.outcomes.items()}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item,
+                                nextitem: Optional[pytest.Item]) -> Generator[None, object, object]:
+        done = yield
+        if nextitem is None:  # the last test (its teardown is done: nothing is set up any more)
+            self.after(item.session.items)
+        return done
+
+    def again(self, item: pytest.Item) -> TestOutcome:
+        """Run one test again (its setup and teardown included, as on its first run); its outcome."""
+        self.outcomes[item.nodeid] = copy.copy(self.fresh[item.nodeid])
+        self.unfinished.discard(item.nodeid)
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        runtestprotocol(item, nextitem=None, log=True)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return self.outcomes[item.nodeid]
+
+
+class BestOfTwo:
+    """The dependency rule's second grading (dependencies.settle). Once every test has run, each of
+    the assignment's components that was graded with the course's version of a dependency the
+    submission defines is graded again with the student's own: its tests run again in a fresh child,
+    stopping as soon as they cannot score more than the first grading (not at all when nothing can
+    be gained: full marks, or every failure a missing name or an unfinished stub of its own, which
+    no dependency changes). The better grading's outcomes, load notes and printed output stay and
+    the other's are dropped, so the feedback shown is always that of the grading that counts
+    (withheld if it held the course's code: dependencies.unreleased_reference)."""
+
+    def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
+                 provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
+                 own: Callable[[str], list[dependencies.DependencyUse]],
+                 mismatches: dict[str, list[signatures.Mismatch]]) -> None:
+        self.course, self.assignment, self.provider, self.plugin, self.own = course, assignment, provider, plugin, own
+        self.mismatches = mismatches
+        self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
+
+    def __call__(self, items: list[pytest.Item]) -> None:
+        tests: dict[str, list[pytest.Item]] = {}
+        for item in items:
+            tests.setdefault(component_of(item) or "", []).append(item)
+        self.provider.planner = self.own
+        for comp in self.assignment.components:
+            first, own = self.provider.uses.get(comp.name), self.own(comp.name)
+            if first is None or comp.name in self.provider.broken or \
+                    [u.student for u in first] == [u.student for u in own]:
+                continue
+            items = tests[comp.name]
+            first_score = judged_score(self.course, comp.name, comp.points,
+                                       [self.plugin.outcomes[i.nodeid] for i in items], self.mismatches)
+            failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]
+            if first_score >= comp.points or self.plugin.unfinished.issuperset(failed):
+                self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, None)
+                continue
+            kept, before = self.provider.take(comp.name), {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
+            own_score = self.regrade(comp.name, comp.points, items, first_score)
+            second = self.provider.take(comp.name)
+            self.settled[comp.name], better = dependencies.settle(first, own, comp.name, comp.points, first_score,
+                                                                  own_score)
+            if better:
+                kept = second
+            else:
+                self.plugin.outcomes.update(before)
+            self.provider.put(comp.name, kept)
+
+    def regrade(self, name: str, points: float, items: list[pytest.Item], first_score: float) -> Optional[float]:
+        """The component's score with the student's own dependencies, or None once it cannot exceed
+        `first_score` (the tests not yet run counted as passed, the diagnosis's floor as given)."""
+        ran: list[TestOutcome] = []
+        for i, item in enumerate(items):
+            ran.append(self.plugin.again(item))
+            rest = [copy.copy(self.plugin.fresh[it.nodeid]) for it in items[i + 1:]]
+            for t in rest:
+                t.passed = True
+            if component_score(points, ran + rest, self.course.scoring, explained=True) <= first_score:
+                return None
+        return judged_score(self.course, name, points, ran, self.mismatches)
+
+
+def judge(comp: ComponentScore, course: config_mod.Course,
+          mismatches: dict[str, list[signatures.Mismatch]]) -> None:
+    """The diagnosis of a scored component: its signature mistakes (signatures.attach) or else its
+    misconceptions (name_misconceptions) and, for one known realistic mistake, its score with the
+    floor (its property and structure tests count at least that share)."""
+    if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
+        name_misconceptions(comp)
+    if comp.explained:
+        comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
+
+
+def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
+                 mismatches: dict[str, list[signatures.Mismatch]]) -> float:
+    """What these outcomes would score `name` in the result (`judge`), leaving them as they are."""
+    copies = [copy.copy(t) for t in tests]
+    comp = ComponentScore(name, points, component_score(points, copies, course.scoring), copies)
+    judge(comp, course, mismatches)
+    return comp.score
 
 
 class Diagnoser:
@@ -151,15 +278,16 @@ def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Rele
     """Replace what the student's code could have put into this component's feedback (messages,
     values, printed output, load notes) by why: its child held the course's code, which may reach
     the student only after `release` (dependencies.unreleased_reference)."""
-    replaced = ", ".join(u.name for u in comp.dependencies if u.same_assignment and not u.student)
-    given = ", ".join(u.name for u in comp.dependencies if not u.same_assignment and not u.student)
+    held = [u for u in comp.dependencies if not u.student]
+    replaced = [u for u in held if u.same_assignment]
     when = f"after your due date ({course.deadlines.show(release.when)})" if release.when else "after the due date"
-    why = (f"{comp.name} was graded with the course's {replaced} because yours does not pass its own tests"
-           if replaced else f"{comp.name} was graded with the course's {given}, from an assignment whose "
+    why = (f"{comp.name} was graded with {dependencies.describe(replaced)}" if replaced else
+           f"{comp.name} was graded with the course's {', '.join(u.name for u in held)}, from an assignment whose "
            f"due date for you has not passed")
-    fix = f" Fix {replaced} first: its own feedback is complete." if replaced else ""
+    fix = ", ".join(u.name for u in replaced if u.defined)
     comp.withheld = (f"{why}; so that the course's code cannot be read out through feedback, the details of "
-                     f"these tests are shown only {when}.{fix}")
+                     f"these tests are shown only {when}." + (f" Fix {fix} first: its own feedback is complete."
+                                                              if fix else ""))
     for test in comp.tests:
         if not test.passed:
             test.output = "details withheld: " + comp.withheld

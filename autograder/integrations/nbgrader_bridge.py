@@ -45,6 +45,7 @@ from traitlets import Enum, Unicode
 from autograder import config as config_mod
 from autograder.grading import class_record
 from autograder.grading import late as late_mod
+from autograder.grading.results import graded_with
 from autograder.integrations import lms
 
 _ZYGOTES: dict[str, Any] = {}
@@ -71,6 +72,8 @@ def component_feedback(report: dict[str, Any], component: str, notes: list[str])
     lines = [f"{component}: {comp['score']:g} / {comp['max_score']:g} points "
              f"({passed} of {len(tests)} tests passed; graded by the course's autograder with the public "
              f"and hidden tests)"]
+    if comp.get("dependencies"):
+        lines.append(f"  graded with {graded_with(comp['dependencies'])}")
     for t in tests:
         name = t["name"].split(": ", 1)[-1]
         lines.append(f"  [{'PASS' if t['status'] == 'passed' else 'FAIL'}] {name}")

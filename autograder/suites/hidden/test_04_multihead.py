@@ -466,8 +466,8 @@ def test_mha_at_realistic_size(student, ref, spec):
 # ---------------------------------------------------------------- for 06 (not scored)
 # The 06 contract reads blks[i].attention.attention.attention_weights as every head's weights at once,
 # (B*h, Q, K). Assignment 04's contract does not ask for it, so these tests cost nothing here; they
-# decide the dependency rule: a MultiHeadAttention that fails one is replaced by the course's when 06
-# grades the Transformer built on it, instead of costing 06 points for code that 04 accepted.
+# trigger the dependency rule: 06 grades the Transformer built on a MultiHeadAttention that fails one
+# with the course's too and keeps the better score, instead of costing 06 points for code that 04 accepted.
 
 def head_weights(sd, c, q, k):
     """(B*h, Q, K): row b*h + i holds head i of batch item b's attention weights (transpose_qkv's order)."""
@@ -500,7 +500,7 @@ def test_mha_attention_weights_hold_every_head_for_06(student, ref, c):
     q, k, v = make_inputs(c)
     run(m, c, q, k, v, c["lens"])
     what = (f"{describe(c)}: attention.attention_weights after a forward call (not scored in 04; 06's "
-            "Transformer reads it, and 06 grades with the course's MultiHeadAttention while yours fails this)")
+            "Transformer reads it, and while yours fails this, 06 grades with the course's MultiHeadAttention too and keeps the better score)")
     held = T.attribute(T.attribute(m, "attention", describe(c)), "attention_weights", describe(c) + ".attention")
     T.assert_shape(held, (c["B"] * c["h"], c["Q"], c["K"]), what)
     T.assert_close(held, head_weights(sd, c, q, k), what=what, inputs={"valid_lens": c["lens"]})

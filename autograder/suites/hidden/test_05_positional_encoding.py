@@ -245,9 +245,9 @@ def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed, part):
 # ---------------------------------------------------------------- for 06 (not scored)
 # 06's Transformer feeds PositionalEncoding's output to float32 layers, and its decoder adds the
 # positions of the tokens' true places itself, then applies `pos_encoding.dropout`. Assignment 05's
-# contract asks for neither (the tests above compare values), so these cost nothing here; they decide
-# the dependency rule: a PositionalEncoding that fails one is replaced by the course's when 06 grades
-# the Transformer built on it, instead of costing 06 points for code that 05 accepted.
+# contract asks for neither (the tests above compare values), so these cost nothing here; they trigger
+# the dependency rule: 06 grades the Transformer built on a PositionalEncoding that fails one with the
+# course's too and keeps the better score, instead of costing 06 points for code that 05 accepted.
 
 @pytest.mark.component("PositionalEncoding")
 @pytest.mark.weight(0)  # not scored: decides which PositionalEncoding 06 grades with (see above)
@@ -262,8 +262,8 @@ def test_forward_keeps_the_input_dtype_for_06(student):
         out = call(what, pe, X)
         T.check(isinstance(out, torch.Tensor) and out.dtype == X.dtype,
                 f"{what}: the output's dtype is {getattr(out, 'dtype', type(out).__name__)}, X's {X.dtype} (not "
-                "scored in 05; 06's float32 layers need X's dtype, and 06 grades with the course's "
-                "PositionalEncoding while yours fails this: build P in X's dtype, or cast P[:, :T] to X.dtype)")
+                "scored in 05; 06's float32 layers need X's dtype, and while yours fails this, 06 grades with the "
+                "course's PositionalEncoding too and keeps the better score: build P in X's dtype, or cast P[:, :T] to X.dtype)")
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -274,8 +274,8 @@ def test_dropout_is_a_module_for_06(student):
     d, seed = 8, 12  # fixed: a contract check needs no search
     pe = student.PositionalEncoding(d, 0.5, 16)
     what = f"PositionalEncoding({d}, dropout=0.5).dropout"
-    why = ("(not scored in 05; 06's decoder adds the positions itself and applies pos_encoding.dropout, and 06 "
-           "grades with the course's PositionalEncoding while yours fails this: self.dropout = nn.Dropout(dropout))")
+    why = ("(not scored in 05; 06's decoder adds the positions itself and applies pos_encoding.dropout, and while "
+           "yours fails this, 06 grades with the course's PositionalEncoding too and keeps the better score: self.dropout = nn.Dropout(dropout))")
     drop = T.attribute(pe, "dropout", f"PositionalEncoding({d}, dropout=0.5)")
     T.check(callable(drop), f"{what} should be the nn.Dropout that forward applies {why}")
     Y = torch.rand(4, 16, d, generator=torch.Generator().manual_seed(seed)) + 1.0
