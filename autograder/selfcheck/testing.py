@@ -450,3 +450,32 @@ def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> 
 def param_names(module: Any) -> list[str]:
     """Names of the module's trainable parameters."""
     return [name for name, _ in module.named_parameters()]
+
+
+class _Contract:
+    """What `copy_weights`, `bound_state` and `assert_contract_names` read of a reference module (its
+    `state_dict()`), built from the contract's names instead: the public suites have no reference."""
+
+    def __init__(self, state: dict[str, torch.Tensor]) -> None:
+        self._state = state
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return dict(self._state)
+
+
+def contract(entries: dict[str, torch.Tensor | tuple[int, ...]]) -> Any:
+    """The contract's parameters and buffers by name (docs/course-api.md), in place of a reference module:
+    a shape stands for an entry of that shape (zeros: enough for `assert_contract_names`), a tensor for
+    hand-set weights (`copy_weights(module, contract({...}))` binds them by name, else by structure)."""
+    return _Contract({k: v if isinstance(v, torch.Tensor) else torch.zeros(v) for k, v in entries.items()})
+
+
+def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any:
+    """module.<name>, else the module's one parameter or buffer of this shape (a table stored under another
+    name: the naming test charges the name), else a `Missing` that fails where it is used."""
+    table = attribute(module, name, what)
+    if isinstance(table, Missing):
+        shaped = [v for v in state_dict(module).values() if tuple(v.shape) == tuple(shape)]
+        if len(shaped) == 1:
+            return shaped[0]
+    return table

@@ -5,7 +5,8 @@ positions, per the contract: pow and exp/log forms differ there), and checked th
 of the construction: unit sine/cosine pairs, relative positions as rotations, prefixes. Dropout is
 checked through properties that do not depend on the random stream.
 
-The table's name is checked once, by test_pe_contract_names: the other tests read the table as `P`
+The table's name is checked once, by the public suite's test_pe_contract_names (students see it in
+their self-check): the tests here read the table as `P`
 or, when the module has no `P`, as its one buffer of shape (1, max_len, num_hiddens), so that a
 misnamed table costs only the naming test. A comparison of the table and of forward's output scores
 each part separately (`part`).
@@ -38,34 +39,12 @@ def closed_form(max_len, d):
 call = functools.partial(T.call, hint=PE_FORWARD_HINT, show_args=False)
 
 
-def stored_table(pe, d, max_len, what):
-    """pe.P, else the module's one buffer of shape (1, max_len, d) (a table under another name: the naming
-    test charges the name), else a `T.Missing` that fails where it is used."""
-    P = T.attribute(pe, "P", what)
-    if isinstance(P, T.Missing):
-        shaped = [v for v in T.state_dict(pe).values() if tuple(v.shape) == (1, max_len, d)]
-        if len(shaped) == 1:
-            return shaped[0]
-    return P
-
-
 def table(student, d, max_len, dropout=0.0):
     pe = student.PositionalEncoding(d, dropout, max_len)
     what = f"PositionalEncoding(num_hiddens={d}, dropout={dropout}, max_len={max_len}).P"
-    P = stored_table(pe, d, max_len, what)
+    P = T.stored_table(pe, "P", (1, max_len, d), what)  # a misnamed table: the public naming test charges it
     T.assert_shape(T.as_plain(P, what), (1, max_len, d), what)
     return pe, T.as_plain(P).to(torch.float64)
-
-
-@pytest.mark.component("PositionalEncoding")
-@pytest.mark.kind("structure")
-@pytest.mark.keep("the contract's name: no mutant renames the table; the other tests find it by its shape")
-def test_pe_contract_names(student):
-    """the encoding table is stored in the attribute P"""
-    pe = student.PositionalEncoding(8, 0.0, 20)
-    P = T.attribute(pe, "P", "PositionalEncoding(8, 0, max_len=20)")
-    T.check(isinstance(P, torch.Tensor), f"PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
-                                         f"(a tensor of shape (1, max_len, num_hiddens)), got {type(P).__name__}")
 
 
 @pytest.mark.component("PositionalEncoding")

@@ -27,10 +27,9 @@ def _nw(student, queries, keys, values):
 
 
 def _set_w(model, value):
-    state = T.state_dict(model)
-    T.check("w" in state, "NWKernelRegression must have a learnable parameter named w "
-            f"(self.w = nn.Parameter(...)); your module's state has {sorted(state)}")
-    model.load_state_dict({"w": torch.tensor([float(value)], dtype=state["w"].dtype)}, strict=False)
+    """Set the width to `value`: the contract's w, or the one parameter of shape (1,) under another name
+    (test_nwk_contract_names charges the name)."""
+    T.copy_weights(model, T.contract({"w": torch.tensor([float(value)])}))
 
 
 # ---------------------------------------------------------------- nadaraya_watson
@@ -72,8 +71,12 @@ def test_nw_worked_example(student):
 # ---------------------------------------------------------------- NWKernelRegression
 
 @pytest.mark.component("NWKernelRegression")
-def test_nwk_parameter(student):
-    """has exactly one learnable parameter, w, an nn.Parameter of shape (1,)"""
+@pytest.mark.kind("structure")
+def test_nwk_contract_names(student):
+    """has exactly one learnable parameter, w, an nn.Parameter of shape (1,)
+
+    The one check of the name w (the hidden suite does not check it again): the other tests bind the
+    width by structure."""
     model = student.NWKernelRegression()
     params = {name: tuple(p.shape) for name, p in model.named_parameters()}
     T.check("w" in params, "NWKernelRegression must register its kernel width as a learnable "
@@ -81,25 +84,51 @@ def test_nwk_parameter(student):
     T.check(params == {"w": (1,)}, f"expected exactly one parameter w of shape (1,), found {params}")
 
 
+#: Queries, one row of keys per query and values for the shape tests: 3 queries, 4 keys each.
+QUERIES = torch.tensor([0.0, 1.0, 2.5])
+KEYS = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.5, 1.0, 1.5, 2.0], [3.0, 2.0, 1.0, 0.0]])
+VALUES = torch.arange(12.0).reshape(3, 4)
+
+
+def _nwk(model, queries, keys, values):
+    """The model's output and its stored attention weights (a `T.Missing` where it stores none: only
+    the checks of the weights fail)."""
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT),
+                       "the output")
+    weights = T.attribute(model, "attention_weights", "model.attention_weights")
+    return y_hat, weights
+
+
 @pytest.mark.component("NWKernelRegression")
-def test_nwk_shapes_and_normalized(student):
-    """returns shape (n,) and stores attention_weights (n, m); each row sums to 1 over the keys"""
+def test_nwk_shape(student):
+    """returns shape (n,): one prediction per query"""
     model = student.NWKernelRegression()
     _set_w(model, 1.0)
-    queries = torch.tensor([0.0, 1.0, 2.5])
-    keys = torch.tensor([[0.0, 1.0, 2.0, 3.0], [0.5, 1.0, 1.5, 2.0], [3.0, 2.0, 1.0, 0.0]])
-    values = torch.arange(12.0).reshape(3, 4)
-    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    y_hat, _ = _nwk(model, QUERIES, KEYS, VALUES)
     T.assert_shape(y_hat, (3,), "output for 3 queries (keys and values of shape (3, 4))")
-    weights = T.as_plain(model.attention_weights, "model.attention_weights")
+
+
+@pytest.mark.component("NWKernelRegression")
+def test_nwk_stores_normalized_weights(student):
+    """stores attention_weights of shape (n, m); each row sums to 1 over the keys"""
+    model = student.NWKernelRegression()
+    _set_w(model, 1.0)
+    _, weights = _nwk(model, QUERIES, KEYS, VALUES)
+    weights = T.as_plain(weights, "model.attention_weights")
     T.assert_shape(weights, (3, 4), "model.attention_weights for 3 queries, 4 keys each")
     T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of model.attention_weights (normalized over the keys)",
                    hint="apply the softmax over the keys (dim=1), and store the weights after the softmax "
                         "in self.attention_weights")
 
 
+#: The parts of the worked example scored separately: a module that stores no weights keeps its output part.
+PARTS = ("output", "attention_weights")
+
+
 @pytest.mark.component("NWKernelRegression")
-def test_nwk_worked_example(student):
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+def test_nwk_worked_example(student, part):
     """worked example: w scales the distance before squaring; each query uses its own row of keys"""
     model = student.NWKernelRegression()
     queries = torch.tensor([1.0, 0.0])
@@ -108,9 +137,10 @@ def test_nwk_worked_example(student):
     # w = 2: query 1 is at distance 1 from both keys of row 0 (equal weights); query 0 is at
     # scaled distances 0 and 2 from the keys of row 1.
     _set_w(model, 2.0)
-    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
-    expected_w = torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]])
-    T.assert_close(T.as_plain(model.attention_weights, "model.attention_weights"), expected_w,
-                   what="model.attention_weights with w = 2", inputs={"queries": queries, "keys": keys}, hint=NWK_HINT)
-    T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what="output with w = 2",
-                   inputs={"queries": queries, "keys": keys, "values": values}, hint=NWK_HINT)
+    y_hat, weights = _nwk(model, queries, keys, values)
+    if part == "attention_weights":
+        T.assert_close(weights, torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]]), what="model.attention_weights with w = 2",
+                       inputs={"queries": queries, "keys": keys}, hint=NWK_HINT)
+    else:
+        T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what="output with w = 2",
+                       inputs={"queries": queries, "keys": keys, "values": values}, hint=NWK_HINT)

@@ -110,32 +110,57 @@ def _book_example():
     return queries, keys, values, lens, expected
 
 
+#: The parts of a call's checks scored separately: a module that stores no attention weights keeps its output part.
+PARTS = ("output", "attention_weights")
+
+
+def _attend(what, model, queries, keys, values, lens, hint):
+    """The model's output and its stored attention weights (a `T.Missing` where it stores none: only the
+    checks of the weights fail)."""
+    out = T.call(what, model, queries, keys, values, lens, hint=hint, returns=torch.Tensor)
+    return out, T.attribute(model, "attention_weights", "model.attention_weights")
+
+
+def _rectangular(key_size):
+    """Rectangular inputs (Q != K, value size != feature sizes): queries (2, 3, 5), keys (2, 4, key_size),
+    values (2, 4, 7), valid_lens [2, 4]."""
+    g = torch.Generator().manual_seed(0)
+    queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, key_size, generator=g)
+    return queries, keys, torch.randn(2, 4, 7, generator=g), torch.tensor([2, 4])
+
+
+def _check_shapes(out, weights, part, key_size):
+    if part == "attention_weights":
+        T.assert_shape(T.as_plain(weights, "model.attention_weights"), (2, 3, 4),
+                       "model.attention_weights (batch, queries, keys)")
+    else:
+        T.assert_shape(out, (2, 3, 7), f"output for queries (2, 3, 5), keys (2, 4, {key_size}), values (2, 4, 7)")
+
+
 @pytest.mark.component("AdditiveAttention")
-def test_additive_parameters(student):
-    """has W_k, W_q and w_v: nn.Linear layers without bias, with the contract's shapes"""
+@pytest.mark.kind("structure")
+def test_additive_contract_names(student):
+    """has W_k, W_q and w_v: nn.Linear layers without bias, with the contract's shapes
+
+    The one check of the names (the hidden suite does not check them again): the hidden tests bind the
+    course's weights to yours by structure when the names differ."""
     model = student.AdditiveAttention(2, 3, 5, 0.0)
-    params = {name: tuple(p.shape) for name, p in model.named_parameters()}
-    expected = {"W_k.weight": (5, 2), "W_q.weight": (5, 3), "w_v.weight": (1, 5)}
-    T.check(params == expected,
-            f"AdditiveAttention(key_size=2, query_size=3, num_hiddens=5, dropout=0) should have parameters "
-            f"{expected}, found {params}: W_k = nn.Linear(key_size, num_hiddens, bias=False), "
-            "W_q = nn.Linear(query_size, num_hiddens, bias=False), w_v = nn.Linear(num_hiddens, 1, bias=False) "
-            "(the names and the missing bias are part of the contract)")
+    T.assert_contract_names(model, T.contract({"W_k.weight": (5, 2), "W_q.weight": (5, 3), "w_v.weight": (1, 5)}),
+                            "AdditiveAttention(key_size=2, query_size=3, num_hiddens=5, dropout=0): W_k = "
+                            "nn.Linear(key_size, num_hiddens, bias=False), W_q = nn.Linear(query_size, num_hiddens, "
+                            "bias=False), w_v = nn.Linear(num_hiddens, 1, bias=False)")
 
 
 @pytest.mark.component("AdditiveAttention")
-def test_additive_shapes(student):
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+def test_additive_shapes(student, part):
     """rectangular inputs (Q != K, key_size != query_size != value size): output (B, Q, v), weights (B, Q, K)"""
     model = student.AdditiveAttention(6, 5, 8, 0.0)
     model.eval()
-    g = torch.Generator().manual_seed(0)
-    queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, 6, generator=g)
-    values, lens = torch.randn(2, 4, 7, generator=g), torch.tensor([2, 4])
-    out = T.call("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, valid_lens)",
-                 model, queries, keys, values, lens, hint=ADD_HINT, returns=torch.Tensor)
-    T.assert_shape(out, (2, 3, 7), "output for queries (2, 3, 5), keys (2, 4, 6), values (2, 4, 7)")
-    weights = T.as_plain(model.attention_weights)
-    T.assert_shape(weights, (2, 3, 4), "model.attention_weights (batch, queries, keys)")
+    out, weights = _attend("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, "
+                           "valid_lens)", model, *_rectangular(6), hint=ADD_HINT)
+    _check_shapes(out, weights, part, 6)
 
 
 @pytest.mark.component("AdditiveAttention")
@@ -154,21 +179,21 @@ def test_additive_book_example(student):
 # ---------------------------------------------------------------- DotProductAttention
 
 @pytest.mark.component("DotProductAttention")
-def test_dot_shapes(student):
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+def test_dot_shapes(student, part):
     """rectangular inputs (Q != K, value size != d): output (B, Q, v), weights (B, Q, K)"""
     model = student.DotProductAttention(0.0)
     model.eval()
-    g = torch.Generator().manual_seed(0)
-    queries, keys = torch.randn(2, 3, 5, generator=g), torch.randn(2, 4, 5, generator=g)
-    values, lens = torch.randn(2, 4, 7, generator=g), torch.tensor([2, 4])
-    out = T.call("DotProductAttention(0)(queries, keys, values, valid_lens)", model, queries, keys, values, lens,
-                 hint=DOT_HINT, returns=torch.Tensor)
-    T.assert_shape(out, (2, 3, 7), "output for queries (2, 3, 5), keys (2, 4, 5), values (2, 4, 7)")
-    T.assert_shape(T.as_plain(model.attention_weights), (2, 3, 4), "model.attention_weights (batch, queries, keys)")
+    out, weights = _attend("DotProductAttention(0)(queries, keys, values, valid_lens)", model, *_rectangular(5),
+                           hint=DOT_HINT)
+    _check_shapes(out, weights, part, 5)
 
 
 @pytest.mark.component("DotProductAttention")
-def test_dot_scale_example(student):
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+def test_dot_scale_example(student, part):
     """worked example: scores are Q K^T / sqrt(d), with d the feature size of queries and keys"""
     model = student.DotProductAttention(0.0)
     model.eval()
@@ -177,12 +202,14 @@ def test_dot_scale_example(student):
     keys = torch.tensor([[[0.0, 0.0, 0.0, 0.0], [2 * math.log(3.0), 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 0.0]]])
     values = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]])
     # scores 0, 2 ln 3 / 2 = ln 3, 0 over three keys: weights 1/5, 3/5, 1/5
-    out = T.call("DotProductAttention(0)(queries, keys, values)", model, queries, keys, values, None, hint=DOT_HINT,
-                 returns=torch.Tensor)
-    weights = T.as_plain(model.attention_weights)
-    T.assert_close(weights, torch.tensor([[[0.2, 0.6, 0.2]]]), what=f"model.attention_weights (d = {d})",
-                   inputs={"queries": queries, "keys": keys}, hint=DOT_HINT)
-    T.assert_close(out, torch.tensor([[[0.2, 0.6]]]), what="output", inputs={"values": values}, hint=DOT_HINT)
+    out, weights = _attend("DotProductAttention(0)(queries, keys, values)", model, queries, keys, values, None,
+                           hint=DOT_HINT)
+    if part == "attention_weights":
+        T.assert_close(weights, torch.tensor([[[0.2, 0.6, 0.2]]]), what=f"model.attention_weights (d = {d})",
+                       inputs={"queries": queries, "keys": keys}, hint=DOT_HINT)
+    else:
+        T.assert_close(out, torch.tensor([[[0.2, 0.6]]]), what=f"output (d = {d})",
+                       inputs={"queries": queries, "keys": keys, "values": values}, hint=DOT_HINT)
 
 
 @pytest.mark.component("DotProductAttention")

@@ -12,20 +12,38 @@ from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT
 
 
+def table(pe, d, max_len, what):
+    """pe.P, else the module's one buffer of shape (1, max_len, d) (test_pe_contract_names charges the name)."""
+    P = T.as_plain(T.stored_table(pe, "P", (1, max_len, d), what), what)
+    T.assert_shape(P, (1, max_len, d), what)
+    return P
+
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.kind("structure")
+def test_pe_contract_names(student):
+    """the encoding table is stored in the attribute P
+
+    The one check of the name (the hidden suite does not check it again): the other tests read the table
+    as P or, without one, as the module's one buffer of shape (1, max_len, num_hiddens)."""
+    pe = student.PositionalEncoding(8, 0.0, 20)
+    P = T.attribute(pe, "P", "PositionalEncoding(8, 0, max_len=20)")
+    T.check(isinstance(P, torch.Tensor), f"PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
+                                         f"(a tensor of shape (1, max_len, num_hiddens)), got {type(P).__name__}")
+
+
 @pytest.mark.component("PositionalEncoding")
 def test_table_shape(student):
     """the table P has shape (1, max_len, num_hiddens)"""
-    pe = student.PositionalEncoding(6, 0.0, 50)
-    T.assert_shape(pe.P, (1, 50, 6), "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P")
-    T.assert_shape(student.PositionalEncoding(4, 0.0).P, (1, 1000, 4),
-                   "PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)")
+    table(student.PositionalEncoding(6, 0.0, 50), 6, 50, "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P")
+    table(student.PositionalEncoding(4, 0.0), 4, 1000,
+          "PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)")
 
 
 @pytest.mark.component("PositionalEncoding")
 def test_worked_example(student):
     """the first rows of P follow the sine/cosine formula (worked example, d = 4)"""
-    P = T.as_plain(student.PositionalEncoding(4, 0.0, 3).P)
-    T.assert_shape(P, (1, 3, 4), "PositionalEncoding(4, 0, max_len=3).P")
+    P = table(student.PositionalEncoding(4, 0.0, 3), 4, 3, "PositionalEncoding(4, 0, max_len=3).P")
     # Column pairs (0, 1) use the angle i / 10000**(0/4) = i, pairs (2, 3) the angle i / 10000**(2/4) = i / 100.
     expected = torch.tensor([[[0.0, 1.0, 0.0, 1.0],
                               [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
@@ -60,7 +78,7 @@ def test_forward_adds_first_positions(student):
     pe = student.PositionalEncoding(4, 0.5, 10)
     pe.eval()
     X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
-    expected = X + T.as_plain(pe.P)[:, :3]
+    expected = X + table(pe, 4, 10, "PositionalEncoding(4, dropout=0.5, max_len=10).P")[:, :3]
     out = T.call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X,
                  hint=PE_FORWARD_HINT, show_args=False)
     T.assert_close(out, expected, what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
