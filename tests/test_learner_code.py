@@ -35,8 +35,10 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     signature = [t for t in texts(result, "AdditiveAttention") if "signature:" in t]
     assert len(signature) == 1, texts(result, "AdditiveAttention")[:1]  # said once, on the first failure
     assert ("signature: your AdditiveAttention takes (num_hiddens, dropout); the contract is (key_size, "
-            "query_size, num_hiddens, dropout)\n  it has no key_size, query_size") in signature[0]
+            "query_size, num_hiddens, dropout)\n  the grader passed ") in signature[0]
     assert "d2l 1.0 changed these signatures" in signature[0]
+    # called by name (its LazyLinear layers need no sizes): the signature test costs the signature
+    assert scores["AdditiveAttention"] > 0
 
 
 def test_blocks_named_with_a_space_are_the_same_blocks(zygote: Zygote) -> None:
@@ -52,3 +54,12 @@ def test_a_misspelt_attribute_costs_only_the_tests_that_read_it(zygote: Zygote) 
     # The tests that check predictions only pass: the misspelling costs the weights' tests.
     passed = {t.function for t in comp.tests if t.passed}
     assert {"test_nwk_within_range", "test_nwk_small_w_mean", "test_nwk_training_lowers_loss"} <= passed
+
+
+def test_own_version_of_given_code_is_not_used_as_the_scaffolding(zygote: Zygote) -> None:
+    """A submission that redefines the given Seq2SeqEncoder (incompatibly) keeps full marks for its correct
+    decoder: the tests' scaffolding (EncoderDecoder training) is the course's given code (the review found
+    8.12/10, "where (your code): course __course_deps__"). No message calls course code the student's."""
+    result = session.grade_file(zygote, "03_bahdanau", LEARNERS / "own_given_encoder.py")
+    assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
+    assert "course __course_deps__" not in result.output

@@ -65,7 +65,7 @@ def test_a_correct_lazy_multi_head_attention_loses_its_signature_test_and_its_ea
     only the public parameter-shape test (lazy layers have no shape after construction) and the
     signature test fail."""
     comp = graded(zygote, "overduse_multihead", "MultiHeadAttention")
-    assert failed(comp) == ["test_mha_parameters", "test_MultiHeadAttention_contract_signature"]
+    assert failed(comp) == ["test_mha_contract_names", "test_MultiHeadAttention_contract_signature"]
 
 
 def test_a_forward_without_valid_lens_is_called_without_them(zygote: Zygote) -> None:

@@ -186,7 +186,8 @@ class Mismatch:
                  f"the contract is ({self.contract.show()})"]
         if self.adapter is not None:
             lines.append(f"  the grader passed {self.adapter.show()} by name, so that the rest of your code "
-                         f"was graded on what it does; this costs the signature test only")
+                         f"was graded on what it does (the signature test costs the signature; the other "
+                         f"tests, what your code does with those arguments)")
         elif self.missing:
             lines.append(f"  it has no {', '.join(self.missing)}: the tests pass "
                          f"{'them' if len(self.missing) > 1 else 'it'} by position, so calls fail")

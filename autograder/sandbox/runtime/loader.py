@@ -83,7 +83,8 @@ def student_traceback(exc: BaseException, limit_chars: int = 2000, error: bool =
 
 def submission_label(filename: str) -> Optional[str]:
     """The label of a cell the loader compiled (its file name is `<label>`), None for any other file."""
-    if filename.startswith("<") and filename.endswith(">") and not filename.startswith(("<frozen", "<string")):
+    if filename.startswith("<") and filename.endswith(">") and not filename.startswith(("<frozen", "<string",
+                                                                                          "<course ")):
         return filename[1:-1]
     return None
 
