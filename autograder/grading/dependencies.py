@@ -48,6 +48,7 @@ class Job(TypedDict):
     modules: dict[str, str]  # module name -> source, installed before loading
     prelude: list[str]  # names put into the student's namespace before loading (given code, deps)
     inject: list[str]  # names put there again after loading (dependencies override the student's)
+    scaffold: list[str]  # given names a test gets as the course's, whatever the submission defines
     deps_module: str
 
 
@@ -217,9 +218,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
-    cannot stand in for, and the given code: a submission that redefines `Seq2SeqEncoder` is tested
-    on the course's scaffolding, which is not graded, while its own classes keep what they were
-    built on). `uses` (from `plan`) defaults to the reference for all."""
+    cannot stand in for, overriding them); `scaffold`: the given names a test asks for, which are
+    the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
+    graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -235,5 +236,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     support = f"from {DEPS_MODULE} import *\n" + placeholder_source(missing, component)
     modules = {DEPS_MODULE: reference_source(course, deps), course.support_module: support}
     return Job(cells=[list(c) for c in cells], seed=procedures.TEST_SEED, modules=modules,
-               prelude=sorted(set(assignment.given) | set(deps)),
-               inject=sorted(set(replaced) | set(assignment.given)), deps_module=DEPS_MODULE)
+               prelude=sorted(set(assignment.given) | set(deps)), inject=sorted(replaced),
+               scaffold=sorted(assignment.given), deps_module=DEPS_MODULE)

@@ -10,7 +10,7 @@ import inspect
 import socket
 import sys
 import types
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -24,10 +24,11 @@ MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
 class Server:
     """Resolve handles, run calls, encode results."""
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
+    def __init__(self, namespace: dict[str, Any], scaffold: Optional[dict[str, Any]] = None) -> None:
         self.objects: dict[int, Any] = {}
         self.ids: dict[int, int] = {}  # id(obj) -> handle id
         self.namespace = namespace
+        self.scaffold = scaffold or {}  # given names: the tests get the course's
 
     def to_handle(self, obj: Any) -> wire.Handle:
         key = id(obj)
@@ -68,6 +69,8 @@ class Server:
             seed_everything(int(msg["seed_first"]))
         if op == "get":
             name = msg["name"]
+            if name in self.scaffold:
+                return self.scaffold[name]
             if name not in self.namespace:
                 raise NameError(f"name '{name}' is not defined")
             return self.namespace[name]
@@ -168,13 +171,21 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return namespace, report
 
 
+def scaffolding(job: dict[str, Any]) -> dict[str, Any]:
+    """The given classes a test builds around the student's code (EncoderDecoder, Seq2SeqEncoder): the
+    course's, even where the submission redefines them (its own code keeps its own)."""
+    deps_module = sys.modules.get(job.get("deps_module") or "")
+    deps = deps_module.__dict__ if deps_module is not None else {}
+    return {name: deps[name] for name in job.get("scaffold", []) if name in deps}
+
+
 def serve(job: dict[str, Any], sock: socket.socket) -> None:
     """Load the submission, report, then answer calls until the grader hangs up."""
     seed_everything(int(job.get("seed", TEST_SEED)))
     torch.set_num_threads(1)
     namespace, report = load_submission(job)
     seed_everything(int(job.get("seed", TEST_SEED)))
-    server = Server(namespace)
+    server = Server(namespace, scaffolding(job))
     wire.send(sock, {"ready": report})
     receiver = wire.Receiver(sock)
     while True:
