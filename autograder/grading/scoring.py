@@ -69,6 +69,10 @@ class TestShare:
     floored: bool = False  # the factor is the policy's floor (more than the share of comparisons passed)
 
 
+#: Parts of a comparison that check a stored side output rather than what the component returns.
+STORED = frozenset({"attention_weights"})
+
+
 def test_kind(outcome: TestOutcome, policy: Scoring) -> str:
     return policy.kinds_of.get(f"{outcome.component}::{outcome.function}", outcome.kind)
 
@@ -81,14 +85,17 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
 def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
     earned: a passed reference test its share, a passed property or structure test its share times
-    the share of reference weight passed (with `gate: proportional`), and at least `policy.floor`
+    the share of reference weight passed (with `gate: proportional`; the reference tests of a stored
+    side output, part "attention_weights", are not in that share), and at least `policy.floor`
     of it when the failures are `explained` by one known realistic mistake (the diagnosis names it)."""
     weights = [test_weight(t, policy) for t in tests]
     total = sum(weights)
     if not tests or total <= 0:
         return []
     kinds = [test_kind(t, policy) for t in tests]
-    reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference"]
+    # The gate weighs what the component computes: a stored side output (attention_weights) that is
+    # missing, misnamed or wrong costs its own tests, not the credit of the tests about the outputs.
+    reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference" and t.part not in STORED]
     ref_total = sum(w for _, w in reference)
     gate, floored = 1.0, False
     if policy.gate == "proportional" and ref_total > 0:

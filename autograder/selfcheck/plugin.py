@@ -65,6 +65,7 @@ class TestOutcome:
     misconception: str = ""  # the catalogue family diagnosed for the component (stable id), if any
     candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
     replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
+    part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
 
 
 HYPOTHESIS_PROFILE = "course"
@@ -179,6 +180,13 @@ def fail_fast_kind(report: pytest.TestReport) -> Optional[str]:
 
 
 FAIL_FAST_PROPERTY = "fail_fast"
+
+
+def part_of(item: pytest.Item) -> str:
+    """The `part` a parametrised test checks ("output", "attention_weights", ...), "" for a whole test."""
+    callspec = getattr(item, "callspec", None)
+    part = callspec.params.get("part") if callspec is not None else None
+    return part if isinstance(part, str) else ""
 MISCONCEPTION_PROPERTY = "misconception"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
 #: How a test ends that is not a failure of the student's code: pytest reports these its own way.
@@ -222,7 +230,7 @@ class GradingPlugin:
         for it, component in graded:
             self.outcomes[it.nodeid] = TestOutcome(
                 it.nodeid, describe_test(it), component, weight_of(it), self.public_marker(it),
-                kind=kind_of(it), function=getattr(it, "originalname", it.name))
+                kind=kind_of(it), function=getattr(it, "originalname", it.name), part=part_of(it))
             self.order.append(it.nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -185,14 +185,17 @@ def test_nw_shift(student, case, shift):
 
 
 def _check_shift_invariant(first: tuple, shifted: tuple, case: Case, who: str, output: str, inputs: dict,
-                           hint: str) -> None:
-    """Predictions (`output`) and weights unchanged by shifting queries and keys together."""
+                           hint: str, part: str = "") -> None:
+    """Predictions (`output`) and weights unchanged by shifting queries and keys together (`part`: only
+    the predictions, "y_hat", or only the weights)."""
     (y1, w1), (y2, w2) = first, shifted
-    _check_shapes(y1, w1, case.n, case.m, who)
+    _check_shapes(y1, None if part == "y_hat" else w1, case.n, case.m, who)
     rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
-    T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
-                   rtol=rtol, atol=atol, hint=hint)
-    T.assert_close(y2, y1, what=f"{output} after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+    if part != "y_hat":
+        T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
+                       rtol=rtol, atol=atol, hint=hint)
+    if part != "attention_weights":
+        T.assert_close(y2, y1, what=f"{output} after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -318,27 +321,33 @@ def test_nwk_within_range(student, ref, case, w):
 
 @pytest.mark.component("NWKernelRegression")
 @pytest.mark.kind("property")  # `ref` only builds the model
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=8)
 @given(case=cases(min_m=2), w=W_VALUES, data=st.data())
-def test_nwk_permutation(student, ref, case, w, data):
+def test_nwk_permutation(student, ref, part, case, w, data):
     """reordering each row's (key, value) pairs together changes no prediction"""
     queries, keys, values = _nwk_data(case)
     perm = torch.tensor(data.draw(st.permutations(range(case.m)), label="permutation"))
     model = _model(student, ref, case.dtype, w)
     y1, w1 = _nwk(model, queries, keys, values)
     y2, w2 = _nwk(model, queries, keys[:, perm], values[:, perm])
-    _check_shapes(y1, w1, case.n, case.m, "NWKernelRegression")
+    _check_shapes(y1, w1 if part == "attention_weights" else None, case.n, case.m, "NWKernelRegression")
     inputs = {"w": w, "queries": queries, "keys": keys, "values": values, "permutation": perm}
-    T.assert_close(y2, y1, what="output after permuting the (key, value) pairs of every row", inputs=inputs,
-                   hint="each key must stay paired with its own value")
-    T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys", inputs=inputs)
+    if part == "y_hat":
+        T.assert_close(y2, y1, what="output after permuting the (key, value) pairs of every row", inputs=inputs,
+                       hint="each key must stay paired with its own value")
+    else:
+        T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys", inputs=inputs)
 
 
 @pytest.mark.component("NWKernelRegression")
 @pytest.mark.kind("property")  # `ref` only builds the model
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=8)
 @given(case=cases(), w=W_VALUES, shift=st.sampled_from([-4.0, -1.5, 2.0, 8.0]))
-def test_nwk_shift(student, ref, case, w, shift):
+def test_nwk_shift(student, ref, part, case, w, shift):
     """shifting queries and keys by the same amount changes nothing"""
     queries, keys, values = _nwk_data(case)
     model = _model(student, ref, case.dtype, w)
@@ -346,14 +355,16 @@ def test_nwk_shift(student, ref, case, w, shift):
     y2, w2 = _nwk(model, queries + shift, keys + shift, values)
     _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", "output",
                            {"w": w, "queries": queries, "keys": keys, "shift": shift},
-                           hint="the kernel must depend on (query - key) * w only")
+                           hint="the kernel must depend on (query - key) * w only", part=part)
 
 
 @pytest.mark.component("NWKernelRegression")
 @pytest.mark.kind("property")  # `ref` only builds the model
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=8)
 @given(case=cases(min_m=2), data=st.data())
-def test_nwk_large_w_interpolates(student, ref, case, data):
+def test_nwk_large_w_interpolates(student, ref, part, case, data):
     """large w: a query sitting on one of its keys (others at least 1 away) gets that key's value"""
     g = case.gen()
     base = torch.arange(case.m, dtype=torch.float64) * 1.5
@@ -365,13 +376,15 @@ def test_nwk_large_w_interpolates(student, ref, case, data):
     queries, keys, values = queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
     model = _model(student, ref, case.dtype, 40.0)
     y_hat, weights = _nwk(model, queries, keys, values)
-    _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
+    _check_shapes(y_hat, weights if part == "attention_weights" else None, case.n, case.m, "NWKernelRegression")
     inputs = {"w": 40.0, "queries": queries, "keys": keys, "values": values}
-    T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
-                   what="attention_weights with w = 40 (a very narrow kernel)", inputs=inputs,
-                   hint="with a large w the key equal to the query must get all the weight: " + NWK_HINT)
-    T.assert_close(y_hat, values[torch.arange(case.n), picks], what="output with w = 40", inputs=inputs,
-                   hint=NWK_HINT)
+    if part == "attention_weights":
+        T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
+                       what="attention_weights with w = 40 (a very narrow kernel)", inputs=inputs,
+                       hint="with a large w the key equal to the query must get all the weight: " + NWK_HINT)
+    else:
+        T.assert_close(y_hat, values[torch.arange(case.n), picks], what="output with w = 40", inputs=inputs,
+                       hint=NWK_HINT)
 
 
 @pytest.mark.component("NWKernelRegression")

@@ -38,9 +38,15 @@ def path_of(slug: str, entry: dict[str, Any]) -> Path:
 
 
 def naming_allowance(comp: ComponentScore, policy: Scoring) -> float:
-    """What the naming tests a component failed may cost: the sum of their max shares."""
+    """What a naming difference may cost (issue #23): the component's naming tests, and the tests about
+    a stored attribute it does not have under the contract's name (`attention_weights`, `P`): the
+    failed ones' max shares. Nothing of the tests about its outputs."""
+    def about_names(outcome: Any) -> bool:
+        first = outcome.output.split("\n", 1)[0]
+        return ("_contract_names" in outcome.function or outcome.part in scoring.STORED
+                or "has no attribute `" in first or "attention_weights:" in first)
     return sum(sh.max_score for sh in scoring.shares(comp.points, comp.tests, policy)
-               if not sh.outcome.passed and "_contract_names" in sh.outcome.function)
+               if not sh.outcome.passed and about_names(sh.outcome))
 
 
 def judge(comp: ComponentScore, verdict: dict[str, Any], policy: Scoring) -> Optional[str]:
