@@ -52,3 +52,15 @@ def test_a_misspelt_attribute_costs_only_the_tests_that_read_it(zygote: Zygote) 
     # The tests that check predictions only pass: the misspelling costs the weights' tests.
     passed = {t.function for t in comp.tests if t.passed}
     assert {"test_nwk_within_range", "test_nwk_small_w_mean", "test_nwk_training_lowers_loss"} <= passed
+
+
+def test_a_raising_weights_property_costs_only_the_weights_tests(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, "03_bahdanau", LEARNERS / "bahdanau_weights_typo.py")
+    comp = next(c for c in result.components if c.name == "Seq2SeqAttentionDecoder")
+    failed = [t for t in comp.tests if not t.passed]
+    assert failed and all("attention_weights" in t.output for t in failed), [t.output[:200] for t in failed]
+    # The property raises AttributeError: only the weights' tests and parts fail; the logits' and state's pass.
+    assert all("attention_weights" in t.nodeid for t in failed), [t.nodeid for t in failed]
+    passed = {t.nodeid.split("::")[-1] for t in comp.tests if t.passed}
+    assert {"test_query_is_top_layer_of_current_hidden_state[outputs]", "test_matches_reference[outputs]",
+            "test_step_by_step_equals_whole_sequence[outputs]", "test_gru_input_is_context_then_embedding"} <= passed
