@@ -64,3 +64,12 @@ def test_a_raising_weights_property_costs_only_the_weights_tests(zygote: Zygote)
     passed = {t.nodeid.split("::")[-1] for t in comp.tests if t.passed}
     assert {"test_query_is_top_layer_of_current_hidden_state[outputs]", "test_matches_reference[outputs]",
             "test_step_by_step_equals_whole_sequence[outputs]", "test_gru_input_is_context_then_embedding"} <= passed
+
+
+def test_a_wrong_table_is_named_and_not_blamed_on_dropout(zygote: Zygote) -> None:
+    entry = Path(__file__).resolve().parents[1] / "autograder/catalogue/entries/05_positional_encoding/mutants"
+    result = session.grade_file(zygote, "05_positional_encoding", entry / "pe_base_1000.py")
+    comp = next(c for c in result.components if c.name == "PositionalEncoding")
+    assert [d.family for d in comp.misconceptions] == ["pe_base_1000"] and comp.score > 0
+    # Its dropout is right: the dropout test compares with its own X + P and passes.
+    assert {t.function for t in comp.tests if t.passed} >= {"test_dropout_in_training_only", "test_not_a_parameter"}
