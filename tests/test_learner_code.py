@@ -73,3 +73,11 @@ def test_a_wrong_table_is_named_and_not_blamed_on_dropout(zygote: Zygote) -> Non
     assert [d.family for d in comp.misconceptions] == ["pe_base_1000"] and comp.score > 0
     # Its dropout is right: the dropout test compares with its own X + P and passes.
     assert {t.function for t in comp.tests if t.passed} >= {"test_dropout_in_training_only", "test_not_a_parameter"}
+
+
+def test_in_place_masking_costs_only_the_input_unchanged_test(zygote: Zygote) -> None:
+    mutants = Path(__file__).resolve().parents[1] / "autograder/catalogue/entries/02_attention_scoring/mutants"
+    result = session.grade_file(zygote, A, mutants / "ms_book_view_in_place_mask.py")
+    comp = next(c for c in result.components if c.name == "masked_softmax")
+    # The gradient test's X is not a leaf (as no score tensor in a model is): writing into it is legal for autograd.
+    assert {t.function for t in comp.tests if not t.passed} == {"test_ms_input_unchanged"}
