@@ -63,3 +63,32 @@ def test_own_version_of_given_code_is_not_used_as_the_scaffolding(zygote: Zygote
     result = session.grade_file(zygote, "03_bahdanau", LEARNERS / "own_given_encoder.py")
     assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
     assert "course __course_deps__" not in result.output
+
+
+def test_a_raising_weights_property_costs_only_the_weights_tests(zygote: Zygote) -> None:
+    result = session.grade_file(zygote, "03_bahdanau", LEARNERS / "bahdanau_weights_typo.py")
+    comp = next(c for c in result.components if c.name == "Seq2SeqAttentionDecoder")
+    failed = [t for t in comp.tests if not t.passed]
+    assert failed and all("attention_weights" in t.output for t in failed), [t.output[:200] for t in failed]
+    # The property raises AttributeError: only the weights' tests and parts fail; the logits' and state's pass.
+    assert all("attention_weights" in t.nodeid for t in failed), [t.nodeid for t in failed]
+    passed = {t.nodeid.split("::")[-1] for t in comp.tests if t.passed}
+    assert {"test_query_is_top_layer_of_current_hidden_state[outputs]", "test_matches_reference[outputs]",
+            "test_step_by_step_equals_whole_sequence[outputs]", "test_gru_input_is_context_then_embedding"} <= passed
+
+
+def test_a_wrong_table_is_named_and_not_blamed_on_dropout(zygote: Zygote) -> None:
+    entry = Path(__file__).resolve().parents[1] / "autograder/catalogue/entries/05_positional_encoding/mutants"
+    result = session.grade_file(zygote, "05_positional_encoding", entry / "pe_base_1000.py")
+    comp = next(c for c in result.components if c.name == "PositionalEncoding")
+    assert [d.family for d in comp.misconceptions] == ["pe_base_1000"] and comp.score > 0
+    # Its dropout is right: the dropout test compares with its own X + P and passes.
+    assert {t.function for t in comp.tests if t.passed} >= {"test_dropout_in_training_only", "test_not_a_parameter"}
+
+
+def test_in_place_masking_costs_only_the_input_unchanged_test(zygote: Zygote) -> None:
+    mutants = Path(__file__).resolve().parents[1] / "autograder/catalogue/entries/02_attention_scoring/mutants"
+    result = session.grade_file(zygote, A, mutants / "ms_book_view_in_place_mask.py")
+    comp = next(c for c in result.components if c.name == "masked_softmax")
+    # The gradient test's X is not a leaf (as no score tensor in a model is): writing into it is legal for autograd.
+    assert {t.function for t in comp.tests if not t.passed} == {"test_ms_input_unchanged"}

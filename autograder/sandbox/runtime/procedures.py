@@ -33,14 +33,18 @@ def seed_everything(seed: int = TEST_SEED) -> None:
 
 def vjp(fn: Any, args: Sequence[Any], kwargs: dict[str, Any], grad_output: Any, wrt: Sequence[int],
         output_index: Optional[int]) -> list[Optional[torch.Tensor]]:
-    """Gradients of <fn(*args)[output_index], grad_output> with respect to args[i] for i in wrt."""
+    """Gradients of <fn(*args)[output_index], grad_output> with respect to args[i] for i in wrt.
+
+    fn gets non-leaf copies of the leaves (as a layer's output is in a model): an in-place write into
+    an input is then legal for autograd and costs only the tests of inputs left unchanged."""
     args = list(args)
+    leaves = {i: torch.Tensor.detach(args[i]).clone().requires_grad_(True) for i in wrt}
     for i in wrt:
-        args[i] = torch.Tensor.detach(args[i]).clone().requires_grad_(True)
+        args[i] = leaves[i] * 1
     out = fn(*args, **kwargs)
     if output_index is not None:
         out = out[output_index]
-    grads = torch.autograd.grad(out, [args[i] for i in wrt], grad_output, allow_unused=True)
+    grads = torch.autograd.grad(out, [leaves[i] for i in wrt], grad_output, allow_unused=True)
     return [None if g is None else torch.Tensor.detach(g) for g in grads]
 
 

@@ -132,6 +132,19 @@ def gru_from(sd, c):
     return gru
 
 
+def decoder_step(sd, c, gru, enc_bt, hidden, tokens, layer=-1, context_first=True):
+    """One decoding step rebuilt from the course's weights `sd`: the query is hidden[layer], the GRU input
+    cat(context, embedding) (or the reverse): (attention weights (B, 1, T_enc), logits (B, 1, V), new hidden)."""
+    weights = attention_from(sd, c["H"])(hidden[layer].unsqueeze(1), enc_bt, c["lens"])
+    context = weights @ enc_bt  # (B, 1, H)
+    emb = sd["embedding.weight"][tokens].unsqueeze(1)  # (B, 1, E)
+    pair = (context, emb) if context_first else (emb, context)
+    with torch.no_grad():
+        out, new_hidden = gru(torch.cat(pair, dim=-1).permute(1, 0, 2), hidden)
+        logits = (out @ sd["dense.weight"].T + sd["dense.bias"]).permute(1, 0, 2)
+    return weights, logits, new_hidden
+
+
 # ---------------------------------------------------------------- init_state
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -167,10 +180,11 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
     enc = encoder_outputs(ref, c)
     call(f"{describe(c)}(X, state)", dec, targets(c, first), dec.init_state(enc, c["lens"]))
     call(f"{describe(c)}(X, state)", dec, targets(c), dec.init_state(enc, c["lens"]))
-    T.check(len(list(dec.attention_weights)) == c["T_dec"],
+    held = len(list(T.attribute(dec, "attention_weights", describe(c))))
+    T.check(held == c["T_dec"],
             f"after a forward call of {first} step(s) then one of {c['T_dec']} step(s), attention_weights holds "
-            f"{len(list(dec.attention_weights))} tensors: it must hold the {c['T_dec']} of the last forward call, one "
-            f"per decoding step (start a new list in every forward call)")
+            f"{held} tensors: it must hold the {c['T_dec']} of the last forward call, one per decoding step (start a "
+            f"new list in every forward call)")
     for t, w in enumerate(step_weights(dec, c, c["T_dec"])):
         T.assert_shape(w, (c["B"], 1, c["T_enc"]), f"attention_weights[{t}]")
         for b, n in enumerate(c["lens"].tolist()):
@@ -181,29 +195,36 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@by_part
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(layers=st.integers(2, 3), steps=st.just(3)))
-def test_query_is_top_layer_of_current_hidden_state(student, ref, c):
+def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
     """at every step the attention query is the top layer (hidden_state[-1]) of the current hidden state (num_layers >= 2)"""
     dec = build(student, c, mode="eval")
     sd = course_weights(dec, ref, c)
-    attend = attention_from(sd, c["H"])
+    gru = gru_from(sd, c)
     state = dec.init_state(encoder_outputs(ref, c), c["lens"])
     enc_bt = T.as_plain(state[0])
     X = targets(c)
+    index = 0 if part == "attention_weights" else 1  # in decoder_step's result
     for t in range(c["T_dec"]):
         hidden = T.as_plain(state[1])
-        _, state = call(f"{describe(c)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
-        got = step_weights(dec, c, 1)[0]
-        expected = attend(hidden[-1].unsqueeze(1), enc_bt, c["lens"])
-        if not torch.allclose(got, expected, rtol=1e-5, atol=1e-5):
-            layers = [i for i in range(c["L"] - 1) if torch.allclose(got, attend(hidden[i].unsqueeze(1), enc_bt,
-                                                                                  c["lens"]), atol=1e-5)]
+        logits, state = call(f"{describe(c)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
+        expected = decoder_step(sd, c, gru, enc_bt, hidden, X[:, t])
+        got = step_weights(dec, c, 1)[0] if part == "attention_weights" else T.as_plain(logits)
+        if not torch.allclose(got, expected[index], rtol=1e-5, atol=1e-5):
+            layers = [i for i in range(c["L"] - 1) if torch.allclose(
+                got, decoder_step(sd, c, gru, enc_bt, hidden, X[:, t], layer=i)[index], atol=1e-5)]
             hint = ("the query must be the top layer of the current hidden state, hidden_state[-1], as (B, 1, h)"
-                    + (f"; your weights match layer {layers[0]} instead (hidden_state[0] is the bottom layer)"
+                    + (f"; your decoder matches layer {layers[0]} instead (hidden_state[0] is the bottom layer)"
                        if layers else ""))
-            T.assert_close(got, expected, what=f"attention weights of step {t} (fed one token at a time) vs additive "
-                           f"attention with the same weights and query = top layer of the hidden state", hint=hint)
+            what = "attention weights" if part == "attention_weights" else "logits"
+            T.assert_close(got, expected[index], what=f"{what} of step {t} (fed one token at a time) vs a step "
+                           f"computed with the same weights and query = top layer of the hidden state", hint=hint)
+        if part == "outputs":
+            T.assert_close(state[1], expected[2], what=f"the hidden state returned by step {t} vs a step computed "
+                           f"with the same weights and query = top layer of the hidden state", hint=MODULE_HINT)
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -217,20 +238,11 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
     X = targets(c)
     logits, state = call(f"{describe(c)} in eval mode on one step", dec, X, dec.init_state(enc, c["lens"]))
     enc_bt, hidden = enc[0].permute(1, 0, 2), enc[1]
-    weights = attention_from(sd, c["H"])(hidden[-1].unsqueeze(1), enc_bt, c["lens"])  # (B, 1, T_enc)
-    context = weights @ enc_bt  # (B, 1, H)
-    emb = sd["embedding.weight"][X[:, 0]].unsqueeze(1)  # (B, 1, E)
     gru = gru_from(sd, c)
-
-    def step(first, second):
-        with torch.no_grad():
-            out, new_hidden = gru(torch.cat((first, second), dim=-1).permute(1, 0, 2), hidden)
-            return (out @ sd["dense.weight"].T + sd["dense.bias"]).permute(1, 0, 2), new_hidden
-
-    expected, expected_hidden = step(context, emb)
+    _, expected, expected_hidden = decoder_step(sd, c, gru, enc_bt, hidden, X[:, 0])
     hint = "the GRU input is torch.cat((context, embedding), dim=-1): the context first, then the embedding"
     if not torch.allclose(T.as_plain(logits), expected, atol=1e-5):
-        swapped, _ = step(emb, context)
+        swapped = decoder_step(sd, c, gru, enc_bt, hidden, X[:, 0], context_first=False)[1]
         if torch.allclose(T.as_plain(logits), swapped, atol=1e-5):
             hint = "you concatenated (embedding, context): the contract's order is cat((context, embedding), dim=-1)"
     T.assert_close(logits, expected, what=f"{describe(c)}: logits of one step vs dense(GRU(cat(context, embedding)))",

@@ -98,7 +98,7 @@ def test_attention_weights(student):
     dec = decoder(student)
     state = dec.init_state(encoder_outputs(), LENS)
     T.call(f"{DECODER}(X, state)", dec, tokens(), state, show_args=False)
-    weights = dec.attention_weights
+    weights = T.attribute(dec, "attention_weights", DECODER)
     T.check(len(weights) == T_DEC, f"after decoding {T_DEC} steps, attention_weights should hold {T_DEC} tensors "
                                    f"(one per decoding step), got {len(weights)}")
     for t, w in enumerate(weights):
