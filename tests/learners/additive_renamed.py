@@ -22,7 +22,7 @@ def masked_softmax(X, valid_lens):
         valid_lens = torch.repeat_interleave(valid_lens, shape[1])
     else:
         valid_lens = valid_lens.reshape(-1)
-    X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
+    X = sequence_mask(X.reshape(-1, shape[-1]).clone(), valid_lens, value=-1e6)
     return nn.functional.softmax(X.reshape(shape), dim=-1)
 
 
