@@ -331,6 +331,13 @@ def cmd_export(ns: argparse.Namespace) -> int:
             what = "0" if course.canvas.missing == "zero" else "an empty cell (Canvas keeps what it has)"
             print(f"{len(written.absent)} roster student(s) with no graded submission, written as {what} "
                   f"(course.yml canvas.missing): {', '.join(written.absent)}")
+        from autograder.grading.final import row_status
+        from autograder.grading.results import UNREADABLE
+        unreadable = sorted(str(r.get("extra_data", {}).get("student", r["name"])) for r in rows
+                            if row_status(r) == UNREADABLE)
+        if unreadable:
+            print(printable(f"{len(unreadable)} unreadable submission(s), written as 0: ask for a re-upload "
+                            f"({', '.join(unreadable)})"))
         for student in written.unmatched:
             print(f"course export: {student} is not in the Canvas roster {roster}: not in {ns.canvas}", file=sys.stderr)
         status = 1 if written.unmatched else status

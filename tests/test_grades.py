@@ -167,6 +167,9 @@ def test_course_export_canvas_names_the_column_and_lists_roster_students_without
     out.mkdir()
     for name in ("jdoe", "eve"):
         (out / f"{name}.json").write_text(json.dumps(results(FULL)))
+    cut = {"score": 0.0, "max_score": 14.0, "output": "cut short", "tests": [],
+           "extra_data": {"status": "unreadable", "problem": "not a notebook: cut short"}}
+    (out / "rroe.json").write_text(json.dumps(cut))
     roster = tmp_path / "roster.csv"
     roster.write_text(CANVAS_HEADER + "    Points Possible,,,,,10,14,,\n"
                       '"Doe, Jane",12345,S001,jdoe,Sec A,,,,\n"Eve, Eve",22222,S002,eve,Sec A,,,,\n'
@@ -175,7 +178,7 @@ def test_course_export_canvas_names_the_column_and_lists_roster_students_without
                                  "--roster", str(roster))
     assert code == 0, err
     assert "the roster's column 'Assignment 02: Attention scoring functions (771234)', found by the title" in printed
-    assert "1 roster student(s) with no graded submission, written as 0 (course.yml canvas.missing): Roe, Rick" in printed
+    assert "1 unreadable submission(s), written as 0: ask for a re-upload (rroe)" in printed  # said, not silent
     lines = list(csv.reader((tmp_path / "import.csv").open()))
     assert lines[0][-1] == "Assignment 02: Attention scoring functions (771234)"
     assert {line[0]: line[-1] for line in lines[2:]} == {"Doe, Jane": "10", "Eve, Eve": "10", "Roe, Rick": "0"}
@@ -192,7 +195,12 @@ def test_course_export_canvas_names_the_column_and_lists_roster_students_without
     config_path.write_text(yaml.safe_dump(raw, sort_keys=False))
     code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
                                  str(tmp_path / "again.csv"), "--roster", str(roster))
-    assert code == 0 and "found by its Canvas id 771234" in printed and "written as an empty cell" in printed, err
+    assert code == 0 and "found by its Canvas id 771234" in printed, err
+    (out / "rroe.json").unlink()
+    code, printed, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--canvas",
+                                 str(tmp_path / "again.csv"), "--roster", str(roster))
+    assert code == 0 and "1 roster student(s) with no graded submission, written as an empty cell" in printed, err
+    assert "Roe, Rick" in printed
     blank = {line[0]: line[-1] for line in csv.reader((tmp_path / "again.csv").open())}
     assert blank["Roe, Rick"] == ""
 
@@ -402,3 +410,26 @@ def test_times_file_one_rule_for_written_times_and_the_late_mark_reaches_the_not
     code, _, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--times", str(times))
     assert code == 2 and "times.csv: line 2: submitted_at: not a time" in err and len(err.strip().splitlines()) == 1
 
+
+
+def test_a_regrade_keeps_the_time_an_export_gave_and_the_lms_note(tmp_path, capsys):
+    """The term review: regrading frank's file alone into the class folder dropped the 2.8 late penalty
+    that `course export --times` had given, and Canvas's LATE mark."""
+    config_path = make_course(tmp_path)
+    course = load(config_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "frank.json").write_text(json.dumps(results(FULL)))
+    export.finalize_folder(out, course, course.assignment(A),
+                           whos={"frank": export.Who("frank", None, "canvas", "7", "LATE mark in the LMS download")})
+    times = tmp_path / "times.csv"
+    times.write_text("student,submitted_at\nfrank,2026-09-30 10:00\n")
+    code, _, err = run_cli(capsys, "--config", str(config_path), "export", A, str(out), "--times", str(times))
+    assert code == 0, err
+    assert float(read_csv(out / "grades.csv")["frank"]["late_penalty"]) == 2.8
+    notebook = tmp_path / "class" / "frank" / f"{A}.py"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("# regraded\n")
+    export.finish_one(results(FULL), course, course.assignment(A), notebook, out=out, student="frank")
+    row = read_csv(out / "grades.csv")["frank"]
+    assert float(row["late_penalty"]) == 2.8 and "LATE mark in the LMS download" in row["notes"], row

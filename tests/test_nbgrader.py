@@ -399,6 +399,8 @@ def test_feedback_page_shows_the_final_grade_with_overrides_and_the_late_reason(
     carol = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()))
     assert f"Score: {round(float(sheet['carol']['score']), 2)} / 14.0" in carol, carol[:600]
     assert re.search(r"masked_softmax: 3\.0 points, set by ta_dana \(autograded: [0-9.]+\): tiling fixed in office hours", carol)
+    # the contents give the component's final score too (the term review: 1.0 / 4.0 beside a grade counting 3)
+    assert re.search(r"masked_softmax \(Score: 3\.0 / 4\.0, set by ta_dana; autograded: [0-9.]+\)", carol), carol[:1500]
     hal = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "hal" / A / f"{A}.html").read_text()))
     assert f"Score: {round(float(sheet['hal']['score']), 2)} / 14.0" in hal
     late_line = next(line for line in hal.splitlines() if "Late submission penalty" in line)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 FINAL_KEYS = ("student", "raw_score", "overrides", "override", "late", "final_score")
 
 
-def _recorded_time(extra: dict[str, Any]) -> Optional[late_mod.SubmissionTime]:
+def recorded_time(extra: dict[str, Any]) -> Optional[late_mod.SubmissionTime]:
     """The submission time a previous finalize recorded (an export has no submission folder)."""
     late = extra.get("late") or {}
     if not late.get("submitted_at"):
@@ -60,7 +60,7 @@ def finalize(res: dict[str, Any], course: Course, assignment: Assignment, studen
         applied.append(o.to_json(previous))
     adjusted = round(sum(finals.values()), 4) if comps else raw
     if when is None:
-        when = _recorded_time(extra)
+        when = recorded_time(extra)
     lateness = late_mod.assess(course, assignment, student, when, adjusted)
     final = round(max(0.0, adjusted - lateness.penalty), 4)
     extra["student"] = student

@@ -628,6 +628,7 @@ def canvas_column(roster_header: list[str], title: str, assignment_id: str,
     if found:
         raise LmsError(f"{len(found)} columns of the roster match {how[3:]}: {', '.join(map(repr, found))}; "
                        f"give the assignment's canvas_id in course.yml or --canvas-column")
-    raise LmsError(f"no column of the roster matches {how[3:]} (its assignment columns: {listed}); give the "
-                   f"assignment's canvas_id in course.yml or --canvas-column, or add the assignment in Canvas "
-                   f"and export the gradebook again")
+    advice = ("check the assignment's canvas_id in course.yml" if canvas_id is not None
+              else "give the assignment's canvas_id in course.yml")
+    raise LmsError(f"no column of the roster matches {how[3:]} (its assignment columns: {listed}); {advice} or "
+                   f"--canvas-column, or add the assignment in Canvas and export the gradebook again")
