@@ -1,7 +1,8 @@
 """attack: (broken, not hostile) wrong signatures: masked_softmax takes only X; AdditiveAttention's
 constructor takes no sizes; DotProductAttention.forward has no values argument.
-expect: those three score 0 with the TypeError their calls raise ("your code raised TypeError");
-sequence_mask gets full marks.
+expect: each of the three is said to differ from the contract ("signature: your ..."): the grader calls
+them by the names they take and grades what they do (they ignore valid_lens, sizes, values: little
+credit); sequence_mask gets full marks.
 """
 import math
 import os
