@@ -394,6 +394,10 @@ def test_times_file_one_rule_for_written_times_and_the_late_mark_reaches_the_not
                            whos={"carol": export.Who("carol", None, "canvas", "2", "LATE mark in the LMS download")})
     assert "LATE mark in the LMS download: no submission time, so no late penalty; give times with --times" \
         in read_csv(out / "grades.csv")["carol"]["notes"]
+    from autograder.report.summary import needs_a_human
+    rows = [{"name": p.stem, **json.loads(p.read_text())} for p in sorted(out.glob("*.json"))]
+    assert ("marked late by the LMS, no submission time (give it with --times)", ["carol"]) in \
+        needs_a_human(rows, course.assignment(A))  # the end of `course grade` names her
     times = tmp_path / "times.csv"
     times.write_text("student,submitted_at,comment\nalice,2026-09-28 23:50,on time in Zurich\n"
                      "carol,2026-09-30 10:00,the LATE one\neve,2026-09-28T23:50:00+00:00,UTC: 1 h 51 min late in Zurich\n"

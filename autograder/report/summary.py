@@ -3,7 +3,8 @@ and zeros), every submission that needs a human, by name and why, and where the 
 
 The problems are the class report's (report.stats.problems: unreadable, crashed, stopped, limits,
 nothing to grade, the grader's failures), read from the finalized results; with them the submissions
-graded without isolation, the late ones and the overridden ones. Nothing here imports torch.
+graded without isolation, the late ones, those an LMS marked late without a time, and the overridden
+ones. Nothing here imports torch.
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def needs_a_human(rows: list[dict[str, Any]], assignment: Assignment) -> list[tu
                   [_who(r) for r, e in extras if str(e.get("isolation", "")).startswith("NOT ISOLATED")]))
     found.append(("late", [f"{_who(r)} ({float(late['seconds_late']) / 3600:.1f} h, -{float(late.get('penalty') or 0):g})"
                            for r, e in extras if (late := e.get("late") or {}).get("seconds_late")]))
+    found.append(("marked late by the LMS, no submission time (give it with --times)",
+                  [_who(r) for r, e in extras if e.get("lms_note") and not (e.get("late") or {}).get("submitted_at")]))
     found.append(("overridden", [f"{_who(r)} ({_overrides(done)})" for r, e in extras if (done := e.get("overrides"))]))
     return [(why, who) for why, who in found if who]
 
