@@ -202,7 +202,7 @@ def finish_one(res: dict[str, Any], course: Course, assignment: Assignment, path
     with `out`, write `out/<name>.json` and rebuild out/grades.csv (the other rows are kept).
     Returns (name, results)."""
     name, student, when = identify_file(path, assignment, out, student, submitted_at)
-    before = final.load_results(out).get(name, {}).get("extra_data", {}) if out is not None else {}
+    before = final.load_result(out / f"{name}.json").get("extra_data", {}) if out is not None else {}
     if when is None:  # a regrade keeps the time an export gave (--times), as it keeps the LMS's note
         when = final.recorded_time(before)
     extra = res.setdefault("extra_data", {})

@@ -126,14 +126,17 @@ def row_notes(res: dict[str, Any]) -> str:
     return "; ".join(n for n in notes if n)
 
 
+def load_result(path: Path) -> dict[str, Any]:
+    """One results file `course grade --out` wrote ({} if there is none, or it is not one)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    is_results = isinstance(data, dict) and "score" in data and "max_score" in data and "tests" in data
+    return data if is_results else {}
+
+
 def load_results(folder: Path) -> dict[str, dict[str, Any]]:
     """{name: results dict} of every results file `course grade --out` wrote into `folder`."""
-    out = {}
-    for path in sorted(folder.glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except ValueError:
-            continue
-        if isinstance(data, dict) and "score" in data and "max_score" in data and "tests" in data:
-            out[path.stem] = data
-    return out
+    found = {path.stem: load_result(path) for path in sorted(folder.glob("*.json"))}
+    return {name: data for name, data in found.items() if data}

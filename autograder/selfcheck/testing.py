@@ -389,6 +389,15 @@ def _state(module: Any, skip: set[str]) -> dict[str, torch.Tensor]:
     return {k: v for k, v in state_dict(module).items() if _leaf(k) not in skip}
 
 
+def _bound(student_module: Any, reference_module: Any, skip: Iterable[str]
+           ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], Binding]:
+    """The student's entries, the reference's (both without `skip`) and their `bind`ing."""
+    skip = set(skip)
+    theirs = _state(student_module, skip)
+    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    return theirs, reference, bind(theirs, reference)
+
+
 def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> Binding:
     """Load the reference module's parameters and buffers into the student's module.
 
@@ -397,10 +406,7 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     `assert_contract_names`, costs the names). The positional-encoding table `P` is not copied
     (it may be a plain attribute or a buffer). No binding of equal shapes fails the test with a
     message naming the entries."""
-    skip = set(skip)
-    theirs = _state(student_module, skip)
-    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
-    binding = bind(theirs, reference)
+    theirs, reference, binding = _bound(student_module, reference_module, skip)
     normalized = {normalize_key(k): v for k, v in reference.items()}
     loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
     student_module.load_state_dict(loaded, strict=False)
@@ -409,20 +415,15 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
 
 def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> dict[str, torch.Tensor]:
     """The student's parameters and buffers under the contract's names (bound as `copy_weights` does)."""
-    skip = set(skip)
-    theirs = _state(student_module, skip)
-    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
-    return {contract: theirs[mine] for mine, contract in bind(theirs, reference).pairs.items()}
+    theirs, _, binding = _bound(student_module, reference_module, skip)
+    return {contract: theirs[mine] for mine, contract in binding.pairs.items()}
 
 
 def assert_contract_names(student_module: Any, reference_module: Any, what: str, *,
                           skip: Iterable[str] = ("P",)) -> None:
     """Fail unless the student's parameters and buffers carry the contract's names (block spellings
     aside): the one test that costs a naming difference; the others compare the bound weights."""
-    skip = set(skip)
-    theirs = _state(student_module, skip)
-    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
-    binding = bind(theirs, reference)
+    binding = _bound(student_module, reference_module, skip)[2]
     check(not binding.renamed,
           f"{what}: your names differ from the contract's, so the grader matched them by spelling, shape "
           f"and registration order: {binding.describe()}. Your module's behaviour was graded with these "

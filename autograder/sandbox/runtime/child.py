@@ -159,8 +159,7 @@ def install_d2l(namespace: dict[str, Any], modules: list[str]) -> None:
 def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
     install_modules(job.get("modules", {}))
-    deps_module = sys.modules.get(job.get("deps_module") or "")
-    deps = deps_module.__dict__ if deps_module is not None else {}
+    deps = _deps(job)
     namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
     # Given code and dependencies are there from the start, as after `from attention_support import *`.
     namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})
@@ -174,9 +173,14 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 def scaffolding(job: dict[str, Any]) -> dict[str, Any]:
     """The given classes a test builds around the student's code (EncoderDecoder, Seq2SeqEncoder): the
     course's, even where the submission redefines them (its own code keeps its own)."""
-    deps_module = sys.modules.get(job.get("deps_module") or "")
-    deps = deps_module.__dict__ if deps_module is not None else {}
+    deps = _deps(job)
     return {name: deps[name] for name in job.get("scaffold", []) if name in deps}
+
+
+def _deps(job: dict[str, Any]) -> dict[str, Any]:
+    """The names of the job's installed module of given code and dependencies."""
+    deps_module = sys.modules.get(job.get("deps_module") or "")
+    return deps_module.__dict__ if deps_module is not None else {}
 
 
 def serve(job: dict[str, Any], sock: socket.socket) -> None:
