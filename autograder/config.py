@@ -206,6 +206,9 @@ class Canvas(_Strict):
 class Course(_Strict):
     name: str
     support_module: str = "attention_support"
+    #: The language of everything a student reads (notebooks, check(), feedback, Gradescope output):
+    #: "en" or "zh" (selfcheck/i18n.py). Staff-facing output stays English.
+    language: Literal["en", "zh"] = "en"
     given_module: str = "solutions.given"
     hypothesis: HypothesisProfile = HypothesisProfile()
     limits: Limits = Limits()
