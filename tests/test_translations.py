@@ -38,14 +38,14 @@ def test_notebook_blocks_split_paragraphs_and_keep_math_tables_and_code_whole():
 
 
 def _po(tmp_path, entries):
-    catalog = Catalog(locale="zh", domain="kit")
+    catalog = Catalog(locale="zh", domain="kit_selfcheck")
     for msgid, msgstr in entries.items():
         catalog.add(msgid, msgstr)
     folder = tmp_path / "zh" / "LC_MESSAGES"
     folder.mkdir(parents=True)
     buffer = io.BytesIO()
     write_po(buffer, catalog)
-    (folder / "kit.po").write_bytes(buffer.getvalue())
+    (folder / "kit_selfcheck.po").write_bytes(buffer.getvalue())
 
 
 def test_the_switch_translates_in_its_block_only(tmp_path, monkeypatch):

@@ -6,7 +6,8 @@
 
 The English text is the source of every message (the msgid). Messages are extracted with Babel from:
 
-* the kit's Python (`_("...")` and `N_("...")` calls, selfcheck/i18n.py), area `kit`;
+* the kit's Python (`_("...")` and `N_("...")` calls, selfcheck/i18n.py), area `kit_<package>` (`kit` for
+  the modules at the top);
 * each assignment's suites, public and hidden: their `_`/`N_` calls and the first line of each test's
   docstring (the test's name for students, plugin.describe_test), area `suite_<nn>`;
 * each assignment's misconception catalogue: the `bug:` and `fix:` lines of its mutants (what a
@@ -120,12 +121,13 @@ def _notebook_messages(path: Path) -> Iterator[tuple[str, int]]:
 
 def areas() -> dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, int]]]]]]:
     """Every area's sources and how each is read."""
-    out: dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, int]]]]]] = {"kit": []}
+    out: dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, int]]]]]] = {}
     suites, entries = KIT / "suites", KIT / "catalogue" / "entries"
     for path in sorted(KIT.rglob("*.py")):
         if suites in path.parents or entries in path.parents:
             continue
-        out["kit"].append((path, _python_calls))
+        package = path.relative_to(KIT).parts
+        out.setdefault("kit" if len(package) == 1 else f"kit_{package[0]}", []).append((path, _python_calls))
     for path in sorted(suites.glob("*/test_*.py")):
         area = "suite_" + path.stem.split("_")[1]
         out.setdefault(area, []).extend([(path, _python_calls), (path, _test_docstrings)])
@@ -182,8 +184,11 @@ def update(lang: str) -> list[str]:
     removed ones dropped); returns the areas written."""
     written = []
     for area in areas():
+        template = extract(area)
+        if not len(template) and not po_path(lang, area).is_file():
+            continue  # no student-facing message (yet)
         catalog = read(lang, area)
-        catalog.update(extract(area), update_creation_date=False)
+        catalog.update(template, update_creation_date=False)
         write(lang, area, catalog)
         written.append(area)
     return written
