@@ -1,7 +1,7 @@
 """
 component: nadaraya_watson
 bug: uses x**2 - x_j**2 instead of (x - x_j)**2, so the kernel depends on where x is, not on its distance to x_j
-fix: the Gaussian kernel squares the distance: subtract first, then square, (queries[i] - keys[j])**2, not the difference of the squares
+fix: square the distance, not the difference of the squares: subtract first, then square, (queries[i] - keys[j])**2
 symptom: gaussian kernel
 """
 import torch

@@ -1,6 +1,6 @@
 """
 component: masked_softmax
-bug: masked_softmax hands sequence_mask a view of the caller's scores (X.reshape(...)) and this sequence_mask works in place (as the book's does, which the contract allows), so the caller's X is overwritten
+bug: hands sequence_mask a view of the caller's scores (X.reshape(...)) while that sequence_mask works in place (as the book's does, which the contract allows), so the caller's X is overwritten
 fix: give sequence_mask a copy, X.reshape(-1, shape[-1]).clone(), because sequence_mask may work in place and masked_softmax must not change the caller's X
 family: ms-modifies-caller
 symptom: modify

@@ -1,7 +1,7 @@
 """
 component: PositionalEncoding
 bug: uses the base 1000 instead of 10000 in the exponent (1000 ** (2j/d)), so every frequency but the first is wrong
-fix: the angles are i / 10000 ** (2j/d): torch.pow(10000, torch.arange(0, num_hiddens, 2) / num_hiddens)
+fix: compute the angles as i / 10000 ** (2j/d): torch.pow(10000, torch.arange(0, num_hiddens, 2) / num_hiddens)
 symptom: formula
 """
 import torch
