@@ -171,6 +171,7 @@ def write(lang: str, area: str, catalog: Catalog) -> None:
     path = po_path(lang, area)
     path.parent.mkdir(parents=True, exist_ok=True)
     catalog.fuzzy = False  # the header: gettext reads it either way
+    catalog.revision_date = catalog.creation_date  # a fixed date: an update that changes nothing writes nothing new
     catalog.project, catalog.version, catalog.copyright_holder = "attention-course", "1", "the course kit's authors"
     catalog.msgid_bugs_address, catalog.last_translator = "", "the course kit's authors"
     catalog.language_team = f"{lang} <course kit>"
