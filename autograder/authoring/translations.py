@@ -61,6 +61,7 @@ def _python_calls(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def _template_calls(path: Path) -> Iterator[tuple[str, int]]:
+    """The `_("...")` calls of a Jinja2 template (Babel's Jinja2 extractor)."""
     with path.open("rb") as fh:
         for lineno, _funcname, message, _comments in babel_extract(fh, tuple(KEYWORDS), [], {}):
             if isinstance(message, str) and message:
