@@ -8,9 +8,9 @@ import io
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 import nbformat
 import pytest
@@ -99,9 +99,11 @@ def poll(probe: Callable[[], T], done: Callable[[T], bool], deadline: float, int
 
 
 @contextlib.contextmanager
-def headless_chromium(profile: Path, window: str, browser_log: bool = False) -> Iterator[Any]:
+def headless_chromium(profile: Path, window: str, browser_log: bool = False,
+                      env: Optional[Mapping[str, str]] = None) -> Iterator[Any]:
     """A headless Chromium (Debian's chromium and chromedriver, through selenium) for rendering a page as
-    a reader's browser does, quit afterwards; a skip where it is missing, a failure in CI (which installs it)."""
+    a reader's browser does, quit afterwards; a skip where it is missing, a failure in CI (which installs it).
+    `env`: the browser's whole environment (default: this process's)."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     try:
         from selenium import webdriver
@@ -120,7 +122,7 @@ def headless_chromium(profile: Path, window: str, browser_log: bool = False) -> 
         options.add_argument(flag)
     if browser_log:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path, env=env), options=options)
     try:
         yield driver
     finally:

@@ -12,7 +12,8 @@ The English text is the source of every message (the msgid). Messages are extrac
   docstring (the test's name for students, plugin.describe_test), area `suite_<nn>`;
 * each assignment's misconception catalogue: the `bug:` and `fix:` lines of its mutants (what a
   diagnosis says), area `catalogue_<nn>`;
-* each instructor notebook's markdown, block by block (notebook_blocks), area `notebook_<nn>`.
+* each instructor notebook's markdown, block by block (notebook_blocks), area `notebook_<nn>`;
+* the Jinja2 templates of the pages students get (the nbgrader feedback page): their `_` calls, area `pages`.
 
 Each area is one file `autograder/locale/<lang>/LC_MESSAGES/<area>.po`, so that translators of different
 parts never edit the same file. `check` fails on a message with no translation (or only a fuzzy one,
@@ -34,6 +35,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_python
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
+from jinja2.ext import babel_extract
 
 from autograder.selfcheck import i18n
 
@@ -54,6 +56,14 @@ def placeholders(text: str) -> list[str]:
 def _python_calls(path: Path) -> Iterator[tuple[str, int]]:
     with path.open("rb") as fh:
         for lineno, _funcname, message, _comments in extract_python(fh, KEYWORDS, [], {}):
+            if isinstance(message, str) and message:
+                yield message, lineno
+
+
+def _template_calls(path: Path) -> Iterator[tuple[str, int]]:
+    """The `_("...")` calls of a Jinja2 template (Babel's Jinja2 extractor)."""
+    with path.open("rb") as fh:
+        for lineno, _funcname, message, _comments in babel_extract(fh, tuple(KEYWORDS), [], {}):
             if isinstance(message, str) and message:
                 yield message, lineno
 
@@ -137,6 +147,8 @@ def areas() -> dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, i
     for path in sorted((REPO / "assignments").glob("*/*.py")):
         area = "notebook_" + path.stem.split("_")[0]
         out.setdefault(area, []).append((path, _notebook_messages))
+    for path in sorted((KIT / "integrations" / "templates").rglob("*.j2")):
+        out.setdefault("pages", []).append((path, _template_calls))
     return out
 
 

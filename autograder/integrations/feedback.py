@@ -12,9 +12,13 @@ Everything here handles student text: `to_mathml` serialises latex2mathml's elem
 (latex2mathml's own `convert` un-escapes its whole output, so `\\text{<svg onload=...>}` came out as
 a live element), and the template passes this filter's output through `untrusted_html`
 (autograder/untrusted_html.py) as the last step.
+
+The page is in the course's language (course.yml `language`): the template's fixed texts are gettext
+messages (Jinja2's i18n extension, area `pages` of authoring/translations.py), this module's through `_`.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import Any
@@ -23,6 +27,9 @@ from xml.etree.ElementTree import tostring
 import nbformat
 from latex2mathml.converter import Converter
 from nbconvert.exporters import HTMLExporter
+
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 
 #: Where the template finds its templates (nbgrader_config.py: HTMLExporter.extra_template_basedirs).
 TEMPLATES = __file__.rsplit("/", 1)[0] + "/templates"
@@ -34,17 +41,35 @@ class FeedbackExporter(HTMLExporter):
     nbgrader's formgrader renders its submission view with an HTMLExporter built from the same
     config (it sets template_name "formgrade", which a global HTMLExporter.template_name overrode:
     every submission view failed with TemplateNotFound: bootstrap.min.css). It bounds the student's
-    markdown before anything renders it (`bound_markdown`)."""
+    markdown before anything renders it (`bound_markdown`), and writes the page in the course's language."""
+
+    @functools.cached_property
+    def language(self) -> str:
+        """The student language of the course nbgrader runs with (course.yml `language`)."""
+        from autograder.integrations.nbgrader_bridge import course_of
+        return course_of(self.config).language
+
+    def _create_environment(self) -> Any:
+        """nbconvert's environment with gettext (`_` in the template) in the course's language."""
+        environment = super()._create_environment()
+        environment.add_extension("jinja2.ext.i18n")
+        environment.install_gettext_translations(i18n.translations(self.language))
+        environment.globals["page_language"] = HTML_LANG[self.language]
+        return environment
 
     def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
         nb = nbformat.from_dict(nb)  # a copy: the caller's notebook is left as it was
-        bound_markdown(nb)
+        with i18n.using(self.language):
+            bound_markdown(nb)
         info = (resources or {}).get("nbgrader") or {}
         if info.get("db_url") and info.get("student") and info.get("assignment"):
             from autograder.integrations.nbgrader_bridge import final_grade
             resources["course_final"] = final_grade(self.config, info["db_url"], info["assignment"], info["student"])
         return super().from_notebook_node(nb, resources, **kw)
 
+
+#: The page's `<html lang>` for each student language (it also selects the Chinese glyph variants).
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 _BOLD = {**{chr(ord("A") + i): chr(0x1D400 + i) for i in range(26)},
          **{chr(ord("a") + i): chr(0x1D41A + i) for i in range(26)},
@@ -118,10 +143,13 @@ def bound_markdown(nb: Any) -> None:
             continue
         if len(source) > MAX_CELL_MARKDOWN or used + len(source) > MAX_NOTEBOOK_MARKDOWN:
             shown = source[:MAX_CELL_MARKDOWN]
-            cell.metadata[PLAIN] = (f"This cell ({len(source):,} characters) is shown as plain text"
-                                    + (f", its first {len(shown):,} characters" if len(shown) < len(source) else "")
-                                    + f": the feedback page renders at most {MAX_CELL_MARKDOWN:,} characters of markdown"
-                                    f" per cell and {MAX_NOTEBOOK_MARKDOWN:,} per notebook.")
+            note = (_("This cell ({length:,} characters) is shown as plain text, its first {shown:,} characters:"
+                      " the feedback page renders at most {cell:,} characters of markdown per cell and {notebook:,}"
+                      " per notebook.") if len(shown) < len(source) else
+                    _("This cell ({length:,} characters) is shown as plain text: the feedback page renders at most"
+                      " {cell:,} characters of markdown per cell and {notebook:,} per notebook."))
+            cell.metadata[PLAIN] = note.format(length=len(source), shown=len(shown), cell=MAX_CELL_MARKDOWN,
+                                               notebook=MAX_NOTEBOOK_MARKDOWN)
             cell.source = shown
             used += len(shown)
         else:
@@ -129,8 +157,8 @@ def bound_markdown(nb: Any) -> None:
         kept.append(cell)
     if dropped and note_at is not None:
         note = nbformat.v4.new_markdown_cell("")
-        note.metadata[PLAIN] = (f"{dropped:,} further markdown cells are not shown: the feedback page shows at most"
-                                f" {MAX_MARKDOWN_CELLS:,} markdown cells.")
+        note.metadata[PLAIN] = _("{dropped:,} further markdown cells are not shown: the feedback page shows at most"
+                                 " {cells:,} markdown cells.").format(dropped=dropped, cells=MAX_MARKDOWN_CELLS)
         kept.insert(note_at, note)
     nb.cells = kept
 
