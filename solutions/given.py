@@ -106,8 +106,16 @@ def cjk_font() -> str | None:
     import matplotlib
     from matplotlib import font_manager
 
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    found = next((name for name in CJK_FONTS if name in installed), None)
+    def installed() -> str | None:
+        names = {font.name for font in font_manager.fontManager.ttflist}
+        return next((name for name in CJK_FONTS if name in names), None)
+
+    found = installed()
+    if found is None:  # perhaps installed after matplotlib cached its list of fonts: look at the files
+        for path in font_manager.findSystemFonts():
+            if any(part in path.lower() for part in ("cjk", "wqy", "simhei", "pingfang", "msyh", "sourcehan")):
+                font_manager.fontManager.addfont(path)
+        found = installed()
     if found is None:
         warnings.warn("no Chinese font for the figures: their Chinese labels show as empty boxes. Install one "
                       "and restart the kernel (Debian/Ubuntu: sudo apt-get install fonts-noto-cjk; "
