@@ -440,7 +440,7 @@ def test_release_gate_follows_the_due_dates(course, monkeypatch):
     assert release.blockers(course, a03, due02 + dt.timedelta(days=1)) == []
 
     staged = []
-    monkeypatch.setattr(release, "stage", lambda c, a, folder, root=REPO: staged.append(a.id) or [])
+    monkeypatch.setattr(release, "stage", lambda c, a, folder, root=REPO, lang="en": staged.append(a.id) or [])
     monkeypatch.setattr(release, "generate", lambda cfg, assignment_id: None)
     with pytest.raises(release.ReleaseError, match="--force"):
         release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), now=due02,

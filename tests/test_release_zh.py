@@ -82,6 +82,18 @@ def test_the_bundle_speaks_its_language_and_shows_no_hidden_test(both, assignmen
     assert "loss per token" in shipped  # and of the toolkit in the support module
 
 
+def test_the_other_language_has_its_own_folders_and_the_same_gradebook(tmp_path):
+    """A language other than course.yml's goes to nbgrader's source-<lang>/ and release-<lang>/; the
+    gradebook stays the course's (the graded cells are the same)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    course, other = release.nbgrader_config(tmp_path), release.nbgrader_config(tmp_path, "zh")
+    (source, released), (source_zh, released_zh) = release.directories(course), release.directories(other)
+    assert (source_zh, released_zh) == (source.with_name(source.name + "-zh"), tmp_path.resolve() / "release-zh")
+    assert released == tmp_path.resolve() / "release"
+    assert CourseDirectory(config=course).db_url == CourseDirectory(config=other).db_url
+
+
 def test_a_block_without_translation_stops_the_release(monkeypatch):
     """A notebook is never half translated: the release names the first block that has no translation."""
     course = config.default()

@@ -169,11 +169,11 @@ def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment,
         files[f"autograder/suites/public/{public.name}"] = public.read_text()
     files["autograder/selfcheck/signatures.json"] = bundled_signatures(course, assignment, public, lang)
     if lang != i18n.SOURCE:
-        files[f"autograder/locale/{lang}.mo"] = bundled_catalogue(assignment, lang)
+        files[f"autograder/locale/{lang}.mo"] = bundled_catalogue(course, assignment, lang)
     return files
 
 
-def bundled_catalogue(assignment: config_mod.Assignment, lang: str) -> bytes:
+def bundled_catalogue(course: config_mod.Course, assignment: config_mod.Assignment, lang: str) -> bytes:
     """The compiled translations of what this release can show: the messages of the bundle's files,
     its public tests, the misconceptions of its assignment's catalogue, its notebook and the support
     module's toolkit; nothing of the hidden tests (translations.compiled)."""
@@ -182,7 +182,7 @@ def bundled_catalogue(assignment: config_mod.Assignment, lang: str) -> bytes:
     shown = {f"autograder/{rel}" for rel in BUNDLE_FILES} | {
         f"autograder/suites/public/test_{assignment.id}.py",
         notebook_path(assignment.id, Path()).as_posix(),
-        *(f"solutions/{name.split('.')[-1]}.py" for name in ("given", *dependencies.TOOLKIT_MODULES))}
+        *(name.replace(".", "/") + ".py" for name in (course.given_module, *dependencies.TOOLKIT_MODULES))}
     catalogue = f"autograder/catalogue/entries/{assignment.id}/"
     return translations.compiled(lang, lambda f: f in shown or f.startswith(catalogue))
 
