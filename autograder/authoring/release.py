@@ -115,10 +115,11 @@ def translate_cells(assignment: config_mod.Assignment, cells: list, lang: str) -
     from autograder.authoring import translations
 
     area = translations.notebook_area(assignment.id)
+    catalog = translations.read(lang, area)
     missing: list[str] = []
     for cell in cells:
         if cell.get("cell_type") == "markdown":
-            cell["source"], untranslated = translations.translate_markdown(cell["source"], lang, area)
+            cell["source"], untranslated = translations.translate_markdown(cell["source"], catalog)
             missing += untranslated
     if missing:
         first = missing[0].splitlines()[0][:70]

@@ -138,10 +138,9 @@ def _figure_labels(path: Path) -> Iterator[tuple[str, int]]:
                 yield message, lineno
 
 
-def translate_markdown(cell: str, lang: str, area: str) -> tuple[str, list[str]]:
-    """A markdown cell in `lang`, block by block from the area's `.po`: (the text, the blocks that have
-    no translation yet, or only a fuzzy one). Display math stays as it is."""
-    catalog = read(lang, area)
+def translate_markdown(cell: str, catalog: Catalog) -> tuple[str, list[str]]:
+    """A markdown cell translated block by block from its notebook's catalogue (`read(lang, area)`): (the
+    text, the blocks that have no translation yet, or only a fuzzy one). Display math stays as it is."""
     out, missing = [], []
     for block in notebook_blocks(cell):
         done = catalog.get(block) if _translatable(block) else None
