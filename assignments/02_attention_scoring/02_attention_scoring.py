@@ -206,7 +206,7 @@ print("weight on padding (fixed) :", float(fixed[0, :, 2:].sum() + fixed[1, :, 3
 show_heatmaps(torch.stack([buggy.reshape(4, 4), fixed.reshape(4, 4)]), xlabel=tr("keys"),
               ylabel=tr("queries"), titles=[tr("fill 0 (bug)"), tr("fill very negative")],
               figsize=(2.8, 2.8), xticklabels=["0", "1", "2", "3"],
-              yticklabels=["seq 0, q 0", "seq 0, q 1", "seq 1, q 0", "seq 1, q 1"])
+              yticklabels=[tr("seq {s}, q {q}").format(s=s, q=q) for s in (0, 1) for q in (0, 1)])
 plt.savefig("figures/masked_softmax_bug.png", bbox_inches="tight", dpi=120)
 
 # %% nbgrader={"grade": true, "grade_id": "test_masked_softmax", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
@@ -287,7 +287,7 @@ attention.eval()  # dropout off
 print(attention(queries, keys, values, valid_lens))
 show_heatmaps(attention.attention_weights.reshape(1, 1, 2, 10), xlabel=tr("keys"), ylabel=tr("queries"),
               titles=[tr("additive attention")], figsize=(4, 1.8),
-              xticklabels=[str(j) for j in range(10)], yticklabels=["seq 0", "seq 1"])
+              xticklabels=[str(j) for j in range(10)], yticklabels=[tr("seq {s}").format(s=s) for s in (0, 1)])
 plt.savefig("figures/additive_attention_weights.png", bbox_inches="tight", dpi=120)
 
 # %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
