@@ -228,7 +228,7 @@ bits = torch.tensor([[(i >> b) & 1 for b in (2, 1, 0)] for i in range(8)], dtype
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.6), gridspec_kw={"width_ratios": [1, 3]})
 axes[0].imshow(bits.numpy(), cmap="Blues", aspect="auto")
-axes[0].set_xticks(range(3), labels=["bit 2", "bit 1", "bit 0"])
+axes[0].set_xticks(range(3), labels=[tr("bit {b}").format(b=b) for b in (2, 1, 0)])
 axes[0].set_yticks(range(8))
 axes[0].set_ylabel(tr("number"))
 axes[0].set_title(tr("binary digits of 0..7"))
