@@ -275,7 +275,7 @@ def cmd_release(ns: argparse.Namespace) -> int:
         raise Refused(f"{ns.course_dir}: no such folder (--course-dir is an nbgrader course root)")
     try:
         release.release(course, [ns.assignment] if ns.assignment else [], force=ns.force,
-                        course_dir=Path(ns.course_dir) if ns.course_dir else None)
+                        course_dir=Path(ns.course_dir) if ns.course_dir else None, lang=ns.lang)
     except release.ReleaseError as exc:
         print(f"course release: {exc}", file=sys.stderr)
         return 1
@@ -477,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true",
                    help="release even before the due dates of the assignments whose solutions it contains")
     r.add_argument("--course-dir", help="nbgrader course root (default: the repository)")
+    r.add_argument("--lang", choices=("en", "zh"),
+                   help="the students' language (default: course.yml's); another than course.yml's is "
+                        "released into release-<lang>/")
     r.set_defaults(func=cmd_release)
 
     gs = sub.add_parser("gradescope", help="build an assignment's Gradescope autograder zip")

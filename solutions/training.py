@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from solutions.datasets import Pair, Vocab, truncate_pad
+from solutions.given import tr
 
 
 # --------------------------------------------------------------------------- utilities
@@ -302,7 +303,7 @@ def plot_alignment(matrix: torch.Tensor, src_tokens: Sequence[str], out_tokens: 
     """
     matrix = matrix[:len(out_tokens), :len(src_tokens)]
     size = (0.5 * len(src_tokens) + 1.5, 0.35 * len(out_tokens) + 1.0)
-    return show_heatmaps(matrix, "source", "output", titles=None if title is None else [title],
+    return show_heatmaps(matrix, tr("source"), tr("output"), titles=None if title is None else [title],
                          figsize=size, cmap=cmap, path=path, xticklabels=src_tokens,
                          yticklabels=out_tokens)
 
@@ -354,7 +355,7 @@ def plot(X: Union[Sequence[float], Sequence[Sequence[float]]],
 def plot_losses(losses: Sequence[float], path: Optional[str] = None,
                 title: Optional[str] = None, log_scale: bool = True) -> Any:
     """The training curve returned by `train_seq2seq`: loss per token against epoch."""
-    return plot(list(losses), xlabel="epoch", ylabel="loss per token", title=title,
+    return plot(list(losses), xlabel=tr("epoch"), ylabel=tr("loss per token"), title=title,
                 yscale="log" if log_scale else "linear", path=path)
 
 

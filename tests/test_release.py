@@ -158,7 +158,7 @@ def test_release_holds_exactly_what_a_student_receives(built, assignment):
 def test_the_bundled_signatures_hold_no_code_and_only_this_assignment(built, assignment):
     import json
     data = json.loads((built.folder / assignment / "autograder" / "selfcheck" / "signatures.json").read_text())
-    assert set(data) == {"tests", "misconceptions", "needs", "hint_level"}
+    assert set(data) == {"tests", "misconceptions", "needs", "hint_level", "language"}
     own = {c.name for c in config.default().assignment(assignment).components}
     assert {k.split("::")[0] for k in data["tests"]} <= own and set(data["misconceptions"]) <= own
     texts = [w for per in data["misconceptions"].values() for words in per.values() for w in words.values()]
@@ -440,7 +440,7 @@ def test_release_gate_follows_the_due_dates(course, monkeypatch):
     assert release.blockers(course, a03, due02 + dt.timedelta(days=1)) == []
 
     staged = []
-    monkeypatch.setattr(release, "stage", lambda c, a, folder, root=REPO: staged.append(a.id) or [])
+    monkeypatch.setattr(release, "stage", lambda c, a, folder, root=REPO, lang="en": staged.append(a.id) or [])
     monkeypatch.setattr(release, "generate", lambda cfg, assignment_id: None)
     with pytest.raises(release.ReleaseError, match="--force"):
         release.release(course, ["03_bahdanau"], course_dir=Path("/nonexistent-course"), now=due02,

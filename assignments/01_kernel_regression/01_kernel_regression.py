@@ -60,7 +60,7 @@ import torch
 from torch import nn
 
 from autograder.selfcheck import check
-from attention_support import make_regression_data, regression_function, show_heatmaps, plot
+from attention_support import make_regression_data, regression_function, show_heatmaps, plot, tr
 
 os.makedirs("figures", exist_ok=True)
 
@@ -86,9 +86,9 @@ print("first training inputs:", x_train[:5])
 def plot_kernel_reg(y_hat: torch.Tensor, title: str, name: str) -> None:
     """Training points, the noise-free truth and a prediction on the test inputs; saved as figures/<name>.png."""
     fig, ax = plt.subplots(figsize=(4.5, 3))
-    ax.plot(x_test, y_truth, label="truth")
-    ax.plot(x_test, y_hat.detach(), "--", label="prediction")
-    ax.plot(x_train, y_train, "o", alpha=0.5, label="training data")
+    ax.plot(x_test, y_truth, label=tr("truth"))
+    ax.plot(x_test, y_hat.detach(), "--", label=tr("prediction"))
+    ax.plot(x_train, y_train, "o", alpha=0.5, label=tr("training data"))
     ax.set(xlim=(0, 5), ylim=(-1, 5), xlabel="x", ylabel="y", title=title)
     ax.legend(loc="upper right")
     ax.grid(True, alpha=0.3)
@@ -114,7 +114,7 @@ def test_mse(y_hat: torch.Tensor) -> float:
 # %%
 y_hat_avg = torch.repeat_interleave(y_train.mean(), n_test)
 print(f"average pooling: test MSE {test_mse(y_hat_avg):.3f}")
-plot_kernel_reg(y_hat_avg, "average pooling", "average_pooling")
+plot_kernel_reg(y_hat_avg, tr("average pooling"), "average_pooling")
 
 
 # %% [markdown]
@@ -179,7 +179,7 @@ check("nadaraya_watson")
 # %%
 y_hat_nw, attention_weights_nw = nadaraya_watson(x_test, x_train, y_train)
 print(f"Nadaraya-Watson: test MSE {test_mse(y_hat_nw):.3f}")
-plot_kernel_reg(y_hat_nw, "non-parametric attention pooling", "nadaraya_watson_fit")
+plot_kernel_reg(y_hat_nw, tr("non-parametric attention pooling"), "nadaraya_watson_fit")
 
 # %% [markdown]
 # The attention weights themselves form an `(n_test, n_train)` matrix. Both inputs are sorted,
@@ -187,8 +187,8 @@ plot_kernel_reg(y_hat_nw, "non-parametric attention pooling", "nadaraya_watson_f
 # diagonal.
 
 # %%
-show_heatmaps(attention_weights_nw, xlabel="sorted training inputs (keys)",
-              ylabel="sorted test inputs (queries)", titles=["Nadaraya-Watson weights"],
+show_heatmaps(attention_weights_nw, xlabel=tr("sorted training inputs (keys)"),
+              ylabel=tr("sorted test inputs (queries)"), titles=[tr("Nadaraya-Watson weights")],
               figsize=(3.5, 3.5))
 plt.savefig("figures/nadaraya_watson_weights.png", bbox_inches="tight", dpi=120)
 
@@ -283,8 +283,8 @@ for epoch in range(5):
     trainer.step()
     train_losses.append(l.sum().item())
     print(f"epoch {epoch + 1}, loss {train_losses[-1]:.4f}, w = {net.w.item():.3f}")
-plot(train_losses, xlabel="epoch", ylabel="summed squared error",
-     title="training NWKernelRegression")
+plot(train_losses, xlabel=tr("epoch"), ylabel=tr("summed squared error"),
+     title=tr("training NWKernelRegression"))
 plt.savefig("figures/nw_kernel_regression_loss.png", bbox_inches="tight", dpi=120)
 
 # %% [markdown]
@@ -299,7 +299,7 @@ with torch.no_grad():
 print(f"learned w = {net.w.item():.2f}: the kernel is about {abs(net.w.item()):.0f} times narrower than before")
 print(f"parametric pooling: test MSE {test_mse(y_hat_param):.3f} "
       f"(non-parametric {test_mse(y_hat_nw):.3f}, average {test_mse(y_hat_avg):.3f})")
-plot_kernel_reg(y_hat_param, "parametric attention pooling", "nw_kernel_regression_fit")
+plot_kernel_reg(y_hat_param, tr("parametric attention pooling"), "nw_kernel_regression_fit")
 
 # %% [markdown]
 # The learned $w$ is far larger than 1, so the kernel is far narrower. The prediction is no
@@ -311,8 +311,8 @@ plot_kernel_reg(y_hat_param, "parametric attention pooling", "nw_kernel_regressi
 # comes from: the band of attention weights collapses onto the diagonal.
 
 # %%
-show_heatmaps(net.attention_weights, xlabel="sorted training inputs (keys)",
-              ylabel="sorted test inputs (queries)", titles=["learned kernel weights"],
+show_heatmaps(net.attention_weights, xlabel=tr("sorted training inputs (keys)"),
+              ylabel=tr("sorted test inputs (queries)"), titles=[tr("learned kernel weights")],
               figsize=(3.5, 3.5))
 plt.savefig("figures/nw_kernel_regression_weights.png", bbox_inches="tight", dpi=120)
 

@@ -52,7 +52,7 @@ import torch
 from torch import nn
 
 from autograder.selfcheck import check
-from attention_support import show_heatmaps
+from attention_support import show_heatmaps, tr
 
 os.makedirs("figures", exist_ok=True)
 
@@ -203,10 +203,10 @@ print("fill with 0     :", buggy[0, 0].tolist())
 print("fill very negative:", fixed[0, 0].tolist())
 print("weight on padding (fill 0):", float(buggy[0, :, 2:].sum() + buggy[1, :, 3:].sum()))
 print("weight on padding (fixed) :", float(fixed[0, :, 2:].sum() + fixed[1, :, 3:].sum()))
-show_heatmaps(torch.stack([buggy.reshape(4, 4), fixed.reshape(4, 4)]), xlabel="keys",
-              ylabel="queries", titles=["fill 0 (bug)", "fill very negative"],
+show_heatmaps(torch.stack([buggy.reshape(4, 4), fixed.reshape(4, 4)]), xlabel=tr("keys"),
+              ylabel=tr("queries"), titles=[tr("fill 0 (bug)"), tr("fill very negative")],
               figsize=(2.8, 2.8), xticklabels=["0", "1", "2", "3"],
-              yticklabels=["seq 0, q 0", "seq 0, q 1", "seq 1, q 0", "seq 1, q 1"])
+              yticklabels=[tr("seq {s}, q {q}").format(s=s, q=q) for s in (0, 1) for q in (0, 1)])
 plt.savefig("figures/masked_softmax_bug.png", bbox_inches="tight", dpi=120)
 
 # %% nbgrader={"grade": true, "grade_id": "test_masked_softmax", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
@@ -285,9 +285,9 @@ valid_lens = torch.tensor([2, 6])
 attention = AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.1)
 attention.eval()  # dropout off
 print(attention(queries, keys, values, valid_lens))
-show_heatmaps(attention.attention_weights.reshape(1, 1, 2, 10), xlabel="keys", ylabel="queries",
-              titles=["additive attention"], figsize=(4, 1.8),
-              xticklabels=[str(j) for j in range(10)], yticklabels=["seq 0", "seq 1"])
+show_heatmaps(attention.attention_weights.reshape(1, 1, 2, 10), xlabel=tr("keys"), ylabel=tr("queries"),
+              titles=[tr("additive attention")], figsize=(4, 1.8),
+              xticklabels=[str(j) for j in range(10)], yticklabels=[tr("seq {s}").format(s=s) for s in (0, 1)])
 plt.savefig("figures/additive_attention_weights.png", bbox_inches="tight", dpi=120)
 
 # %% nbgrader={"grade": true, "grade_id": "test_AdditiveAttention", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
@@ -378,8 +378,8 @@ for lens in (None, torch.tensor([6])):
     out = attention(queries, keys, values, lens)  # (1, 3, 5)
     panels.append(attention.attention_weights[0])  # (3, 10)
 print("output shape:", tuple(out.shape))
-show_heatmaps(torch.stack(panels), xlabel="keys", ylabel="queries",
-              titles=["all 10 keys valid", "valid length 6"], figsize=(3.2, 1.6),
+show_heatmaps(torch.stack(panels), xlabel=tr("keys"), ylabel=tr("queries"),
+              titles=[tr("all 10 keys valid"), tr("valid length 6")], figsize=(3.2, 1.6),
               xticklabels=[str(j) for j in range(10)], yticklabels=["q = 2 k1", "q = 2 k4", "q = 2 k7"])
 plt.savefig("figures/dot_product_attention_weights.png", bbox_inches="tight", dpi=120)
 

@@ -66,7 +66,7 @@ from autograder.selfcheck import check
 from attention_support import (AdditiveAttention, AttentionDecoder, EncoderDecoder,
                                Seq2SeqEncoder, Timer, cross_attention_matrix, evaluate,
                                load_data_dates, make_date_texts, make_test_pairs, plot_alignment,
-                               plot_losses, predict_seq2seq, set_seed, train_seq2seq)
+                               plot_losses, predict_seq2seq, set_seed, tr, train_seq2seq)
 
 os.makedirs("figures", exist_ok=True)
 
@@ -243,7 +243,7 @@ def log(epoch: int, loss: float) -> None:
 with Timer() as timer:
     losses = train_seq2seq(net, data_iter, LR, NUM_EPOCHS, tgt_vocab, log=log)
 print(f"trained {NUM_EPOCHS} epochs in {timer.elapsed:.0f} s")
-plot_losses(losses, title="Bahdanau attention on the date task")
+plot_losses(losses, title=tr("Bahdanau attention on the date task"))
 plt.savefig("figures/bahdanau_loss.png", bbox_inches="tight", dpi=120)
 
 # %% [markdown]

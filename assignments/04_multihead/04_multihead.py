@@ -50,7 +50,7 @@ import torch
 from torch import nn
 
 from autograder.selfcheck import check
-from attention_support import DotProductAttention, masked_softmax, show_heatmaps
+from attention_support import DotProductAttention, masked_softmax, show_heatmaps, tr
 
 os.makedirs("figures", exist_ok=True)
 
@@ -341,12 +341,12 @@ for lens in (None, torch.tensor([6])):
     with torch.no_grad():
         out = toy(X, X, X, lens)  # (1, 8, 32)
     grids.append(toy.attention.attention_weights.reshape(h, L, L))  # (h, Q, K) for B = 1
-titles = ["head 0: self", "head 1: previous", "head 2: next", "head 3: average"]
-fig = show_heatmaps(torch.stack(grids), xlabel="key position", ylabel="query position",
+titles = [tr("head 0: self"), tr("head 1: previous"), tr("head 2: next"), tr("head 3: average")]
+fig = show_heatmaps(torch.stack(grids), xlabel=tr("key position"), ylabel=tr("query position"),
                     titles=titles, figsize=(2.6, 2.6))
 for image in (im for ax in fig.axes for im in ax.images):
     image.set_clim(0, 1)  # one colour scale (weights 0..1) for every panel and the colour bar
-fig.suptitle("top: all 8 keys valid; bottom: valid_lens = 6", y=1.02)
+fig.suptitle(tr("top: all 8 keys valid; bottom: valid_lens = 6"), y=1.02)
 fig.savefig("figures/multihead_toy_heads.png", bbox_inches="tight", dpi=120)
 
 # Head i's output at query t is a weighted average of one-hot positions, so its dot product

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from autograder.selfcheck import check
-from attention_support import MultiHeadAttention, plot, show_heatmaps
+from attention_support import MultiHeadAttention, plot, show_heatmaps, tr
 
 os.makedirs("figures", exist_ok=True)
 
@@ -202,9 +202,9 @@ pos_encoding.eval()
 X = pos_encoding(torch.zeros((1, num_steps, encoding_dim)))  # = P[:, :60]
 P = pos_encoding.P[0, :num_steps, :].clone()  # (60, 32)
 print("X + P with X = 0 gives P back:", torch.allclose(X[0], P))
-fig = plot(torch.arange(num_steps), [P[:, j] for j in range(6, 10)], xlabel="position i",
-           ylabel="p[i, j]", legend=[f"column {j}" for j in range(6, 10)], figsize=(6, 2.8),
-           title="columns 6-9 of P (d = 32)")
+fig = plot(torch.arange(num_steps), [P[:, j] for j in range(6, 10)], xlabel=tr("position i"),
+           ylabel="p[i, j]", legend=[tr("column {j}").format(j=j) for j in range(6, 10)], figsize=(6, 2.8),
+           title=tr("columns 6-9 of P (d = 32)"))
 fig.savefig("figures/pe_columns.png", bbox_inches="tight", dpi=120)
 
 # %% [markdown]
@@ -228,14 +228,14 @@ bits = torch.tensor([[(i >> b) & 1 for b in (2, 1, 0)] for i in range(8)], dtype
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.6), gridspec_kw={"width_ratios": [1, 3]})
 axes[0].imshow(bits.numpy(), cmap="Blues", aspect="auto")
-axes[0].set_xticks(range(3), labels=["bit 2", "bit 1", "bit 0"])
+axes[0].set_xticks(range(3), labels=[tr("bit {b}").format(b=b) for b in (2, 1, 0)])
 axes[0].set_yticks(range(8))
-axes[0].set_ylabel("number")
-axes[0].set_title("binary digits of 0..7")
+axes[0].set_ylabel(tr("number"))
+axes[0].set_title(tr("binary digits of 0..7"))
 image = axes[1].imshow(P.numpy(), cmap="Blues", aspect="auto")
-axes[1].set_xlabel("encoding dimension (column of P)")
-axes[1].set_ylabel("position")
-axes[1].set_title("positional encoding P, d = 32")
+axes[1].set_xlabel(tr("encoding dimension (column of P)"))
+axes[1].set_ylabel(tr("position"))
+axes[1].set_title(tr("positional encoding P, d = 32"))
 fig.colorbar(image, ax=axes[1], shrink=0.8)
 fig.savefig("figures/pe_binary_vs_encoding.png", bbox_inches="tight", dpi=120)
 
@@ -292,12 +292,12 @@ M = rotation_map(d, delta)
 fig, (ax0, ax) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1.15, 1]},
                               layout="constrained")
 image = ax0.imshow(M.numpy(), cmap="RdBu", vmin=-1, vmax=1)
-ax0.set_title(f"M for delta = {delta}, d = {d}")
-ax0.set_xlabel("column of p_i")
-ax0.set_ylabel("column of p_(i+delta)")
+ax0.set_title(tr("M for delta = {delta}, d = {d}").format(delta=delta, d=d))
+ax0.set_xlabel(tr("column of p_i"))
+ax0.set_ylabel(tr("column of p_(i+delta)"))
 fig.colorbar(image, ax=ax0, shrink=0.8)
 pair = P_all[:70, 2 * j:2 * j + 2].clone()  # (70, 2): (sin, cos) of pair j for positions 0..69
-ax.plot(pair[:, 0], pair[:, 1], ".", color="lightgray", label="positions 0..69")
+ax.plot(pair[:, 0], pair[:, 1], ".", color="lightgray", label=tr("positions 0..69"))
 for i in range(0, 63, 9):
     start, end = pair[i], pair[i + delta]
     ax.annotate("", xy=tuple(end.tolist()), xytext=tuple(start.tolist()),
@@ -307,9 +307,9 @@ for i in range(0, 63, 9):
 ax.set_aspect("equal")
 ax.set_xlim(-1.3, 1.3)
 ax.set_ylim(-1.3, 1.3)
-ax.set_xlabel(f"p[i, {2 * j}]  (sine)")
-ax.set_ylabel(f"p[i, {2 * j + 1}]  (cosine)")
-ax.set_title(f"pair j = {j}: p_i -> p_(i+{delta}) for i = 0, 9, 18, ...")
+ax.set_xlabel(tr("p[i, {column}]  (sine)").format(column=2 * j))
+ax.set_ylabel(tr("p[i, {column}]  (cosine)").format(column=2 * j + 1))
+ax.set_title(tr("pair j = {j}: p_i -> p_(i+{delta}) for i = 0, 9, 18, ...").format(j=j, delta=delta))
 ax.legend(loc="lower left", fontsize=8)
 fig.savefig("figures/pe_relative_rotation.png", bbox_inches="tight", dpi=120)
 

@@ -60,7 +60,7 @@ from autograder.selfcheck import check
 from attention_support import (AttentionDecoder, Encoder, EncoderDecoder, MultiHeadAttention,
                                PositionalEncoding, Timer, cross_attention_matrix, evaluate,
                                load_data_dates, make_test_pairs, plot_alignment, plot_losses,
-                               predict_seq2seq, set_seed, show_heatmaps, train_seq2seq)
+                               predict_seq2seq, set_seed, show_heatmaps, tr, train_seq2seq)
 
 os.makedirs("figures", exist_ok=True)
 
@@ -565,10 +565,10 @@ with torch.no_grad():
     book_weights = blk.attention1.attention.attention_weights  # (h, 5, 5) for B = 1
     blk(X, fresh_state())
     our_weights = blk.attention1.attention.attention_weights
-fig = show_heatmaps(torch.stack([book_weights[:heads], our_weights[:heads]]), "key position",
-                    "query position", titles=[f"head {k}" for k in range(heads)], figsize=(2.2, 2.2),
+fig = show_heatmaps(torch.stack([book_weights[:heads], our_weights[:heads]]), tr("key position"),
+                    tr("query position"), titles=[tr("head {k}").format(k=k) for k in range(heads)], figsize=(2.2, 2.2),
                     xticklabels=[str(p) for p in range(5)], yticklabels=[str(p) for p in range(5)])
-fig.suptitle("decoder self-attention in eval mode: book (top) vs ours (bottom)", y=1.03)
+fig.suptitle(tr("decoder self-attention in eval mode: book (top) vs ours (bottom)"), y=1.03)
 same_colour_scale(fig)
 fig.savefig("figures/decoder_mask_book_vs_ours.png", bbox_inches="tight", dpi=120)
 
@@ -690,7 +690,7 @@ with Timer() as timer:
     losses = train_seq2seq(net, train_iter, lr, NUM_EPOCHS, tgt_vocab, log=log)
 print(f"trained {NUM_EPOCHS} epochs in {timer.elapsed:.0f} s "
       f"(CPU time {time.process_time() - cpu_start:.0f} s)")
-fig = plot_losses(losses, title="Transformer on the date task")
+fig = plot_losses(losses, title=tr("Transformer on the date task"))
 fig.savefig("figures/transformer_loss.png", bbox_inches="tight", dpi=120)
 
 # %% [markdown]
@@ -726,10 +726,10 @@ n_src = len(src_labels)
 # Encoder self-attention, from the encoder's last forward call (made by predict_seq2seq).
 enc_weights = torch.stack([w.reshape(num_heads, -1, NUM_STEPS)[:, :n_src, :n_src]
                            for w in net.encoder.attention_weights])  # (num_layers, h, n_src, n_src)
-fig = show_heatmaps(enc_weights, "key (source)", "query (source)",
-                    titles=[f"head {k}" for k in range(num_heads)], figsize=(2.6, 2.6),
+fig = show_heatmaps(enc_weights, tr("key (source)"), tr("query (source)"),
+                    titles=[tr("head {k}").format(k=k) for k in range(num_heads)], figsize=(2.6, 2.6),
                     xticklabels=src_labels, yticklabels=src_labels)
-fig.suptitle("encoder self-attention (rows: block 0, block 1)", y=1.02)
+fig.suptitle(tr("encoder self-attention (rows: block 0, block 1)"), y=1.02)
 same_colour_scale(fig)
 fig.savefig("figures/transformer_encoder_self_attention.png", bbox_inches="tight", dpi=120)
 
@@ -737,9 +737,9 @@ fig.savefig("figures/transformer_encoder_self_attention.png", bbox_inches="tight
 cross = torch.stack([torch.stack([cross_attention_matrix(steps, layer=layer, head=k)[:, :n_src]
                                   for k in range(num_heads)])
                      for layer in range(num_layers)])  # (num_layers, h, T_out, n_src)
-fig = show_heatmaps(cross, "source", "output", titles=[f"head {k}" for k in range(num_heads)],
+fig = show_heatmaps(cross, tr("source"), tr("output"), titles=[tr("head {k}").format(k=k) for k in range(num_heads)],
                     figsize=(2.6, 2.6), xticklabels=src_labels, yticklabels=out_labels)
-fig.suptitle("decoder cross-attention (rows: block 0, block 1)", y=1.02)
+fig.suptitle(tr("decoder cross-attention (rows: block 0, block 1)"), y=1.02)
 same_colour_scale(fig)
 fig.savefig("figures/transformer_cross_attention_heads.png", bbox_inches="tight", dpi=120)
 

@@ -9,6 +9,13 @@ For each assignment this stages nbgrader's *source* folder (the course root's
 * `autograder/`, the self-check bundle (BUNDLE_FILES) and the public tests of this assignment only
   (no hidden tests, no solutions, no grading or sandbox code);
 
+in the students' language: course.yml `language`, or `--lang` for one build in the other. A release
+in Chinese has every markdown block of the notebook from `notebook_<nn>.po` (a block without a
+translation stops it), the code cells byte for byte as in English (the same nbgrader cells, ids,
+points and checksums: one gradebook grades both), and a compiled `autograder/locale/zh.mo` holding
+only what its bundle can show. A language other than the course's is released next to the course's:
+nbgrader's source `build/nbgrader/source-<lang>/` and release `release-<lang>/` (docs/term.md);
+
 then runs nbgrader's GenerateAssignment (ClearSolutions replaces the solution bodies by stubs,
 ClearOutput, checksums) into the release directory (`release/<id>/`) and records the assignment's
 cells in the gradebook, so that `nbgrader release_assignment`, `autograde` and the formgrader work.
@@ -29,13 +36,14 @@ from collections.abc import Callable
 
 from autograder import config as config_mod
 from autograder.authoring.support_module import support_source
-from autograder.grading import late
+from autograder.grading import dependencies, late
+from autograder.selfcheck import i18n
 
 KIT = Path(__file__).resolve().parents[1]  # autograder/
 #: The kit's files a student's self-check imports, at their paths in the kit: selfcheck (check(),
 #: the pytest plugin, the suites' helpers) and the trusted procedures it shares with the sandbox.
 BUNDLE_FILES = ("selfcheck/__init__.py", "selfcheck/plugin.py", "selfcheck/testing.py", "selfcheck/symptoms.py", "selfcheck/strategies.py",
-                "selfcheck/hints.py", "sandbox/runtime/procedures.py")
+                "selfcheck/hints.py", "selfcheck/i18n.py", "sandbox/runtime/procedures.py")
 NBGRADER_CONFIG = config_mod.REPO_ROOT / "nbgrader_config.py"
 
 BUNDLE_INIT = '"""The self-check part of the course kit: run the public tests from the notebook.\n\n' \
@@ -78,8 +86,10 @@ def blockers(course: config_mod.Course, assignment: config_mod.Assignment,
 
 # --- staging nbgrader's source folder ------------------------------------------------------------
 
-def student_notebook(course: config_mod.Course, assignment: config_mod.Assignment, root: Path = config_mod.REPO_ROOT):
-    """The instructor notebook as an nbformat notebook, with stable cell ids and checked metadata."""
+def student_notebook(course: config_mod.Course, assignment: config_mod.Assignment, root: Path = config_mod.REPO_ROOT,
+                     lang: str = i18n.SOURCE):
+    """The instructor notebook as an nbformat notebook, with stable cell ids and checked metadata, its
+    markdown in `lang` (a ReleaseError names the first block that has no translation)."""
     import jupytext
 
     path = notebook_path(assignment.id, root)
@@ -94,7 +104,28 @@ def student_notebook(course: config_mod.Course, assignment: config_mod.Assignmen
         used.add(cell_id)
         cell["id"] = cell_id  # jupytext draws random ids: the release must be reproducible
     check_cells(assignment, nb.cells)
+    if lang != i18n.SOURCE:
+        translate_cells(assignment, nb.cells, lang)
     return nb
+
+
+def translate_cells(assignment: config_mod.Assignment, cells: list, lang: str) -> None:
+    """Replace each markdown cell's text by its translation (translations.translate_markdown); code
+    cells stay as they are."""
+    from autograder.authoring import translations
+
+    area = translations.notebook_area(assignment.id)
+    catalog = translations.read(lang, area)
+    missing: list[str] = []
+    for cell in cells:
+        if cell.get("cell_type") == "markdown":
+            cell["source"], untranslated = translations.translate_markdown(cell["source"], catalog)
+            missing += untranslated
+    if missing:
+        first = missing[0].splitlines()[0][:70]
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise ReleaseError(f"{assignment.id}: no {lang} translation of the notebook's {first!r}{more} "
+                           f"(python -m autograder.authoring.translations check --area {area})")
 
 
 def check_cells(assignment: config_mod.Assignment, cells: list) -> None:
@@ -127,23 +158,41 @@ def check_cells(assignment: config_mod.Assignment, cells: list) -> None:
         raise ReleaseError(f"{assignment.id}: " + "; ".join(problems))
 
 
-def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment) -> dict[str, str]:
-    """The self-check package shipped next to the notebook: {relative path: text}."""
-    files = {"autograder/__init__.py": BUNDLE_INIT, "autograder/sandbox/__init__.py": "",
-             "autograder/sandbox/runtime/__init__.py": ""}
+def bundle_files(course: config_mod.Course, assignment: config_mod.Assignment,
+                 lang: str = i18n.SOURCE) -> dict[str, str | bytes]:
+    """The self-check package shipped next to the notebook: {relative path: text, or bytes}."""
+    files: dict[str, str | bytes] = {"autograder/__init__.py": BUNDLE_INIT, "autograder/sandbox/__init__.py": "",
+                                     "autograder/sandbox/runtime/__init__.py": ""}
     for rel in BUNDLE_FILES:
         files[f"autograder/{rel}"] = (KIT / rel).read_text()
     public = KIT / "suites" / "public" / f"test_{assignment.id}.py"
     if public.exists():
         files[f"autograder/suites/public/{public.name}"] = public.read_text()
-    files["autograder/selfcheck/signatures.json"] = bundled_signatures(course, assignment, public)
+    files["autograder/selfcheck/signatures.json"] = bundled_signatures(course, assignment, public, lang)
+    if lang != i18n.SOURCE:
+        files[f"autograder/locale/{lang}.mo"] = bundled_catalogue(course, assignment, lang)
     return files
 
 
-def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignment, public: Path) -> str:
+def bundled_catalogue(course: config_mod.Course, assignment: config_mod.Assignment, lang: str) -> bytes:
+    """The compiled translations of what this release can show: the messages of the bundle's files,
+    its public tests, the misconceptions of its assignment's catalogue, its notebook and the support
+    module's toolkit; nothing of the hidden tests (translations.compiled)."""
+    from autograder.authoring import translations
+
+    shown = {f"autograder/{rel}" for rel in BUNDLE_FILES} | {
+        f"autograder/suites/public/test_{assignment.id}.py",
+        notebook_path(assignment.id, Path()).as_posix(),
+        *(name.replace(".", "/") + ".py" for name in (course.given_module, *dependencies.TOOLKIT_MODULES))}
+    catalogue = f"autograder/catalogue/entries/{assignment.id}/"
+    return translations.compiled(lang, lambda f: f in shown or f.startswith(catalogue))
+
+
+def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignment, public: Path,
+                       lang: str = i18n.SOURCE) -> str:
     """The self-check's knowledge of known mistakes: the public tests' symptom signatures, each
-    misconception's summary and fix, what each component builds on, and the course's hint level. No code
-    of any kind."""
+    misconception's summary and fix, what each component builds on, the course's hint level, and the
+    language of the release (check() speaks it). No code of any kind."""
     import ast
     import json
 
@@ -161,25 +210,29 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
                 diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})
     needs = {c: [d for d in course.closure([c]) if d in own] for c in own}
     return json.dumps({"tests": tests, "misconceptions": words, "needs": needs,
-                       "hint_level": course.feedback.hint_level}, indent=1, sort_keys=True) + "\n"
+                       "hint_level": course.feedback.hint_level, "language": lang}, indent=1, sort_keys=True) + "\n"
 
 
 def stage(course: config_mod.Course, assignment: config_mod.Assignment, folder: Path,
-          root: Path = config_mod.REPO_ROOT) -> list[str]:
-    """Write nbgrader's source folder of one assignment; returns warnings."""
+          root: Path = config_mod.REPO_ROOT, lang: str = i18n.SOURCE) -> list[str]:
+    """Write nbgrader's source folder of one assignment in `lang`; returns warnings."""
     import nbformat
 
-    nb = student_notebook(course, assignment, root)
+    nb = student_notebook(course, assignment, root, lang)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     nbformat.write(nb, str(folder / f"{assignment.id}.ipynb"))
-    (folder / f"{course.support_module}.py").write_text(support_source(course, assignment))
-    for rel, text in bundle_files(course, assignment).items():
+    (folder / f"{course.support_module}.py").write_text(support_source(course, assignment, lang))
+    bundle = bundle_files(course, assignment, lang)
+    for rel, content in bundle.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
+        if isinstance(content, bytes):
+            (folder / rel).write_bytes(content)
+        else:
+            (folder / rel).write_text(content)
     warnings = []
-    if not any(rel.startswith("autograder/suites/public/") for rel in bundle_files(course, assignment)):
+    if not any(rel.startswith("autograder/suites/public/") for rel in bundle):
         warnings.append(f"{assignment.id}: no public tests (autograder/suites/public/test_{assignment.id}.py); "
                         f"the notebook's check() cells will find nothing to run")
     return warnings
@@ -187,14 +240,20 @@ def stage(course: config_mod.Course, assignment: config_mod.Assignment, folder: 
 
 # --- nbgrader -----------------------------------------------------------------------------------
 
-def nbgrader_config(course_dir: Optional[Path] = None):
-    """The course's nbgrader configuration (nbgrader_config.py), optionally for another course root."""
+def nbgrader_config(course_dir: Optional[Path] = None, other_language: Optional[str] = None):
+    """The course's nbgrader configuration (nbgrader_config.py), optionally for another course root; for a
+    release in `other_language` than the course's, its own source and release folders (suffixed
+    `-<lang>`) next to the course's, with the same gradebook (the graded cells are the same)."""
     from traitlets.config.loader import Config, PyFileConfigLoader
 
     cfg = PyFileConfigLoader(NBGRADER_CONFIG.name, str(NBGRADER_CONFIG.parent)).load_config() \
         if NBGRADER_CONFIG.exists() else Config()
     if course_dir is not None:
         cfg.CourseDirectory.root = str(Path(course_dir).resolve())
+    if other_language is not None:
+        for trait, default in (("source_directory", "source"), ("release_directory", "release")):
+            folder = str(cfg.CourseDirectory.get(trait, default))
+            cfg.CourseDirectory[trait] = f"{folder.rstrip('/')}-{other_language}"
     return cfg
 
 
@@ -233,10 +292,30 @@ def record_due_date(cfg, course: config_mod.Course, assignment: config_mod.Assig
         set_due_date(gb, course, assignment)
 
 
-def readme(course: config_mod.Course, released: list[str]) -> str:
-    """release/STUDENTS.md: what is here and how a student uses it."""
+def readme(course: config_mod.Course, released: list[str], lang: str = i18n.SOURCE) -> str:
+    """release/STUDENTS.md: what is here and how a student uses it (in the release's language)."""
     rows = "\n".join(f"| [{a.id}]({a.id}/{a.id}.ipynb) | {a.title} | {a.due or ''} | {a.max_score:g} |"
                      for a in course.assignments if a.id in released)
+    if lang == "zh":
+        return textwrap.dedent("""\
+            # {name}：学生发布版
+
+            由 `course release` 根据教师笔记本生成，请勿编辑。
+
+            | 作业 | 标题 | 截止日期 | 分数 |
+            |---|---|---|---|
+            {rows}
+
+            每个文件夹是一次作业：笔记本、`attention_support.py`（给定代码）和 `autograder/`（公开的自检测试）。
+            先安装一次依赖：
+
+                pip install torch==2.13.0 numpy matplotlib pytest hypothesis jupyterlab
+
+            在作业文件夹中打开笔记本（`cd 02_attention_scoring && jupyter lab`），把每个
+            `raise NotImplementedError()` 换成你的代码，然后运行 `check(...)` 单元格：它们用公开测试检查你的代码，
+            并用中文说明哪里失败。提交笔记本文件即可。评分程序还会在隔离的进程中运行隐藏测试，并分别为每个组件评分。
+            图中的中文需要中文字体（Debian/Ubuntu：`sudo apt-get install fonts-noto-cjk`）。
+            """).format(name=course.name, rows=rows)
     return textwrap.dedent("""\
         # {name}: student release
 
@@ -260,15 +339,19 @@ def readme(course: config_mod.Course, released: list[str]) -> str:
 
 def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[Path] = None,
             force: bool = False, now: Optional[dt.datetime] = None, root: Path = config_mod.REPO_ROOT,
-            echo: Callable[[str], None] = print) -> list[str]:
-    """Stage and generate the releases of `ids` (all assignments when empty); returns the released ids.
+            echo: Callable[[str], None] = print, lang: Optional[str] = None) -> list[str]:
+    """Stage and generate the releases of `ids` (all assignments when empty) in `lang` (default: the
+    course's language; another one is released into `release-<lang>/`); returns the released ids.
 
     An assignment named explicitly that cannot be released raises ReleaseError; when releasing
     everything, such assignments are skipped with a message.
     """
     explicit = bool(ids)
     wanted = [course.assignment(i) for i in ids] if ids else list(course.assignments)
-    cfg = nbgrader_config(course_dir)
+    lang = lang or course.language
+    if lang not in i18n.LANGUAGES:
+        raise ReleaseError(f"unknown student language {lang!r}: one of {', '.join(i18n.LANGUAGES)}")
+    cfg = nbgrader_config(course_dir, None if lang == course.language else lang)
     source_dir, release_dir = directories(cfg)
     released: list[str] = []
     failed: list[str] = []
@@ -287,7 +370,7 @@ def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[P
             echo("skipped " + msg)
             continue
         try:
-            for warning in stage(course, a, source_dir / a.id, root):
+            for warning in stage(course, a, source_dir / a.id, root, lang):
                 echo("warning: " + warning)
             generate(cfg, a.id)
             record_due_date(cfg, course, a)
@@ -301,7 +384,7 @@ def release(course: config_mod.Course, ids: list[str], *, course_dir: Optional[P
         echo(f"released {a.id} -> {release_dir / a.id}" + (" (forced before the due dates)" if reasons else ""))
     present = sorted(p.name for p in release_dir.iterdir() if p.is_dir()) if release_dir.exists() else []
     if present:
-        (release_dir / STUDENT_INDEX).write_text(readme(course, present))
+        (release_dir / STUDENT_INDEX).write_text(readme(course, present, lang))
     if failed:
         raise ReleaseError("\n\n".join(failed))
     return released

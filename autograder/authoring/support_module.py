@@ -30,8 +30,9 @@ def strip_kit_imports(source: str) -> str:
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-def support_source(course: Course, assignment: Assignment) -> str:
-    """The whole module as source text."""
+def support_source(course: Course, assignment: Assignment, lang: str = "en") -> str:
+    """The whole module as source text; a release in another language than English ends with the call
+    that sets it (figure labels, the self-check's messages, a CJK font: solutions/given.py use_language)."""
     earlier = course.earlier_components(assignment)
     note = f" and the course's {', '.join(earlier)}" if earlier else ""
     parts = [BANNER.format(id=assignment.id, earlier=note) + dependencies.HEADER,
@@ -40,6 +41,8 @@ def support_source(course: Course, assignment: Assignment) -> str:
         parts.append(inspect.getsource(course.reference_object(name)))
     for module_name in dependencies.TOOLKIT_MODULES:
         parts.append(strip_kit_imports(dependencies.module_source(module_name)))
+    if lang != "en":
+        parts.append(f"use_language({lang!r})\n")
     source = "\n\n".join(parts)
     ast.parse(source)  # fail here, not in a student's notebook
     return source

@@ -12,7 +12,9 @@ The English text is the source of every message (the msgid). Messages are extrac
   docstring (the test's name for students, plugin.describe_test), area `suite_<nn>`;
 * each assignment's misconception catalogue: the `bug:` and `fix:` lines of its mutants (what a
   diagnosis says), area `catalogue_<nn>`;
-* each instructor notebook's markdown, block by block (notebook_blocks), area `notebook_<nn>`;
+* each instructor notebook's markdown, block by block (notebook_blocks), and the figure labels of its
+  code cells (`tr("...")` calls, solutions/given.py), area `notebook_<nn>`;
+* the figure labels of the given toolkit (`tr("...")` calls in solutions/), area `toolkit`;
 * the Jinja2 templates of the pages students get (the nbgrader feedback page): their `_` calls, area `pages`.
 
 Each area is one file `autograder/locale/<lang>/LC_MESSAGES/<area>.po`, so that translators of different
@@ -122,11 +124,45 @@ def notebook_markdown(path: Path) -> Iterator[tuple[str, int]]:
             start = i if line.startswith("# %% [markdown]") else None
 
 
+def _translatable(block: str) -> bool:
+    """Whether a markdown block has words to translate (display math alone has none)."""
+    return not (block.startswith("$$") and block.endswith("$$"))
+
+
 def _notebook_messages(path: Path) -> Iterator[tuple[str, int]]:
     for cell, lineno in notebook_markdown(path):
         for block in notebook_blocks(cell):
-            if not (block.startswith("$$") and block.endswith("$$")):  # display math alone: nothing to translate
+            if _translatable(block):
                 yield block, lineno
+
+
+#: The support module's call that labels a figure in the release's language (solutions/given.py `tr`).
+FIGURE_KEYWORDS = {"tr": None}
+
+
+def _figure_labels(path: Path) -> Iterator[tuple[str, int]]:
+    """The `tr("...")` labels of a notebook's code cells (its markdown is comments, which Babel skips)."""
+    with path.open("rb") as fh:
+        for lineno, _funcname, message, _comments in extract_python(fh, FIGURE_KEYWORDS, [], {}):
+            if isinstance(message, str) and message:
+                yield message, lineno
+
+
+def translate_markdown(cell: str, catalog: Catalog) -> tuple[str, list[str]]:
+    """A markdown cell translated block by block from its notebook's catalogue (`read(lang, area)`): (the
+    text, the blocks that have no translation yet, or only a fuzzy one). Display math stays as it is."""
+    out, missing = [], []
+    for block in notebook_blocks(cell):
+        done = catalog.get(block) if _translatable(block) else None
+        if _translatable(block) and (done is None or not done.string or done.fuzzy):
+            missing.append(block)
+        out.append(str(done.string) if done is not None and done.string and not done.fuzzy else block)
+    return "\n\n".join(out), missing
+
+
+def notebook_area(assignment_id: str) -> str:
+    """The area of an assignment's notebook: `notebook_<nn>`."""
+    return "notebook_" + assignment_id.split("_")[0]
 
 
 def areas() -> dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, int]]]]]]:
@@ -145,8 +181,11 @@ def areas() -> dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, i
         area = "catalogue_" + path.parents[1].name.split("_")[0]
         out.setdefault(area, []).append((path, _catalogue_lines))
     for path in sorted((REPO / "assignments").glob("*/*.py")):
-        area = "notebook_" + path.stem.split("_")[0]
-        out.setdefault(area, []).append((path, _notebook_messages))
+        area = notebook_area(path.stem)
+        out.setdefault(area, []).extend([(path, _notebook_messages), (path, _figure_labels)])
+    for path in sorted((REPO / "solutions").glob("*.py")):
+        if any(True for _ in _figure_labels(path)):
+            out.setdefault("toolkit", []).append((path, _figure_labels))
     for path in sorted((KIT / "integrations" / "templates").rglob("*.j2")):
         out.setdefault("pages", []).append((path, _template_calls))
     return out
