@@ -146,7 +146,7 @@ def test_nw_normalized(student, case):
 def test_nw_within_range(student, case):
     """predictions lie between the smallest and the largest training value"""
     queries, keys, values = _nw_data(case)
-    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    y_hat, _weights = _nw(student.nadaraya_watson, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     eps = 10 * T.tolerance(case.dtype)[1]
     T.check(bool((y_hat >= values.min() - eps).all() and (y_hat <= values.max() + eps).all()),
@@ -227,7 +227,7 @@ def test_nw_mean_for_close_keys(student, case):
     queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 4 - 2).to(case.dtype)
     keys = (torch.rand(case.m, generator=g, dtype=torch.float64) * 1e-6 + 0.25).to(case.dtype)
     values = torch.randn(case.m, generator=g, dtype=torch.float64).to(case.dtype)
-    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    y_hat, _weights = _nw(student.nadaraya_watson, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     rtol, atol = (1e-4, 1e-4) if case.dtype == torch.float32 else (1e-5, 1e-5)
     T.assert_close(y_hat, values.mean().expand(case.n), what=_("y_hat when all keys are (nearly) equal"),
@@ -307,7 +307,7 @@ def test_nwk_within_range(student, ref, case, w):
     """each prediction lies between the smallest and the largest value of its own row"""
     queries, keys, values = _nwk_data(case)
     model = _model(student, ref, case.dtype, w)
-    y_hat, _ = _nwk(model, queries, keys, values)
+    y_hat, _weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
     eps = 10 * T.tolerance(case.dtype)[1]
     lo, hi = values.min(dim=1).values, values.max(dim=1).values
@@ -396,7 +396,7 @@ def test_nwk_small_w_mean(student, ref, case):
     """small w (a very wide kernel): each prediction is the mean of its row of values"""
     queries, keys, values = _nwk_data(case)
     model = _model(student, ref, case.dtype, 1e-4)
-    y_hat, _ = _nwk(model, queries, keys, values)
+    y_hat, _weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
     T.assert_close(y_hat, values.mean(dim=1), what=_("output with w = 1e-4"), rtol=1e-4, atol=1e-4,
                    inputs={"queries": queries, "keys": keys, "values": values},

@@ -345,7 +345,7 @@ def test_ms_none_equals_full(student, case, two_d):
 def test_ms_input_unchanged(student, case):
     """does not modify the caller's X or valid_lens"""
     X = _scores(case)
-    _, after = T.call_and_inputs(student.masked_softmax, X.clone(), case.lens.clone())
+    _result, after = T.call_and_inputs(student.masked_softmax, X.clone(), case.lens.clone())
     T.check(torch.equal(T.as_plain(after[0]), X),
             _("masked_softmax modified the caller's X in place (masked entries of the caller's tensor were "
               "overwritten)\n  input {case!r}\n  hint: X.reshape(...) is a view of the caller's tensor, so "

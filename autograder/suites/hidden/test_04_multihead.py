@@ -72,7 +72,7 @@ def test_qkv_head_slices(student, case):
 def test_qkv_rows_follow_repeat_interleave(student, case):
     """row r of transpose_qkv's result belongs to batch item r // h, like repeat_interleave(valid_lens, h)"""
     # Kills the batch-minor mutant with the message that names the valid-lengths consequence.
-    B, L, h, dh, dtype, _ = case
+    B, L, h, dh, dtype, _seed = case
     X = torch.arange(B, dtype=dtype).reshape(B, 1, 1).expand(B, L, h * dh).contiguous()  # item b is all b
     owner = T.as_plain(student.transpose_qkv(X, h))[:, 0, 0]
     expected = torch.repeat_interleave(torch.arange(B, dtype=dtype), h)

@@ -59,7 +59,7 @@ def test_table_shape(student, d, max_len):
 @given(d=EVEN_D, max_len=st.sampled_from([1, 7, 100, 1000]))
 def test_table_closed_form(student, d, max_len):
     """every entry of P follows the sine/cosine formula, up to max_len positions"""
-    _, P = table(student, d, max_len)
+    _pe, P = table(student, d, max_len)
     T.assert_close(P, closed_form(max_len, d), what=_("PositionalEncoding({d}, 0, max_len={max_len}).P vs the formula").format(d=d, max_len=max_len),
                    hint=LAYOUT_HINT, atol=ATOL, rtol=0)
 
@@ -68,7 +68,7 @@ def test_table_closed_form(student, d, max_len):
 @given(d=EVEN_D)
 def test_pairs_are_unit_sin_cos(student, d):
     """columns 2j and 2j+1 hold the sine and cosine of one angle: sin^2 + cos^2 = 1 at every position"""
-    _, P = table(student, d, 60)
+    _pe, P = table(student, d, 60)
     norms = P[0, :, 0::2] ** 2 + P[0, :, 1::2] ** 2  # (max_len, d/2)
     T.assert_close(norms, torch.ones_like(norms), what=_("P[0, i, 2j]**2 + P[0, i, 2j+1]**2 for num_hiddens={d}").format(d=d),
                    hint="the sine and the cosine of the same angle sit side by side (interleaved columns 2j, 2j+1), "
@@ -81,7 +81,7 @@ def test_pairs_are_unit_sin_cos(student, d):
 @given(d=EVEN_D, i=st.integers(0, 100), k=st.integers(1, 99))
 def test_relative_position_is_a_rotation(student, d, i, k):
     """P[i+k] is P[i] with each sine/cosine pair rotated by the angle k / 10000**(2j/d)"""
-    _, P = table(student, d, 200)
+    _pe, P = table(student, d, 200)
     omega = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_i, cos_i = P[0, i, 0::2], P[0, i, 1::2]
@@ -217,7 +217,7 @@ def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed, part):
     """the table and the eval-mode forward match the course's at realistic sizes (batch 8, 40-64 steps, 32-64 features, max_len up to 1000)"""
     r = ref.PositionalEncoding(d, 0.5, max_len).eval()
     if part == "table":
-        _, P = table(student, d, max_len)
+        _pe, P = table(student, d, max_len)
         T.assert_close(P, T.as_plain(r.P).to(torch.float64),
                        what=_("PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table").format(d=d, max_len=max_len),
                        hint=LAYOUT_HINT, atol=ATOL, rtol=0)

@@ -672,7 +672,7 @@ def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc:
     """One call of the student's DecoderBlock (eval mode, empty cache) against the course's with the same
     weights: the output (`what`) or the cache it leaves (`part`)."""
     with torch.no_grad():
-        expected, _ = r(X, fresh_state(enc, lens))
+        expected, _state = r(X, fresh_state(enc, lens))
     Y, state = blk(X, fresh_state(enc, lens))
     if part == "cache":
         T.assert_close(state[2][0], X, what=_("state[2][0] after one call on an empty cache"),
@@ -717,7 +717,7 @@ def test_decoder_block_own_cache_slot(student, case, i):
     blk = student_block(student, dtype, seed, i=i)
     blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    Y, _ = blk(X, fresh_state(enc, lens, 3))
+    Y, _state = blk(X, fresh_state(enc, lens, 3))
     others = [randn((B, 2 + j, D), seed + 2 + j, dtype) for j in range(3)]
     state = fresh_state(enc, lens, 3)
     for j in range(3):
@@ -750,8 +750,8 @@ def test_decoder_block_causal(student, case, mode, data):
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
     X2[:, t] += randn((B, D), seed + 2, dtype, 5.0)
-    Y, _ = blk(X, fresh_state(enc, lens))
-    Y2, _ = blk(X2, fresh_state(enc, lens))
+    Y, _state = blk(X, fresh_state(enc, lens))
+    Y2, _state = blk(X2, fresh_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t],
                    what=_("outputs at steps 0..{last} after changing step {t} ({mode} mode, whole sequence fed at once)").format(last=t - 1, t=t, mode=mode),
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
@@ -771,7 +771,7 @@ def test_decoder_block_step_by_step(student, part, case, mode):
     blk = student_block(student, dtype, seed)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = blk(X, fresh_state(enc, lens))
+    whole, _state = blk(X, fresh_state(enc, lens))
     state, outs = fresh_state(enc, lens), []
     for t in range(steps):
         Y, state = blk(X[:, t:t + 1], state)
@@ -801,7 +801,7 @@ def test_decoder_block_chunks(student, part, data, case, mode):
     blk = student_block(student, dtype, seed)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = blk(X, fresh_state(enc, lens))
+    whole, _state = blk(X, fresh_state(enc, lens))
     state, outs, start = fresh_state(enc, lens), [], 0
     for size in sizes:
         Y, state = blk(X[:, start:start + size], state)
@@ -832,8 +832,8 @@ def test_decoder_block_encoder_padding(student, case, mode):
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
     enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
-    Y, _ = blk(X, fresh_state(enc, lens))
-    Y2, _ = blk(X, fresh_state(enc2, lens))
+    Y, _state = blk(X, fresh_state(enc, lens))
+    Y2, _state = blk(X, fresh_state(enc2, lens))
     T.assert_close(Y2, Y, what=_("outputs after changing encoder outputs past enc_valid_lens"),
                    inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="pass enc_valid_lens (state[1]) to the encoder-decoder attention, so that "
@@ -994,7 +994,7 @@ def test_decoder_step_by_step(student, ref, part, case, mode):
     dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
     dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = dec(X, dec.init_state(enc, lens))
+    whole, _state = dec(X, dec.init_state(enc, lens))
     whole = T.as_plain(whole)
     state, outs = dec.init_state(enc, lens), []
     ref_state, variant_outs = r.init_state(enc, lens), []
@@ -1064,8 +1064,8 @@ def test_decoder_causal(student, case, mode, data):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
     X2[:, t] = (X2[:, t] + 1 + randint(VOCAB - 1, (B,), seed + 2)) % VOCAB
-    Y, _ = dec(X, dec.init_state(enc, lens))
-    Y2, _ = dec(X2, dec.init_state(enc, lens))
+    Y, _state = dec(X, dec.init_state(enc, lens))
+    Y2, _state = dec(X2, dec.init_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t], inputs={"X": X, "X changed": X2},
                    what=_("logits at steps 0..{last} after changing token {t} ({mode} mode)").format(last=t - 1, t=t, mode=mode),
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
@@ -1086,8 +1086,8 @@ def test_decoder_encoder_padding(student, case, mode):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
     enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
-    Y, _ = dec(X, dec.init_state(enc, lens))
-    Y2, _ = dec(X, dec.init_state(enc2, lens))
+    Y, _state = dec(X, dec.init_state(enc, lens))
+    Y2, _state = dec(X, dec.init_state(enc2, lens))
     T.assert_close(Y2, Y, what=_("logits after changing encoder outputs past enc_valid_lens"),
                    inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="init_state must keep enc_valid_lens in the state: [enc_outputs, enc_valid_lens, "
@@ -1104,9 +1104,9 @@ def test_decoder_step_attention_weights(student, ref, case):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     state, ref_state = dec.init_state(enc, lens), r.init_state(enc, lens)
     for t in range(steps):
-        _, state = dec(X[:, t:t + 1], state)
+        _logits, state = dec(X[:, t:t + 1], state)
         with torch.no_grad():
-            _, ref_state = r(X[:, t:t + 1], ref_state)
+            _logits, ref_state = r(X[:, t:t + 1], ref_state)
         weights = dec.attention_weights
         T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
                 _("after step {t}, attention_weights should be [self weights, cross weights] with "

@@ -48,7 +48,7 @@ def test_nw_shapes(student):
 def test_nw_rows_sum_to_one(student):
     """each row of attention_weights sums to 1 over the keys"""
     queries, keys, values = torch.tensor([0.0, 1.0, 2.5]), torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.arange(4.0)
-    _, weights = _nw(student, queries, keys, values)
+    _y_hat, weights = _nw(student, queries, keys, values)
     T.assert_shape(weights, (3, 4), _("attention_weights for 3 queries and 4 keys"))
     T.assert_close(weights.sum(dim=1), torch.ones(3), what=_("row sums of attention_weights (normalized over the keys)"),
                    inputs={"queries": queries, "keys": keys},
@@ -105,7 +105,7 @@ def test_nwk_shape(student):
     """returns shape (n,): one prediction per query"""
     model = student.NWKernelRegression()
     _set_w(model, 1.0)
-    y_hat, _ = _nwk(model, QUERIES, KEYS, VALUES)
+    y_hat, _weights = _nwk(model, QUERIES, KEYS, VALUES)
     T.assert_shape(y_hat, (3,), _("output for 3 queries (keys and values of shape (3, 4))"))
 
 
@@ -114,7 +114,7 @@ def test_nwk_stores_normalized_weights(student):
     """stores attention_weights of shape (n, m); each row sums to 1 over the keys"""
     model = student.NWKernelRegression()
     _set_w(model, 1.0)
-    _, weights = _nwk(model, QUERIES, KEYS, VALUES)
+    _y_hat, weights = _nwk(model, QUERIES, KEYS, VALUES)
     weights = T.as_plain(weights, "model.attention_weights")
     T.assert_shape(weights, (3, 4), _("model.attention_weights for 3 queries, 4 keys each"))
     T.assert_close(weights.sum(dim=1), torch.ones(3), what=_("row sums of model.attention_weights (normalized over the keys)"),

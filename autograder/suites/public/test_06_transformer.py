@@ -179,8 +179,8 @@ def test_decoder_block_causal_in_eval(student):
     X2 = X.clone()
     X2[:, 2:] += 5 * S.randn((2, 2, D), 7)
     lens = torch.tensor([3, 2])
-    Y, _ = blk(X, _fresh_state(enc, lens))
-    Y2, _ = blk(X2, _fresh_state(enc, lens))
+    Y, _state = blk(X, _fresh_state(enc, lens))
+    Y2, _state = blk(X2, _fresh_state(enc, lens))
     T.assert_close(Y2[:, :2], Y[:, :2], what=_("outputs at steps 0 and 1 after changing steps 2 and 3"),
                    hint="the query at step p may only see steps 0..p (causal mask), in training AND in "
                         "eval mode: an eval-mode mask of None lets earlier positions see future ones")
@@ -228,7 +228,7 @@ def test_decoder_step_by_step(student):
     dec.eval()
     enc, lens = S.randn((2, 5, D), 9), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3, 4], [4, 5, 6, 7]])
-    whole, _ = dec(X, dec.init_state(enc, lens))
+    whole, _state = dec(X, dec.init_state(enc, lens))
     state, steps = dec.init_state(enc, lens), []
     for t in range(4):
         logits, state = dec(X[:, t:t + 1], state)
