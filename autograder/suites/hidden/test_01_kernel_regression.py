@@ -22,6 +22,7 @@ from hypothesis import given, settings, strategies as st
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import KERNEL_HINT, NWK_HINT
+from autograder.selfcheck.i18n import _
 
 
 @dataclass
@@ -50,7 +51,7 @@ def cases(draw, min_m: int = 1) -> Case:
 def _nw(fn, queries, keys, values):
     out = T.call("nadaraya_watson(queries, keys, values)", fn, queries, keys, values, hint=KERNEL_HINT)
     T.check(isinstance(out, (tuple, list)) and len(out) == 2,
-            f"nadaraya_watson must return a pair (y_hat, attention_weights), got {type(out).__name__}")
+            _("nadaraya_watson must return a pair (y_hat, attention_weights), got {type_name}").format(type_name=type(out).__name__))
     return T.as_plain(out[0], "y_hat"), T.as_plain(out[1], "attention_weights")
 
 
@@ -88,16 +89,16 @@ def _model(student, ref, dtype, w):
 
 
 def _nwk(model, queries, keys, values):
-    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), "the output")
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), _("the output"))
     weights = T.attribute(model, "attention_weights", "model.attention_weights")  # read by the tests that check it
     return y_hat, weights if isinstance(weights, T.Missing) else T.as_plain(weights, "model.attention_weights")
 
 
 def _check_shapes(y_hat, weights, n, m, who):
     """Shapes of the predictions and, unless None (a test about predictions only) or missing, of the weights."""
-    T.assert_shape(y_hat, (n,), f"{who}: predictions for {n} queries")
+    T.assert_shape(y_hat, (n,), _("{who}: predictions for {n} queries").format(who=who, n=n))
     if weights is not None and not isinstance(weights, T.Missing):  # a test that reads the weights fails when it does
-        T.assert_shape(weights, (n, m), f"{who}: attention weights for {n} queries and {m} keys")
+        T.assert_shape(weights, (n, m), _("{who}: attention weights for {n} queries and {m} keys").format(who=who, n=n, m=m))
 
 
 # ============================================================ nadaraya_watson
@@ -132,9 +133,9 @@ def test_nw_normalized(student, case):
     queries, keys, values = _nw_data(case)
     y_hat, weights = _nw(student.nadaraya_watson, queries, keys, values)
     _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
-    T.check(bool((weights >= 0).all()), "attention weights must be non-negative (they come out of a softmax)")
+    T.check(bool((weights >= 0).all()), _("attention weights must be non-negative (they come out of a softmax)"))
     T.assert_close(weights.sum(dim=1), torch.ones(case.n, dtype=case.dtype),
-                   what="row sums of attention_weights (each query's weights must sum to 1 over the keys)",
+                   what=_("row sums of attention_weights (each query's weights must sum to 1 over the keys)"),
                    inputs={"queries": queries, "keys": keys},
                    hint="normalize with a softmax over the keys (dim=1 of the (n, m) matrix)")
 
@@ -145,13 +146,13 @@ def test_nw_normalized(student, case):
 def test_nw_within_range(student, case):
     """predictions lie between the smallest and the largest training value"""
     queries, keys, values = _nw_data(case)
-    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    y_hat, _weights = _nw(student.nadaraya_watson, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     eps = 10 * T.tolerance(case.dtype)[1]
     T.check(bool((y_hat >= values.min() - eps).all() and (y_hat <= values.max() + eps).all()),
-            f"y_hat = {y_hat.tolist()} leaves the range [{float(values.min()):.4g}, {float(values.max()):.4g}] "
-            "of the values: a prediction is a weighted sum with weights that sum to 1 (not a mean "
-            "of weighted values, not unnormalized kernel values)")
+            _("y_hat = {predictions} leaves the range [{low:.4g}, {high:.4g}] "
+              "of the values: a prediction is a weighted sum with weights that sum to 1 (not a mean "
+              "of weighted values, not unnormalized kernel values)").format(predictions=y_hat.tolist(), low=float(values.min()), high=float(values.max())))
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -165,9 +166,9 @@ def test_nw_permutation(student, case, data):
     y2, w2 = _nw(student.nadaraya_watson, queries, keys[perm], values[perm])
     _check_shapes(y1, w1, case.n, case.m, "nadaraya_watson")
     inputs = {"queries": queries, "keys": keys, "values": values, "permutation": perm}
-    T.assert_close(y2, y1, what="y_hat after permuting the (key, value) pairs together", inputs=inputs,
+    T.assert_close(y2, y1, what=_("y_hat after permuting the (key, value) pairs together"), inputs=inputs,
                    hint="each key must stay paired with its own value")
-    T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys (columns move with their keys)",
+    T.assert_close(w2, w1[:, perm], what=_("attention_weights after permuting the keys (columns move with their keys)"),
                    inputs=inputs)
 
 
@@ -192,10 +193,10 @@ def _check_shift_invariant(first: tuple, shifted: tuple, case: Case, who: str, o
     _check_shapes(y1, None if part == "y_hat" else w1, case.n, case.m, who)
     rtol, atol = (1e-4, 1e-5) if case.dtype == torch.float32 else (1e-9, 1e-10)
     if part != "y_hat":
-        T.assert_close(w2, w1, what="attention_weights after shifting queries and keys", inputs=inputs,
+        T.assert_close(w2, w1, what=_("attention_weights after shifting queries and keys"), inputs=inputs,
                        rtol=rtol, atol=atol, hint=hint)
     if part != "attention_weights":
-        T.assert_close(y2, y1, what=f"{output} after shifting queries and keys", inputs=inputs, rtol=rtol, atol=atol)
+        T.assert_close(y2, y1, what=_("{output} after shifting queries and keys").format(output=output), inputs=inputs, rtol=rtol, atol=atol)
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -212,9 +213,9 @@ def test_nw_interpolates_far_keys(student, case, data):
     _check_shapes(y_hat, weights, case.n, case.m, "nadaraya_watson")
     inputs = {"queries": keys[picks], "keys": keys, "values": values}
     T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
-                   what="attention_weights when each query sits on a key and other keys are 20+ away",
+                   what=_("attention_weights when each query sits on a key and other keys are 20+ away"),
                    inputs=inputs, hint="the nearest key must get (almost) all the weight: " + KERNEL_HINT)
-    T.assert_close(y_hat, values[picks], what="y_hat for queries on the keys", inputs=inputs, hint=KERNEL_HINT)
+    T.assert_close(y_hat, values[picks], what=_("y_hat for queries on the keys"), inputs=inputs, hint=KERNEL_HINT)
 
 
 @pytest.mark.component("nadaraya_watson")
@@ -226,10 +227,10 @@ def test_nw_mean_for_close_keys(student, case):
     queries = (torch.rand(case.n, generator=g, dtype=torch.float64) * 4 - 2).to(case.dtype)
     keys = (torch.rand(case.m, generator=g, dtype=torch.float64) * 1e-6 + 0.25).to(case.dtype)
     values = torch.randn(case.m, generator=g, dtype=torch.float64).to(case.dtype)
-    y_hat, _ = _nw(student.nadaraya_watson, queries, keys, values)
+    y_hat, _weights = _nw(student.nadaraya_watson, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "nadaraya_watson")
     rtol, atol = (1e-4, 1e-4) if case.dtype == torch.float32 else (1e-5, 1e-5)
-    T.assert_close(y_hat, values.mean().expand(case.n), what="y_hat when all keys are (nearly) equal",
+    T.assert_close(y_hat, values.mean().expand(case.n), what=_("y_hat when all keys are (nearly) equal"),
                    inputs={"queries": queries, "keys": keys, "values": values}, rtol=rtol, atol=atol,
                    hint="equal keys get equal weights, so the prediction is the plain mean of the values; "
                         "the weights must be normalized over the keys")
@@ -278,7 +279,7 @@ def _check_nwk_matches_reference(student, ref, case, w, part):
     if part == "attention_weights":
         T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
     else:
-        T.assert_close(y_hat, y_ref, what="output", inputs=inputs, hint=NWK_HINT)
+        T.assert_close(y_hat, y_ref, what=_("output"), inputs=inputs, hint=NWK_HINT)
 
 
 @pytest.mark.component("NWKernelRegression")
@@ -291,9 +292,9 @@ def test_nwk_normalized(student, ref, case, w):
     model = _model(student, ref, case.dtype, w)
     y_hat, weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, weights, case.n, case.m, "NWKernelRegression")
-    T.check(bool((weights >= 0).all()), "model.attention_weights must be non-negative (store them after the softmax)")
+    T.check(bool((weights >= 0).all()), _("model.attention_weights must be non-negative (store them after the softmax)"))
     T.assert_close(weights.sum(dim=1), torch.ones(case.n, dtype=case.dtype),
-                   what="row sums of model.attention_weights (each query's weights must sum to 1 over its keys)",
+                   what=_("row sums of model.attention_weights (each query's weights must sum to 1 over its keys)"),
                    inputs={"w": w, "queries": queries, "keys": keys},
                    hint="softmax over the keys (dim=1), stored in self.attention_weights")
 
@@ -306,7 +307,7 @@ def test_nwk_within_range(student, ref, case, w):
     """each prediction lies between the smallest and the largest value of its own row"""
     queries, keys, values = _nwk_data(case)
     model = _model(student, ref, case.dtype, w)
-    y_hat, _ = _nwk(model, queries, keys, values)
+    y_hat, _weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
     eps = 10 * T.tolerance(case.dtype)[1]
     lo, hi = values.min(dim=1).values, values.max(dim=1).values
@@ -314,9 +315,9 @@ def test_nwk_within_range(student, ref, case, w):
     if bad:
         i = bad[0]
         raise AssertionError(
-            f"prediction {i} = {float(y_hat[i]):.4g} leaves the range [{float(lo[i]):.4g}, {float(hi[i]):.4g}] "
-            f"of its row of values {values[i].tolist()}: prediction i is the weighted sum of values[i] with "
-            "weights that sum to 1 over the keys of row i")
+            _("prediction {i} = {prediction:.4g} leaves the range [{low:.4g}, {high:.4g}] "
+              "of its row of values {row}: prediction i is the weighted sum of values[i] with "
+              "weights that sum to 1 over the keys of row i").format(i=i, prediction=float(y_hat[i]), low=float(lo[i]), high=float(hi[i]), row=values[i].tolist()))
 
 
 @pytest.mark.component("NWKernelRegression")
@@ -335,10 +336,10 @@ def test_nwk_permutation(student, ref, part, case, w, data):
     _check_shapes(y1, w1 if part == "attention_weights" else None, case.n, case.m, "NWKernelRegression")
     inputs = {"w": w, "queries": queries, "keys": keys, "values": values, "permutation": perm}
     if part == "y_hat":
-        T.assert_close(y2, y1, what="output after permuting the (key, value) pairs of every row", inputs=inputs,
+        T.assert_close(y2, y1, what=_("output after permuting the (key, value) pairs of every row"), inputs=inputs,
                        hint="each key must stay paired with its own value")
     else:
-        T.assert_close(w2, w1[:, perm], what="attention_weights after permuting the keys", inputs=inputs)
+        T.assert_close(w2, w1[:, perm], what=_("attention_weights after permuting the keys"), inputs=inputs)
 
 
 @pytest.mark.component("NWKernelRegression")
@@ -353,7 +354,7 @@ def test_nwk_shift(student, ref, part, case, w, shift):
     model = _model(student, ref, case.dtype, w)
     y1, w1 = _nwk(model, queries, keys, values)
     y2, w2 = _nwk(model, queries + shift, keys + shift, values)
-    _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", "output",
+    _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", _("output"),
                            {"w": w, "queries": queries, "keys": keys, "shift": shift},
                            hint="the kernel must depend on (query - key) * w only", part=part)
 
@@ -380,10 +381,10 @@ def test_nwk_large_w_interpolates(student, ref, part, case, data):
     inputs = {"w": 40.0, "queries": queries, "keys": keys, "values": values}
     if part == "attention_weights":
         T.assert_close(weights, torch.nn.functional.one_hot(picks, case.m).to(case.dtype),
-                       what="attention_weights with w = 40 (a very narrow kernel)", inputs=inputs,
+                       what=_("attention_weights with w = 40 (a very narrow kernel)"), inputs=inputs,
                        hint="with a large w the key equal to the query must get all the weight: " + NWK_HINT)
     else:
-        T.assert_close(y_hat, values[torch.arange(case.n), picks], what="output with w = 40", inputs=inputs,
+        T.assert_close(y_hat, values[torch.arange(case.n), picks], what=_("output with w = 40"), inputs=inputs,
                        hint=NWK_HINT)
 
 
@@ -395,9 +396,9 @@ def test_nwk_small_w_mean(student, ref, case):
     """small w (a very wide kernel): each prediction is the mean of its row of values"""
     queries, keys, values = _nwk_data(case)
     model = _model(student, ref, case.dtype, 1e-4)
-    y_hat, _ = _nwk(model, queries, keys, values)
+    y_hat, _weights = _nwk(model, queries, keys, values)
     _check_shapes(y_hat, None, case.n, case.m, "NWKernelRegression")
-    T.assert_close(y_hat, values.mean(dim=1), what="output with w = 1e-4", rtol=1e-4, atol=1e-4,
+    T.assert_close(y_hat, values.mean(dim=1), what=_("output with w = 1e-4"), rtol=1e-4, atol=1e-4,
                    inputs={"queries": queries, "keys": keys, "values": values},
                    hint="with w close to 0 all keys weigh the same, so the output is the row mean of the values: "
                         + NWK_HINT)
@@ -432,16 +433,16 @@ def test_nwk_training_lowers_loss(student, ref, dtype):
         T.fit(model, [{"inputs": [x, keys, values], "target": y}], loss="mse", lr=0.5, steps=15, optimizer="adam")
     except Exception as exc:
         raise AssertionError(
-            f"training w (15 Adam steps on the mean squared error) failed: {exc}\n  hint: the output must depend "
-            "on the parameter w through autograd: use self.w as a tensor in forward (no .item(), float(), "
-            ".detach() or .data)") from None
+            _("training w (15 Adam steps on the mean squared error) failed: {exc}\n  hint: the output must depend "
+              "on the parameter w through autograd: use self.w as a tensor in forward (no .item(), float(), "
+              ".detach() or .data)").format(exc=exc)) from None
     after = loss()
     w_after = [round(float(v.reshape(-1)[0]), 4) for v in T.state_dict(model).values()]
     T.check(after < 0.8 * before,
-            f"training (15 Adam steps, lr 0.5, mean squared error) did not lower the loss enough: "
-            f"{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after}. "
-            "w must be an nn.Parameter used as a tensor in forward (no .item(), float() or .detach()), "
-            "so that gradients reach it")
+            _("training (15 Adam steps, lr 0.5, mean squared error) did not lower the loss enough: "
+              "{before:.4g} before, {after:.4g} after, w went from 0.05 to {w_after}. "
+              "w must be an nn.Parameter used as a tensor in forward (no .item(), float() or .detach()), "
+              "so that gradients reach it").format(before=before, after=after, w_after=w_after))
 
 
 #: Fixed problems at realistic sizes (n queries, each with its own row of m != n keys; float32) and a w each.

@@ -25,9 +25,10 @@ from hypothesis import given, settings, strategies as st
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import MASK_HINT
+from autograder.selfcheck.i18n import N_, _
 
-LENS_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all its queries (repeat_interleave); "
-             "a 2-D valid_lens (B, Q) holds one length per query")
+LENS_HINT = N_("a 1-D valid_lens holds one length per batch item, shared by all its queries (repeat_interleave); "
+               "a 2-D valid_lens (B, Q) holds one length per query")
 ADD_HINT = ("scores = w_v(tanh(W_q q + W_k k)) with W_q on the queries and W_k on the keys, broadcast to "
             "(B, Q, K, num_hiddens) and squeezed on the last axis only; weights = masked_softmax(scores, valid_lens); "
             "output = weights @ values; valid_lens as in masked_softmax (1-D: one length per batch item, "
@@ -36,9 +37,9 @@ DOT_HINT = ("scores = Q K^T / sqrt(d) with d = queries.shape[-1] (the query/key 
             "and not the value size) and K^T = keys.transpose(1, 2) (not a reshape); "
             "output = masked_softmax(scores, valid_lens) @ values; valid_lens as in masked_softmax (1-D: one "
             "length per batch item, 2-D: one per query)")
-DROPOUT_HINT = ("store self.attention_weights = masked_softmax(scores, valid_lens) (before dropout), then return "
-                "bmm(self.dropout(self.attention_weights), values): dropout acts on the attention weights, "
-                "not on the scores, the values or the output")
+DROPOUT_HINT = N_("store self.attention_weights = masked_softmax(scores, valid_lens) (before dropout), then return "
+                  "bmm(self.dropout(self.attention_weights), values): dropout acts on the attention weights, "
+                  "not on the scores, the values or the output")
 
 
 # ============================================================ drawing problems
@@ -151,8 +152,8 @@ def _weights(model, shape, what="model.attention_weights"):
         w = model.attention_weights
     except (AttributeError, AssertionError):  # a proxy reports a missing attribute as the student's error
         w = None
-    T.check(isinstance(w, torch.Tensor), f"{what}: forward must store the attention weights in "
-                                         f"self.attention_weights, found {type(w).__name__}")
+    T.check(isinstance(w, torch.Tensor), _("{what}: forward must store the attention weights in "
+                                           "self.attention_weights, found {type_name}").format(what=what, type_name=type(w).__name__))
     w = T.as_plain(w)
     T.assert_shape(w, shape, f"{what} (batch, queries, keys)")
     return w
@@ -172,12 +173,12 @@ def _check_distribution(w, case, what, hint):
     bad = (~valid & (w != 0)).nonzero()
     if len(bad):
         b, q, k = (int(i) for i in bad[0])
-        raise AssertionError(f"{what}: position [{b}, {q}, {k}] is past the valid length {int(case.lens2d()[b, q])} "
-                             f"but got weight {float(w[b, q, k]):.4g} instead of exactly 0\n  input {case!r}\n"
-                             f"  hint: {hint}")
-    T.check(bool((w >= 0).all()), f"{what}: weights must be non-negative\n  input {case!r}")
+        raise AssertionError(_("{what}: position [{b}, {q}, {k}] is past the valid length {valid_len} "
+                               "but got weight {weight:.4g} instead of exactly 0\n  input {case!r}\n"
+                               "  hint: {hint}").format(what=what, b=b, q=q, k=k, valid_len=int(case.lens2d()[b, q]), weight=float(w[b, q, k]), case=case, hint=_(hint)))
+    T.check(bool((w >= 0).all()), _("{what}: weights must be non-negative\n  input {case!r}").format(what=what, case=case))
     T.assert_close(w.sum(-1), torch.ones(case.B, case.Q, dtype=case.dtype),
-                   what=f"{what}: row sums (each query's weights must sum to 1 over the keys)",
+                   what=_("{what}: row sums (each query's weights must sum to 1 over the keys)").format(what=what),
                    inputs={"case": case}, hint=hint)
 
 
@@ -270,9 +271,9 @@ def test_ms_distribution(student, case):
     X = _scores(case)
     out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
     T.assert_shape(out, (case.B, case.Q, case.K), "masked_softmax(X, valid_lens)")
-    _check_distribution(out, case, "masked_softmax(X, valid_lens)", MASK_HINT + "; " + LENS_HINT)
+    _check_distribution(out, case, "masked_softmax(X, valid_lens)", _(MASK_HINT) + _("; ") + _(LENS_HINT))
     T.check(bool((out[case.valid()] > 0).all()),
-            f"masked_softmax: a position before the valid length got weight 0\n  input {case!r}\n  hint: {LENS_HINT}")
+            _("masked_softmax: a position before the valid length got weight 0\n  input {case!r}\n  hint: {lens_hint}").format(case=case, lens_hint=_(LENS_HINT)))
 
 
 @pytest.mark.component("masked_softmax")
@@ -288,7 +289,7 @@ def test_ms_shift(student, case, shift):
     # Loose tolerance: this checks for overflow/underflow (inf, NaN, all-zero rows); a correct softmax
     # computed as exp(x - logsumexp(x)) loses about |c| * eps of precision.
     tol = 1e-3 if case.dtype == torch.float32 else 1e-9
-    T.assert_close(shifted, base, what=f"masked_softmax(X + c, valid_lens), c = 0 or {shift} per row",
+    T.assert_close(shifted, base, what=_("masked_softmax(X + c, valid_lens), c = 0 or {shift} per row").format(shift=shift),
                    inputs={"case": case, "X": X}, rtol=tol, atol=tol,
                    hint="softmax(x + c) = softmax(x): use torch.softmax, or subtract the row maximum before exp, "
                         "so that large scores do not overflow to inf (and small ones do not all underflow to 0)")
@@ -306,7 +307,7 @@ def test_ms_junk_in_masked_positions(student, case):
     X_junk = torch.where(case.valid(), X, junk)
     base = _ms(student.masked_softmax, X, case.lens)
     out = _ms(student.masked_softmax, X_junk, case.lens)
-    T.assert_close(out, base, what="masked_softmax with values between -1000 and 1000 written into masked positions",
+    T.assert_close(out, base, what=_("masked_softmax with values between -1000 and 1000 written into masked positions"),
                    inputs={"case": case, "X": X, "X with junk": X_junk},
                    hint="masked scores must be replaced (not scaled or renormalized away after a softmax over all "
                         "positions), so that whatever they held cannot matter")
@@ -320,7 +321,7 @@ def test_ms_1d_equals_2d(student, case):
     X = _scores(case)
     out1 = _ms(student.masked_softmax, X, case.lens, hint=LENS_HINT)
     out2 = _ms(student.masked_softmax, X, case.lens2d().contiguous(), hint=LENS_HINT)
-    T.assert_close(out1, out2, what="masked_softmax(X, lens) against masked_softmax(X, lens[:, None].expand(B, Q))",
+    T.assert_close(out1, out2, what=_("masked_softmax(X, lens) against masked_softmax(X, lens[:, None].expand(B, Q))"),
                    inputs={"case": case, "X": X}, hint=LENS_HINT)
 
 
@@ -333,7 +334,7 @@ def test_ms_none_equals_full(student, case, two_d):
     full = torch.full((case.B, case.Q) if two_d else (case.B,), case.K)
     out_none = _ms(student.masked_softmax, X, None, hint="valid_lens None means no masking: a softmax over the last axis")
     out_full = _ms(student.masked_softmax, X, full, hint=LENS_HINT)
-    T.assert_close(out_none, out_full, what="masked_softmax(X, None) against masked_softmax(X, all lengths K)",
+    T.assert_close(out_none, out_full, what=_("masked_softmax(X, None) against masked_softmax(X, all lengths K)"),
                    inputs={"case": case, "X": X, "full lengths": full},
                    hint="valid_lens None means no masking: the softmax over the last axis (dim=-1)")
 
@@ -344,13 +345,13 @@ def test_ms_none_equals_full(student, case, two_d):
 def test_ms_input_unchanged(student, case):
     """does not modify the caller's X or valid_lens"""
     X = _scores(case)
-    _, after = T.call_and_inputs(student.masked_softmax, X.clone(), case.lens.clone())
+    _result, after = T.call_and_inputs(student.masked_softmax, X.clone(), case.lens.clone())
     T.check(torch.equal(T.as_plain(after[0]), X),
-            f"masked_softmax modified the caller's X in place (masked entries of the caller's tensor were "
-            f"overwritten)\n  input {case!r}\n  hint: X.reshape(...) is a view of the caller's tensor, so "
-            "X[mask] = value writes into it; mask a copy (masked_fill, torch.where, or clone first)")
+            _("masked_softmax modified the caller's X in place (masked entries of the caller's tensor were "
+              "overwritten)\n  input {case!r}\n  hint: X.reshape(...) is a view of the caller's tensor, so "
+              "X[mask] = value writes into it; mask a copy (masked_fill, torch.where, or clone first)").format(case=case))
     T.check(torch.equal(T.as_plain(after[1]), case.lens),
-            f"masked_softmax modified the caller's valid_lens in place\n  input {case!r}")
+            _("masked_softmax modified the caller's valid_lens in place\n  input {case!r}").format(case=case))
 
 
 @pytest.mark.component("masked_softmax")
@@ -363,14 +364,14 @@ def test_ms_gradient(student, ref, case):
     try:
         (grad,) = T.vjp(student.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
     except Exception as exc:
-        raise AssertionError(f"back-propagating through masked_softmax raised {type(exc).__name__}: {exc}\n"
-                             f"  input {case!r}\n  hint: the gradient cannot flow if X is detached (.detach(), .data, "
-                             "torch.tensor(X)); in-place writes into X or a view of it break autograd too: "
-                             "use masked_fill / torch.where") from None
-    T.check(grad is not None, f"no gradient reaches X through masked_softmax\n  input {case!r}\n"
-                              "  hint: do not detach X (.detach(), .data, torch.tensor(X), numpy)")
+        raise AssertionError(_("back-propagating through masked_softmax raised {type_name}: {exc}\n"
+                               "  input {case!r}\n  hint: the gradient cannot flow if X is detached (.detach(), .data, "
+                               "torch.tensor(X)); in-place writes into X or a view of it break autograd too: "
+                               "use masked_fill / torch.where").format(type_name=type(exc).__name__, exc=exc, case=case)) from None
+    T.check(grad is not None, _("no gradient reaches X through masked_softmax\n  input {case!r}\n"
+                                "  hint: do not detach X (.detach(), .data, torch.tensor(X), numpy)").format(case=case))
     (expected,) = T.vjp(ref.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
-    T.assert_close(grad, expected, what="gradient of <masked_softmax(X, valid_lens), G> with respect to X",
+    T.assert_close(grad, expected, what=_("gradient of <masked_softmax(X, valid_lens), G> with respect to X"),
                    inputs={"case": case}, hint="the gradient must flow through the softmax of the kept scores only")
 
 
@@ -442,7 +443,7 @@ def check_matches_reference(student, ref, name, case, part):
         T.assert_close(_weights(model, (case.B, case.Q, case.K)), reference.attention_weights.detach(),
                        what="model.attention_weights", inputs=inputs, hint=_hint(name))
     else:
-        T.assert_close(out, expected, what="output", inputs=inputs, hint=_hint(name))
+        T.assert_close(out, expected, what=_("output"), inputs=inputs, hint=_hint(name))
 
 
 def check_convex(student, name, case, part):
@@ -451,11 +452,12 @@ def check_convex(student, name, case, part):
     q, k, v = case.data()
     model = _student_only(student, name, case)
     out = _attend(model, name, q, k, v, case.lens)
-    T.assert_shape(out, (case.B, case.Q, case.dv), "output (batch, queries, value size)")
+    T.assert_shape(out, (case.B, case.Q, case.dv), _("output (batch, queries, value size)"))
     if part == "attention_weights":
         w = _weights(model, (case.B, case.Q, case.K))
-        _check_distribution(w, case, "model.attention_weights", MASK_HINT + " (pass valid_lens to masked_softmax)")
-        T.assert_close(out, torch.bmm(w, v), what="output against attention_weights @ values (eval mode)",
+        _check_distribution(w, case, "model.attention_weights",
+                            _("{hint} (pass valid_lens to masked_softmax)").format(hint=_(MASK_HINT)))
+        T.assert_close(out, torch.bmm(w, v), what=_("output against attention_weights @ values (eval mode)"),
                        inputs=_inputs(case, q, k, v), hint="the output is the weighted average of the values, "
                                                            "with the stored attention weights")
         return
@@ -465,8 +467,8 @@ def check_convex(student, name, case, part):
     lo = torch.where(valid, vv, torch.tensor(float("inf"), dtype=v.dtype)).amin(2)
     eps = 10 * T.tolerance(case.dtype)[1]
     T.check(bool(((out <= hi + eps) & (out >= lo - eps)).all()),
-            f"output leaves the range of the valid values (those at index < valid length)\n  input {case!r}\n"
-            f"  hint: {MASK_HINT}")
+            _("output leaves the range of the valid values (those at index < valid length)\n  input {case!r}\n"
+              "  hint: {mask_hint}").format(case=case, mask_hint=_(MASK_HINT)))
 
 
 def check_padding(student, name, case, extra, part):
@@ -488,11 +490,11 @@ def check_padding(student, name, case, extra, part):
     hint = "keys and values at index >= valid length must have no effect: " + MASK_HINT
     inputs = _inputs(case, q, k, v, extra_padded_pairs=extra)
     if part == "output":
-        T.assert_close(out, base, what=f"output after changing the keys/values past the valid length and appending "
-                                       f"{extra} padded pairs", inputs=inputs, hint=hint)
+        T.assert_close(out, base, what=_("output after changing the keys/values past the valid length and appending "
+                                         "{extra} padded pairs").format(extra=extra), inputs=inputs, hint=hint)
         return
     w = _weights(model, (case.B, case.Q, case.K + extra))
-    T.assert_close(w[..., :case.K], w_base, what="attention weights of the original keys after padding",
+    T.assert_close(w[..., :case.K], w_base, what=_("attention weights of the original keys after padding"),
                    inputs=inputs, hint=hint)
 
 
@@ -503,8 +505,8 @@ def check_identical_keys(student, name, case):
     out = _attend(model, name, q, k, v, case.lens)
     valid = case.valid().to(v.dtype)  # (B, Q, K)
     expected = torch.bmm(valid / valid.sum(-1, keepdim=True), v)
-    T.assert_close(out, expected, what="output when all keys of a batch item are identical (the mean of the valid "
-                                       "values)", inputs=_inputs(case, q, k, v),
+    T.assert_close(out, expected, what=_("output when all keys of a batch item are identical (the mean of the valid "
+                                         "values)"), inputs=_inputs(case, q, k, v),
                    hint="identical keys get identical scores and hence equal weights on the valid positions; " + MASK_HINT)
 
 
@@ -515,7 +517,7 @@ def check_batch_independent(student, name, case):
     for b in range(case.B):
         lens_b = None if case.lens is None else case.lens[b:b + 1]
         out_b = _attend(model, name, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens_b)
-        T.assert_close(out_b, out[b:b + 1], what=f"batch item {b} computed alone against its row of the batched output",
+        T.assert_close(out_b, out[b:b + 1], what=_("batch item {b} computed alone against its row of the batched output").format(b=b),
                        inputs=_inputs(case, q, k, v),
                        hint="batch items must not interact, and a batch of size 1 must work too (squeeze only the "
                             "last axis of the scores; use valid_lens of item b for item b)")
@@ -541,14 +543,14 @@ def check_dropout_stored_weights(student, name, case):
     w_eval = _weights(model, (case.B, case.Q, case.K))
     model.train()
     _attend(model, name, q, k, v, case.lens)
-    w_train = _weights(model, (case.B, case.Q, case.K), "model.attention_weights in train mode")
+    w_train = _weights(model, (case.B, case.Q, case.K), _("model.attention_weights in train mode"))
     model.eval()
     inputs = _inputs(case, q, k, v, dropout=0.5)
     T.assert_close(w_train.sum(-1), torch.ones(case.B, case.Q, dtype=case.dtype),
-                   what="row sums of the stored attention_weights in train mode with dropout 0.5 (must be the "
-                        "weights before dropout)", inputs=inputs, hint=DROPOUT_HINT)
-    T.assert_close(w_train, w_eval, what="stored attention_weights in train mode against eval mode (the weights "
-                                         "before dropout do not depend on the mode)", inputs=inputs, hint=DROPOUT_HINT)
+                   what=_("row sums of the stored attention_weights in train mode with dropout 0.5 (must be the "
+                          "weights before dropout)"), inputs=inputs, hint=DROPOUT_HINT)
+    T.assert_close(w_train, w_eval, what=_("stored attention_weights in train mode against eval mode (the weights "
+                                           "before dropout do not depend on the mode)"), inputs=inputs, hint=DROPOUT_HINT)
 
 
 def check_dropout_on_weights(student, name, case):
@@ -558,23 +560,23 @@ def check_dropout_on_weights(student, name, case):
     out = _attend(model, name, q, k, v, case.lens)
     w = _weights(model, (case.B, case.Q, case.K))
     model.eval()
-    T.assert_shape(out, (case.B, case.Q, case.K + 1), "output for values of size K + 1")
+    T.assert_shape(out, (case.B, case.Q, case.K + 1), _("output for values of size K + 1"))
     inputs = _inputs(case, q, k, v, dropout=0.5)
     dropped, total = out[..., :case.K], out[..., case.K]
     rtol, atol = T.tolerance(case.dtype)
     kept = torch.isclose(dropped, 2 * w, rtol=rtol, atol=atol)
     zeroed = dropped.abs() <= atol
     T.check(bool((kept | zeroed).all()),
-            f"in train mode with dropout 0.5 and values = [identity | ones], output[..., j] must be 0 or "
-            f"2 * attention_weights[..., j] (weight j dropped, or kept and rescaled by 1/(1 - p))\n"
-            f"  input {case!r}\n  got output[..., :K] = {_r4(dropped)}\n  attention_weights = {_r4(w)}\n"
-            f"  hint: {DROPOUT_HINT}")
-    T.assert_close(total, dropped.sum(-1), what="output[..., K] (the values' column of ones) against the sum of "
-                                                "output[..., :K]: one dropout mask on the weights must serve all "
-                                                "value columns", inputs=inputs, hint=DROPOUT_HINT)
+            _("in train mode with dropout 0.5 and values = [identity | ones], output[..., j] must be 0 or "
+              "2 * attention_weights[..., j] (weight j dropped, or kept and rescaled by 1/(1 - p))\n"
+              "  input {case!r}\n  got output[..., :K] = {output}\n  attention_weights = {weights}\n"
+              "  hint: {dropout_hint}").format(case=case, output=_r4(dropped), weights=_r4(w), dropout_hint=_(DROPOUT_HINT)))
+    T.assert_close(total, dropped.sum(-1), what=_("output[..., K] (the values' column of ones) against the sum of "
+                                                  "output[..., :K]: one dropout mask on the weights must serve all "
+                                                  "value columns"), inputs=inputs, hint=DROPOUT_HINT)
     T.check(bool(((w > 1e-3) & zeroed).any()),
-            f"with dropout 0.5 in train mode no attention weight was dropped (dropout is not active in training)\n"
-            f"  input {case!r}\n  hint: {DROPOUT_HINT}; use nn.Dropout (it follows model.train()/eval())")
+            _("with dropout 0.5 in train mode no attention weight was dropped (dropout is not active in training)\n"
+              "  input {case!r}\n  hint: {dropout_hint}; use nn.Dropout (it follows model.train()/eval())").format(case=case, dropout_hint=_(DROPOUT_HINT)))
 
 
 def check_eval_no_dropout(student, name, case):
@@ -587,9 +589,9 @@ def check_eval_no_dropout(student, name, case):
     inputs = _inputs(case, q, k, v, dropout=0.5)
     hint = ("in eval mode dropout must be off: use nn.Dropout (or F.dropout(x, p, training=self.training)); "
             "F.dropout(x, p) alone drops in eval mode too")
-    T.assert_close(out1, torch.bmm(w, v), what="output in eval mode with dropout 0.5 against attention_weights @ values",
+    T.assert_close(out1, torch.bmm(w, v), what=_("output in eval mode with dropout 0.5 against attention_weights @ values"),
                    inputs=inputs, hint=hint)
-    T.assert_close(out2, out1, what="two eval-mode calls on the same inputs", inputs=inputs, hint=hint)
+    T.assert_close(out2, out1, what=_("two eval-mode calls on the same inputs"), inputs=inputs, hint=hint)
 
 
 def check_gradient(student, ref, name, case):
@@ -601,13 +603,13 @@ def check_gradient(student, ref, name, case):
     try:
         grads = T.vjp(model, args, g, wrt=(0, 1, 2))
     except Exception as exc:
-        raise AssertionError(f"back-propagating through {name} raised {type(exc).__name__}: {exc}\n"
-                             f"  input {case!r}") from None
+        raise AssertionError(_("back-propagating through {name} raised {type_name}: {exc}\n"
+                               "  input {case!r}").format(name=name, type_name=type(exc).__name__, exc=exc, case=case)) from None
     expected = T.vjp(reference, [q, k, v, _clone(case.lens)], g, wrt=(0, 1, 2))
-    for label, got, exp in zip(("queries", "keys", "values"), grads, expected):
+    for label, got, exp in zip((_("queries"), _("keys"), _("values")), grads, expected):
         if got is None:
             got = torch.zeros_like(exp)
-        T.assert_close(got, exp, what=f"gradient of the output with respect to the {label}",
+        T.assert_close(got, exp, what=_("gradient of the output with respect to the {label}").format(label=label),
                        inputs=_inputs(case), hint="gradients must flow through the attention weights: do not "
                                                   "detach them (.detach(), .data) before multiplying by the values")
 
@@ -732,7 +734,7 @@ def test_dot_matches_sdpa(student, case):
     mask = None if case.lens is None else case.valid()
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     rtol, atol = T.tolerance(case.dtype)
-    T.assert_close(out, expected, what="output against torch.nn.functional.scaled_dot_product_attention",
+    T.assert_close(out, expected, what=_("output against torch.nn.functional.scaled_dot_product_attention"),
                    inputs=_inputs(case, q, k, v), rtol=4 * rtol, atol=4 * atol, hint=DOT_HINT)
 
 

@@ -26,11 +26,12 @@ from torch import nn
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.i18n import N_, _
 
 EXAMPLES = 6  # a decoder example costs several round trips; every mutant is caught by two tests or more
-MODULE_HINT = ("per step: query = hidden_state[-1] (the top layer) as (B, 1, h); context = attention(query, "
-               "enc_outputs, enc_outputs, enc_valid_lens); GRU input cat((context, embedding), dim=-1) as "
-               "(1, B, h + e); one GRU step; dense on the collected outputs; return the updated hidden state")
+MODULE_HINT = N_("per step: query = hidden_state[-1] (the top layer) as (B, 1, h); context = attention(query, "
+                 "enc_outputs, enc_outputs, enc_valid_lens); GRU input cat((context, embedding), dim=-1) as "
+                 "(1, B, h + e); one GRU step; dense on the collected outputs; return the updated hidden state")
 
 
 @st.composite
@@ -89,8 +90,8 @@ by_part = pytest.mark.parametrize("part", PARTS)
 def step_weights(dec, c, step):
     """The decoder's stored attention_weights (a missing attribute fails here, in the tests that read it)."""
     weights = list(T.attribute(dec, "attention_weights", describe(c)))
-    T.check(len(weights) == step, f"after decoding {step} step(s) in one forward call, attention_weights should hold "
-                                  f"{step} tensor(s), one per decoding step, got {len(weights)}")
+    T.check(len(weights) == step, _("after decoding {step} step(s) in one forward call, attention_weights should hold "
+                                    "{step} tensor(s), one per decoding step, got {count}").format(step=step, count=len(weights)))
     return [T.as_plain(w) for w in weights]
 
 
@@ -107,7 +108,7 @@ def load(module, sd, prefix, what):
     try:
         module.load_state_dict({k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)})
     except RuntimeError as exc:
-        raise AssertionError(f"the weights of your '{prefix[:-1]}' do not fit {what}: {exc}") from None
+        raise AssertionError(_("the weights of your '{prefix}' do not fit {what}: {exc}").format(prefix=prefix[:-1], what=what, exc=exc)) from None
 
 
 def attention_from(sd, H):
@@ -156,16 +157,16 @@ def test_init_state_permutes_batch_first(student, ref, c):
     outputs, hidden = encoder_outputs(ref, c)
     state = call(f"{describe(c)}.init_state((outputs, state), enc_valid_lens)", dec.init_state, (outputs, hidden),
                  c["lens"])
-    T.check(len(state) == 3, f"init_state should return [outputs, hidden_state, enc_valid_lens], got {len(state)} items")
-    T.assert_shape(state[0], (c["B"], c["T_enc"], c["H"]), "init_state(...)[0], the encoder outputs batch first")
+    T.check(len(state) == 3, _("init_state should return [outputs, hidden_state, enc_valid_lens], got {count} items").format(count=len(state)))
+    T.assert_shape(state[0], (c["B"], c["T_enc"], c["H"]), _("init_state(...)[0], the encoder outputs batch first"))
     T.check(torch.equal(T.as_plain(state[0]), outputs.permute(1, 0, 2)),
-            f"init_state(...)[0] must be outputs.permute(1, 0, 2): entry [b, t] is the encoder output of sequence b "
-            f"at step t (outputs of shape {tuple(outputs.shape)}). hint: reshape(B, T, h) keeps the time-first "
-            f"order of the numbers and mixes up sequences; permute (or transpose(0, 1)) swaps the axes")
-    T.check(torch.equal(T.as_plain(state[1]), hidden), "init_state(...)[1] must be the encoder's final hidden state "
-                                                       "(num_layers, B, h), unchanged")
+            _("init_state(...)[0] must be outputs.permute(1, 0, 2): entry [b, t] is the encoder output of sequence b "
+              "at step t (outputs of shape {shape}). hint: reshape(B, T, h) keeps the time-first "
+              "order of the numbers and mixes up sequences; permute (or transpose(0, 1)) swaps the axes").format(shape=tuple(outputs.shape)))
+    T.check(torch.equal(T.as_plain(state[1]), hidden), _("init_state(...)[1] must be the encoder's final hidden state "
+                                                         "(num_layers, B, h), unchanged"))
     T.check((state[2] is None) if c["lens"] is None else torch.equal(T.as_plain(state[2]), c["lens"]),
-            f"init_state(...)[2] must be enc_valid_lens unchanged ({c['lens']}), got {state[2]}")
+            _("init_state(...)[2] must be enc_valid_lens unchanged ({lens}), got {got}").format(lens=c['lens'], got=state[2]))
 
 
 # ---------------------------------------------------------------- attention weights
@@ -182,16 +183,16 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
     call(f"{describe(c)}(X, state)", dec, targets(c), dec.init_state(enc, c["lens"]))
     held = len(list(T.attribute(dec, "attention_weights", describe(c))))
     T.check(held == c["T_dec"],
-            f"after a forward call of {first} step(s) then one of {c['T_dec']} step(s), attention_weights holds "
-            f"{held} tensors: it must hold the {c['T_dec']} of the last forward call, one per decoding step (start a "
-            f"new list in every forward call)")
+            _("after a forward call of {first} step(s) then one of {steps} step(s), attention_weights holds "
+              "{held} tensors: it must hold the {steps} of the last forward call, one per decoding step (start a "
+              "new list in every forward call)").format(first=first, steps=c['T_dec'], held=held))
     for t, w in enumerate(step_weights(dec, c, c["T_dec"])):
         T.assert_shape(w, (c["B"], 1, c["T_enc"]), f"attention_weights[{t}]")
         for b, n in enumerate(c["lens"].tolist()):
             T.check(bool((w[b, 0, n:] == 0).all()),
-                    f"attention_weights[{t}][{b}] = {w[b, 0].tolist()}: source positions beyond the valid length {n} "
-                    f"must get weight exactly 0. hint: pass enc_valid_lens (state[2]) to the attention")
-        T.assert_close(w.sum(-1), torch.ones(c["B"], 1), what=f"attention_weights[{t}] summed over the source positions")
+                    _("attention_weights[{t}][{b}] = {weights}: source positions beyond the valid length {n} "
+                      "must get weight exactly 0. hint: pass enc_valid_lens (state[2]) to the attention").format(t=t, b=b, weights=w[b, 0].tolist(), n=n))
+        T.assert_close(w.sum(-1), torch.ones(c["B"], 1), what=_("attention_weights[{t}] summed over the source positions").format(t=t))
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -210,7 +211,7 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
     index = 0 if part == "attention_weights" else 1  # in decoder_step's result
     for t in range(c["T_dec"]):
         hidden = T.as_plain(state[1])
-        logits, state = call(f"{describe(c)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
+        logits, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c), t=t, next=t + 1), dec, X[:, t:t + 1], state)
         expected = decoder_step(sd, c, gru, enc_bt, hidden, X[:, t])
         got = step_weights(dec, c, 1)[0] if part == "attention_weights" else T.as_plain(logits)
         if not torch.allclose(got, expected[index], rtol=1e-5, atol=1e-5):
@@ -219,12 +220,12 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
             hint = ("the query must be the top layer of the current hidden state, hidden_state[-1], as (B, 1, h)"
                     + (f"; your decoder matches layer {layers[0]} instead (hidden_state[0] is the bottom layer)"
                        if layers else ""))
-            what = "attention weights" if part == "attention_weights" else "logits"
-            T.assert_close(got, expected[index], what=f"{what} of step {t} (fed one token at a time) vs a step "
-                           f"computed with the same weights and query = top layer of the hidden state", hint=hint)
+            what = _("attention weights") if part == "attention_weights" else _("logits")
+            T.assert_close(got, expected[index], what=_("{what} of step {t} (fed one token at a time) vs a step "
+                             "computed with the same weights and query = top layer of the hidden state").format(what=what, t=t), hint=hint)
         if part == "outputs":
-            T.assert_close(state[1], expected[2], what=f"the hidden state returned by step {t} vs a step computed "
-                           f"with the same weights and query = top layer of the hidden state", hint=MODULE_HINT)
+            T.assert_close(state[1], expected[2], what=_("the hidden state returned by step {t} vs a step computed "
+                             "with the same weights and query = top layer of the hidden state").format(t=t), hint=MODULE_HINT)
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -236,18 +237,18 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
     sd = course_weights(dec, ref, c)
     enc = encoder_outputs(ref, c)
     X = targets(c)
-    logits, state = call(f"{describe(c)} in eval mode on one step", dec, X, dec.init_state(enc, c["lens"]))
+    logits, state = call(_("{module} in eval mode on one step").format(module=describe(c)), dec, X, dec.init_state(enc, c["lens"]))
     enc_bt, hidden = enc[0].permute(1, 0, 2), enc[1]
     gru = gru_from(sd, c)
-    _, expected, expected_hidden = decoder_step(sd, c, gru, enc_bt, hidden, X[:, 0])
+    _weights, expected, expected_hidden = decoder_step(sd, c, gru, enc_bt, hidden, X[:, 0])
     hint = "the GRU input is torch.cat((context, embedding), dim=-1): the context first, then the embedding"
     if not torch.allclose(T.as_plain(logits), expected, atol=1e-5):
         swapped = decoder_step(sd, c, gru, enc_bt, hidden, X[:, 0], context_first=False)[1]
         if torch.allclose(T.as_plain(logits), swapped, atol=1e-5):
             hint = "you concatenated (embedding, context): the contract's order is cat((context, embedding), dim=-1)"
-    T.assert_close(logits, expected, what=f"{describe(c)}: logits of one step vs dense(GRU(cat(context, embedding)))",
+    T.assert_close(logits, expected, what=_("{module}: logits of one step vs dense(GRU(cat(context, embedding)))").format(module=describe(c)),
                    hint=hint + "; " + MODULE_HINT)
-    T.assert_close(state[1], expected_hidden, what="the hidden state returned after one step",
+    T.assert_close(state[1], expected_hidden, what=_("the hidden state returned after one step"),
                    hint="the new state must carry the hidden state computed by the GRU step; " + hint)
 
 
@@ -275,12 +276,12 @@ def test_step_by_step_equals_whole_sequence(student, ref, part, c):
     hint = ("inside forward, each step's query must come from the hidden state updated by the previous GRU step "
             "(not the one forward started with), and forward must return that updated hidden state in its new state")
     if part == "outputs":
-        T.assert_close(torch.cat(outs, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
+        T.assert_close(torch.cat(outs, dim=1), whole, what=_("logits decoded step by step vs the whole sequence at once"),
                        hint=hint)
-        T.assert_close(state[1], whole_state[1], what="final hidden state step by step vs at once", hint=hint)
+        T.assert_close(state[1], whole_state[1], what=_("final hidden state step by step vs at once"), hint=hint)
     else:
         T.assert_close(torch.cat(weights, dim=1), torch.cat(whole_weights, dim=1),
-                       what="attention weights step by step vs at once", hint=hint)
+                       what=_("attention weights step by step vs at once"), hint=hint)
 
 
 # ---------------------------------------------------------------- the reference
@@ -302,15 +303,15 @@ def test_matches_reference(student, ref, part, c):
     r.eval()
     state, r_state = dec.init_state(enc, c["lens"]), r.init_state(enc, c["lens"])
     for t in range(c["T_dec"]):
-        out, state = call(f"{describe(c, 0.3)} in eval mode on X[:, {t}:{t + 1}]", dec, X[:, t:t + 1], state)
+        out, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c, 0.3), t=t, next=t + 1), dec, X[:, t:t + 1], state)
         with torch.no_grad():
             r_out, r_state = r(X[:, t:t + 1], r_state)
-        what = f"{describe(c, 0.3)} in eval mode, step {t}, vs the course's decoder with the same weights"
+        what = _("{module} in eval mode, step {t}, vs the course's decoder with the same weights").format(module=describe(c, 0.3), t=t)
         if part == "outputs":
             T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
-            T.assert_close(state[1], r_state[1], what=f"{what}: hidden state", hint=MODULE_HINT)
+            T.assert_close(state[1], r_state[1], what=_("{what}: hidden state").format(what=what), hint=MODULE_HINT)
         else:
-            T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=f"{what}: attention weights",
+            T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=_("{what}: attention weights").format(what=what),
                            hint=MODULE_HINT)
 
 
@@ -335,14 +336,14 @@ def check_whole_sequence_matches_reference(student, ref, c, part):
     out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
     with torch.no_grad():
         r_out, r_state = r(X, r.init_state(enc, c["lens"]))
-    what = f"{describe(c)} on X of shape {tuple(X.shape)} vs the course's decoder with the same weights"
+    what = _("{module} on X of shape {shape} vs the course's decoder with the same weights").format(module=describe(c), shape=tuple(X.shape))
     if part == "attention_weights":
         T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r.attention_weights, 1),
-                       what=f"{what}: attention weights, step after step", hint=MODULE_HINT)
+                       what=_("{what}: attention weights, step after step").format(what=what), hint=MODULE_HINT)
         return
     T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)
-    T.assert_close(state[1], r_state[1], what=f"{what}: final hidden state", hint=MODULE_HINT)
-    T.assert_close(state[0], r_state[0], what=f"{what}: returned state[0], the encoder outputs batch first")
+    T.assert_close(state[1], r_state[1], what=_("{what}: final hidden state").format(what=what), hint=MODULE_HINT)
+    T.assert_close(state[0], r_state[0], what=_("{what}: returned state[0], the encoder outputs batch first").format(what=what))
 
 
 def realistic_case(V, E, H, L, T_enc, T_dec, kind, seed, B=8):
@@ -379,8 +380,8 @@ def given_class(student, name):
     try:
         return getattr(student, name)
     except AttributeError:
-        raise AssertionError(f"`{name}` (given code) is not available in your submission: keep the line that "
-                             f"imports it from attention_support") from None
+        raise AssertionError(_("`{name}` (given code) is not available in your submission: keep the line that "
+                               "imports it from attention_support").format(name=name)) from None
 
 
 def seq2seq(student, V, E, H, L, seed):
@@ -406,9 +407,9 @@ def masked_ce(model, batch):
     """The loss per target token, measured here on the model's logits (training mode, dropout 0)."""
     enc_X, enc_len, dec_in, tgt, tgt_len = batch
     model.train()
-    logits, _ = call("EncoderDecoder(Seq2SeqEncoder, your decoder)(enc_X, dec_X, enc_valid_len)", model, enc_X, dec_in,
+    logits, _state = call(_("EncoderDecoder(Seq2SeqEncoder, your decoder)(enc_X, dec_X, enc_valid_len)"), model, enc_X, dec_in,
                      enc_len)
-    T.assert_shape(logits, tuple(tgt.shape) + (6,), "the logits of the EncoderDecoder")
+    T.assert_shape(logits, tuple(tgt.shape) + (6,), _("the logits of the EncoderDecoder"))
     mask = torch.arange(tgt.shape[1])[None] < tgt_len[:, None]
     ce = nn.functional.cross_entropy(T.as_plain(logits).permute(0, 2, 1), tgt, reduction="none")
     return float((ce * mask).sum() / mask.sum())
@@ -441,7 +442,7 @@ def test_one_sgd_step_matches_reference(student, ref, L, seed):
     r = ref.EncoderDecoder(ref.Seq2SeqEncoder(V, E, H, L), ref.Seq2SeqAttentionDecoder(V, E, H, L))
     T.copy_weights(model, r)
     batch = [{"inputs": reversal_batch(seed)}]
-    call("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), one SGD step)", T.fit, model, batch,
+    call(_("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), one SGD step)"), T.fit, model, batch,
          loss="masked_ce", lr=LR, steps=1, optimizer="sgd")
     before = {k: v.detach().clone() for k, v in r.state_dict().items()}
     reference_sgd_step(r, batch[0]["inputs"], lr=LR)
@@ -449,8 +450,8 @@ def test_one_sgd_step_matches_reference(student, ref, L, seed):
     for name in sorted(theirs):
         # Compare the steps (the clipped gradients), not the weights: a step is small next to a weight.
         T.assert_close((mine[name] - before[name]) / LR, (theirs[name] - before[name]) / LR,
-                       what=f"the change of '{name}' in one SGD step, divided by the learning rate (the clipped "
-                            f"gradient; num_layers={L})", rtol=1e-4, atol=1e-6,
+                       what=_("the change of '{name}' in one SGD step, divided by the learning rate (the clipped "
+                              "gradient; num_layers={L})").format(name=name, L=L), rtol=1e-4, atol=1e-6,
                        hint="the gradient must reach every weight through every decoding step: do not detach the "
                             "hidden state or the context between steps (detaching is for truncated backpropagation "
                             "in language models, not here), and do not compute them under torch.no_grad()")
@@ -466,9 +467,9 @@ def test_learns_to_reverse(student, seed):
     model = seq2seq(student, 6, 6, 12, 1, seed)
     held_out = reversal_batch(99)
     before = masked_ce(model, held_out)
-    call("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), 20 Adam steps)", T.fit, model,
+    call(_("T.fit(EncoderDecoder(Seq2SeqEncoder, your decoder), 20 Adam steps)"), T.fit, model,
          [{"inputs": reversal_batch(s)} for s in range(4)], loss="masked_ce", lr=0.05, steps=20)
     after = masked_ce(model, held_out)
-    T.check(after < 0.6 * before, f"after 20 Adam steps on a reversal task the held-out loss went from {before:.3f} to "
-                                  f"{after:.3f} per token; the course's decoder gets below {0.6 * before:.3f}. "
-                                  f"hint: {MODULE_HINT}")
+    T.check(after < 0.6 * before, _("after 20 Adam steps on a reversal task the held-out loss went from {before:.3f} to "
+                                    "{after:.3f} per token; the course's decoder gets below {target:.3f}. "
+                                    "hint: {module_hint}").format(before=before, after=after, target=0.6 * before, module_hint=_(MODULE_HINT)))

@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import MHA_SIZES_HINT
+from autograder.selfcheck.i18n import N_, _
 
 
 def values(seed, shape, dtype):
@@ -35,18 +36,18 @@ def reshape_case(draw, dtypes=st.sampled_from([torch.float32, torch.float64, tor
 def equal(actual, expected, what, inputs, hint):
     """Exact comparison (pure reshapes): same shape, dtype and every element."""
     T.assert_shape(actual, tuple(expected.shape), what)
-    T.check(actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype}, expected {expected.dtype} "
-                                            f"(a reshape must not change the dtype)")
+    T.check(actual.dtype == expected.dtype, _("{what}: dtype {dtype}, expected {expected} "
+                                              "(a reshape must not change the dtype)").format(what=what, dtype=actual.dtype, expected=expected.dtype))
     if not torch.equal(T.as_plain(actual), expected):
         T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=0, atol=0)
-        raise AssertionError(f"{what}: not exactly equal to the expected rearrangement. hint: {hint}")
+        raise AssertionError(_("{what}: not exactly equal to the expected rearrangement. hint: {hint}").format(what=what, hint=_(hint)))
 
 
-QKV_HINT = ("row b*h + i must be head i of batch item b (the order torch.repeat_interleave(valid_lens, h) "
-            "gives the lengths in), holding features i*d/h .. (i+1)*d/h - 1: reshape to (B, L, h, d/h), "
-            "permute to (B, h, L, d/h), reshape to (B*h, L, d/h)")
-OUT_HINT = ("row b*h + i is head i of batch item b; its features go to columns i*d/h .. (i+1)*d/h - 1 of "
-            "batch item b: reshape to (B, h, L, d/h), permute to (B, L, h, d/h), reshape to (B, L, d)")
+QKV_HINT = N_("row b*h + i must be head i of batch item b (the order torch.repeat_interleave(valid_lens, h) "
+              "gives the lengths in), holding features i*d/h .. (i+1)*d/h - 1: reshape to (B, L, h, d/h), "
+              "permute to (B, h, L, d/h), reshape to (B*h, L, d/h)")
+OUT_HINT = N_("row b*h + i is head i of batch item b; its features go to columns i*d/h .. (i+1)*d/h - 1 of "
+              "batch item b: reshape to (B, h, L, d/h), permute to (B, L, h, d/h), reshape to (B, L, d)")
 
 
 # ---------------------------------------------------------------- transpose_qkv
@@ -58,12 +59,12 @@ def test_qkv_head_slices(student, case):
     B, L, h, dh, dtype, seed = case
     X = values(seed, (B, L, h * dh), dtype)
     out = T.as_plain(student.transpose_qkv(X, h))
-    T.assert_shape(out, (B * h, L, dh), f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})")
+    T.assert_shape(out, (B * h, L, dh), _("transpose_qkv(X of shape {shape}, num_heads={h})").format(shape=(B, L, h * dh), h=h))
     for b in range(B):
         for i in range(h):
             equal(out[b * h + i], X[b, :, i * dh:(i + 1) * dh],
-                  f"transpose_qkv(X, num_heads={h}) row {b * h + i} must be head {i} of batch item {b} "
-                  f"(features {i * dh}..{(i + 1) * dh - 1})", {"X": X}, QKV_HINT)
+                  _("transpose_qkv(X, num_heads={h}) row {row} must be head {i} of batch item {b} "
+                    "(features {first}..{last})").format(h=h, row=b * h + i, i=i, b=b, first=i * dh, last=(i + 1) * dh - 1), {"X": X}, QKV_HINT)
 
 
 @pytest.mark.component("transpose_qkv")
@@ -71,13 +72,13 @@ def test_qkv_head_slices(student, case):
 def test_qkv_rows_follow_repeat_interleave(student, case):
     """row r of transpose_qkv's result belongs to batch item r // h, like repeat_interleave(valid_lens, h)"""
     # Kills the batch-minor mutant with the message that names the valid-lengths consequence.
-    B, L, h, dh, dtype, _ = case
+    B, L, h, dh, dtype, _seed = case
     X = torch.arange(B, dtype=dtype).reshape(B, 1, 1).expand(B, L, h * dh).contiguous()  # item b is all b
     owner = T.as_plain(student.transpose_qkv(X, h))[:, 0, 0]
     expected = torch.repeat_interleave(torch.arange(B, dtype=dtype), h)
-    equal(owner, expected, f"batch item of each row of transpose_qkv(X, num_heads={h}) for B={B}",
-          {"X": X}, "MultiHeadAttention repeats the valid lengths with torch.repeat_interleave(valid_lens, h, "
-                    "dim=0), so the h heads of batch item b must be the consecutive rows b*h .. b*h+h-1")
+    equal(owner, expected, _("batch item of each row of transpose_qkv(X, num_heads={h}) for B={B}").format(h=h, B=B),
+          {"X": X}, N_("MultiHeadAttention repeats the valid lengths with torch.repeat_interleave(valid_lens, h, "
+                       "dim=0), so the h heads of batch item b must be the consecutive rows b*h .. b*h+h-1"))
 
 
 @pytest.mark.component("transpose_qkv")
@@ -91,7 +92,7 @@ def check_qkv_matches_reference(student, ref, B: int, L: int, h: int, dh: int, d
     """transpose_qkv on a (B, L, h * dh) input equals the course's exactly."""
     X = values(seed, (B, L, h * dh), dtype)
     equal(student.transpose_qkv(X, h), ref.transpose_qkv(X, h),
-          f"transpose_qkv(X of shape {(B, L, h * dh)}, num_heads={h})", {"X": X}, QKV_HINT)
+          _("transpose_qkv(X of shape {shape}, num_heads={h})").format(shape=(B, L, h * dh), h=h), {"X": X}, QKV_HINT)
 
 
 @pytest.mark.component("transpose_qkv")
@@ -101,7 +102,7 @@ def test_qkv_is_inverted_by_transpose_output(student, ref, case):
     B, L, h, dh, dtype, seed = case
     X = values(seed, (B, L, h * dh), dtype)
     equal(ref.transpose_output(student.transpose_qkv(X, h), h), X,
-          f"transpose_output(transpose_qkv(X, {h}), {h}) must give X back", {"X": X}, QKV_HINT)
+          _("transpose_output(transpose_qkv(X, {h}), {h}) must give X back").format(h=h), {"X": X}, QKV_HINT)
 
 
 #: Fixed problems at realistic sizes, (B, L, num_heads, d/h, seed): batch 8, 32-64 steps, 32-64 features
@@ -127,12 +128,12 @@ def test_output_head_slices(student, case):
     B, L, h, dh, dtype, seed = case
     X = values(seed, (B * h, L, dh), dtype)
     out = T.as_plain(student.transpose_output(X, h))
-    T.assert_shape(out, (B, L, h * dh), f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})")
+    T.assert_shape(out, (B, L, h * dh), _("transpose_output(X of shape {shape}, num_heads={h})").format(shape=(B * h, L, dh), h=h))
     for b in range(B):
         for i in range(h):
             equal(out[b, :, i * dh:(i + 1) * dh], X[b * h + i],
-                  f"transpose_output(X, num_heads={h}): features {i * dh}..{(i + 1) * dh - 1} of batch item {b} "
-                  f"must be row {b * h + i} (head {i} of item {b})", {"X": X}, OUT_HINT)
+                  _("transpose_output(X, num_heads={h}): features {first}..{last} of batch item {b} "
+                    "must be row {row} (head {i} of item {b})").format(h=h, first=i * dh, last=(i + 1) * dh - 1, b=b, row=b * h + i, i=i), {"X": X}, OUT_HINT)
 
 
 @pytest.mark.component("transpose_output")
@@ -146,7 +147,7 @@ def check_output_matches_reference(student, ref, B: int, L: int, h: int, dh: int
     """transpose_output on a (B * h, L, dh) input equals the course's exactly."""
     X = values(seed, (B * h, L, dh), dtype)
     equal(student.transpose_output(X, h), ref.transpose_output(X, h),
-          f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})", {"X": X}, OUT_HINT)
+          _("transpose_output(X of shape {shape}, num_heads={h})").format(shape=(B * h, L, dh), h=h), {"X": X}, OUT_HINT)
 
 
 @pytest.mark.component("transpose_output")
@@ -156,10 +157,10 @@ def test_output_inverts_transpose_qkv(student, ref, case):
     B, L, h, dh, dtype, seed = case
     X = values(seed, (B, L, h * dh), dtype)
     equal(student.transpose_output(ref.transpose_qkv(X, h), h), X,
-          f"transpose_output(transpose_qkv(X, {h}), {h}) must give X back", {"X": X}, OUT_HINT)
+          _("transpose_output(transpose_qkv(X, {h}), {h}) must give X back").format(h=h), {"X": X}, OUT_HINT)
     Y = values(seed + 1, (B * h, L, dh), dtype)
     equal(ref.transpose_qkv(student.transpose_output(Y, h), h), Y,
-          f"transpose_qkv(transpose_output(Y, {h}), {h}) must give Y back", {"Y": Y}, OUT_HINT)
+          _("transpose_qkv(transpose_output(Y, {h}), {h}) must give Y back").format(h=h), {"Y": Y}, OUT_HINT)
 
 
 @pytest.mark.component("transpose_output")
@@ -221,8 +222,8 @@ def run(m, c, q, k, v, lens):
     if lens is not None and lens.dim() == 2:
         hint = ("2-D valid_lens (B, Q) hold one length per query: repeat its rows along axis 0 only, "
                 "torch.repeat_interleave(valid_lens, num_heads, dim=0) -> (B*h, Q); " + hint)
-    return T.call(f"{describe(c)} on queries {tuple(q.shape)}, keys {tuple(k.shape)}, values {tuple(v.shape)}, "
-                  f"valid_lens {lens_text(lens)}", m, q, k, v, lens, hint=hint, show_args=False)
+    return T.call(_("{module} on queries {q_shape}, keys {k_shape}, values {v_shape}, "
+                    "valid_lens {lens}").format(module=describe(c), q_shape=tuple(q.shape), k_shape=tuple(k.shape), v_shape=tuple(v.shape), lens=lens_text(lens)), m, q, k, v, lens, hint=hint, show_args=False)
 
 
 def reference_model(ref, c, dropout=0.0):
@@ -291,8 +292,8 @@ def test_mha_one_head_is_single_head_attention(student, ref, c):
     q, k, v = make_inputs(c)
     expected = linear(sd, "W_o", attend(linear(sd, "W_q", q), linear(sd, "W_k", k), linear(sd, "W_v", v),
                                         key_mask(c["lens"], c["B"], c["Q"], c["K"])))
-    T.assert_close(run(m, c, q, k, v, c["lens"]), expected, what=f"{describe(c)} vs single-head scaled dot-product "
-                   "attention over the projections, followed by W_o",
+    T.assert_close(run(m, c, q, k, v, c["lens"]), expected, what=_("{module} vs single-head scaled dot-product "
+                     "attention over the projections, followed by W_o").format(module=describe(c)),
                    inputs={"valid_lens": c["lens"]},
                    hint="queries go through W_q, keys through W_k, values through W_v, and the attention output "
                         "through W_o; masked keys get weight 0")
@@ -306,7 +307,7 @@ def test_mha_equals_loop_over_heads(student, ref, c):
     sd = weights(m, ref, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), loop_over_heads(sd, c, q, k, v),
-                   what=f"{describe(c)} vs an explicit loop over the {c['h']} heads", inputs={"valid_lens": c["lens"]},
+                   what=_("{module} vs an explicit loop over the {heads} heads").format(module=describe(c), heads=c['h']), inputs={"valid_lens": c["lens"]},
                    hint=MHA_HINT)
 
 
@@ -322,7 +323,7 @@ def test_mha_each_batch_item_uses_its_own_valid_length(student, c, data):
     alone = torch.cat([T.as_plain(run(m, c, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens[b:b + 1]))
                        for b in range(c["B"])])
     T.assert_close(run(m, c, q, k, v, lens), alone,
-                   what=f"{describe(c)} on the whole batch vs one batch item at a time",
+                   what=_("{module} on the whole batch vs one batch item at a time").format(module=describe(c)),
                    inputs={"valid_lens": lens},
                    hint="the heads of batch item b are rows b*h .. b*h+h-1, so the lengths must be repeated in place: "
                         "torch.repeat_interleave(valid_lens, num_heads, dim=0) gives [l0, l0, l1, l1], while "
@@ -341,8 +342,8 @@ def test_mha_2d_valid_lens_per_query(student, c):
         lens_j = lens[:, j].clone(memory_format=torch.contiguous_format)  # (B,): query j's lengths
         alone.append(T.as_plain(run(m, c, q[:, j:j + 1], k, v, lens_j)))
     alone = torch.cat(alone, dim=1)
-    T.assert_close(run(m, c, q, k, v, lens), alone, what=f"{describe(c)} with 2-D valid_lens (one length per query) "
-                   "vs one query at a time with 1-D valid_lens", inputs={"valid_lens": lens},
+    T.assert_close(run(m, c, q, k, v, lens), alone, what=_("{module} with 2-D valid_lens (one length per query) "
+                     "vs one query at a time with 1-D valid_lens").format(module=describe(c)), inputs={"valid_lens": lens},
                    hint="repeat the rows of a 2-D valid_lens along axis 0 only: torch.repeat_interleave(valid_lens, "
                         "num_heads, dim=0) gives (B*h, Q); without dim=0 it flattens the lengths")
 
@@ -355,7 +356,7 @@ def test_mha_1d_and_2d_valid_lens_agree(student, c):
     q, k, v = make_inputs(c)
     lens2 = c["lens"].reshape(-1, 1).expand(c["B"], c["Q"]).contiguous()
     T.assert_close(run(m, c, q, k, v, lens2), run(m, c, q, k, v, c["lens"]),
-                   what=f"{describe(c)} with valid_lens of shape (B, Q) repeating the (B,) lengths vs the (B,) lengths",
+                   what=_("{module} with valid_lens of shape (B, Q) repeating the (B,) lengths vs the (B,) lengths").format(module=describe(c)),
                    inputs={"valid_lens": c["lens"]},
                    hint="torch.repeat_interleave(valid_lens, num_heads, dim=0) handles both the (B,) and (B, Q) forms")
 
@@ -368,7 +369,7 @@ def test_mha_permuting_queries_permutes_outputs(student, c, data):
     q, k, v = make_inputs(c)
     perm = torch.tensor(data.draw(st.permutations(list(range(c["Q"]))), label="query order"))
     T.assert_close(run(m, c, q[:, perm], k, v, None), T.as_plain(run(m, c, q, k, v, None))[:, perm],
-                   what=f"{describe(c)} on reordered queries vs the reordered output", inputs={"order": perm},
+                   what=_("{module} on reordered queries vs the reordered output").format(module=describe(c)), inputs={"order": perm},
                    hint="each query's output may depend only on that query and the keys/values: when merging the "
                         "heads with transpose_output, keep each position's heads together")
 
@@ -381,8 +382,8 @@ def test_mha_distinct_sizes_match_reference(student, ref, c):
     r = reference_model(ref, c)
     copy(m, r, c)
     q, k, v = make_inputs(c)
-    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
-                   "with the same weights", inputs={"valid_lens": c["lens"]},
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=_("{module} vs the course's model "
+                     "with the same weights").format(module=describe(c)), inputs={"valid_lens": c["lens"]},
                    hint="W_q maps query_size, W_k key_size and W_v value_size to num_hiddens; " + MHA_HINT)
 
 
@@ -394,8 +395,8 @@ def test_mha_bias_matches_reference(student, ref, c):
     r = reference_model(ref, c)
     copy(m, r, c)
     q, k, v = make_inputs(c)
-    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=f"{describe(c)} vs the course's model "
-                   "with the same weights", inputs={"valid_lens": c["lens"]}, hint=MHA_HINT)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]), what=_("{module} vs the course's model "
+                     "with the same weights").format(module=describe(c)), inputs={"valid_lens": c["lens"]}, hint=MHA_HINT)
 
 
 #: The forms of valid_lens, each scored separately where a test draws them.
@@ -419,7 +420,7 @@ def check_eval_mode_matches_reference(student, ref, c):
     copy(m, r, c)
     q, k, v = make_inputs(c)
     T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
-                   what=f"{describe(c)}, dropout=0.5, eval mode, vs the course's model with the same weights",
+                   what=_("{module}, dropout=0.5, eval mode, vs the course's model with the same weights").format(module=describe(c)),
                    inputs={"valid_lens": c["lens"]},
                    hint="in eval mode dropout must be off (use nn.Dropout, via DotProductAttention); " + MHA_HINT)
 
@@ -487,8 +488,8 @@ def test_mha_attention_weights_hold_every_head_for_06(student, ref, c):
     sd = weights(m, ref, c)
     q, k, v = make_inputs(c)
     run(m, c, q, k, v, c["lens"])
-    what = (f"{describe(c)}: attention.attention_weights after a forward call (not scored in 04; 06's "
-            "Transformer reads it, and while yours fails this, 06 grades with the course's MultiHeadAttention too and keeps the better score)")
+    what = (_("{module}: attention.attention_weights after a forward call (not scored in 04; 06's "
+              "Transformer reads it, and while yours fails this, 06 grades with the course's MultiHeadAttention too and keeps the better score)").format(module=describe(c)))
     held = T.attribute(T.attribute(m, "attention", describe(c)), "attention_weights", describe(c) + ".attention")
     T.assert_shape(held, (c["B"] * c["h"], c["Q"], c["K"]), what)
     T.assert_close(held, head_weights(sd, c, q, k), what=what, inputs={"valid_lens": c["lens"]})

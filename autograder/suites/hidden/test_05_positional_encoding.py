@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT as LAYOUT_HINT
+from autograder.selfcheck.i18n import _
 
 ATOL = 1e-4  # contract: positional encodings at large positions around 1e-4 absolute
 EVEN_D = st.integers(1, 16).map(lambda n: 2 * n)
@@ -58,8 +59,8 @@ def test_table_shape(student, d, max_len):
 @given(d=EVEN_D, max_len=st.sampled_from([1, 7, 100, 1000]))
 def test_table_closed_form(student, d, max_len):
     """every entry of P follows the sine/cosine formula, up to max_len positions"""
-    _, P = table(student, d, max_len)
-    T.assert_close(P, closed_form(max_len, d), what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the formula",
+    _pe, P = table(student, d, max_len)
+    T.assert_close(P, closed_form(max_len, d), what=_("PositionalEncoding({d}, 0, max_len={max_len}).P vs the formula").format(d=d, max_len=max_len),
                    hint=LAYOUT_HINT, atol=ATOL, rtol=0)
 
 
@@ -67,28 +68,28 @@ def test_table_closed_form(student, d, max_len):
 @given(d=EVEN_D)
 def test_pairs_are_unit_sin_cos(student, d):
     """columns 2j and 2j+1 hold the sine and cosine of one angle: sin^2 + cos^2 = 1 at every position"""
-    _, P = table(student, d, 60)
+    _pe, P = table(student, d, 60)
     norms = P[0, :, 0::2] ** 2 + P[0, :, 1::2] ** 2  # (max_len, d/2)
-    T.assert_close(norms, torch.ones_like(norms), what=f"P[0, i, 2j]**2 + P[0, i, 2j+1]**2 for num_hiddens={d}",
+    T.assert_close(norms, torch.ones_like(norms), what=_("P[0, i, 2j]**2 + P[0, i, 2j+1]**2 for num_hiddens={d}").format(d=d),
                    hint="the sine and the cosine of the same angle sit side by side (interleaved columns 2j, 2j+1), "
                         "not all sines followed by all cosines", atol=ATOL, rtol=0)
-    T.assert_close(P[0, 0], closed_form(1, d)[0, 0], what="P[0, 0] (position 0: sin 0 = 0 in even columns, "
-                   "cos 0 = 1 in odd columns)", hint=LAYOUT_HINT, atol=ATOL, rtol=0)
+    T.assert_close(P[0, 0], closed_form(1, d)[0, 0], what=_("P[0, 0] (position 0: sin 0 = 0 in even columns, "
+                     "cos 0 = 1 in odd columns)"), hint=LAYOUT_HINT, atol=ATOL, rtol=0)
 
 
 @pytest.mark.component("PositionalEncoding")
 @given(d=EVEN_D, i=st.integers(0, 100), k=st.integers(1, 99))
 def test_relative_position_is_a_rotation(student, d, i, k):
     """P[i+k] is P[i] with each sine/cosine pair rotated by the angle k / 10000**(2j/d)"""
-    _, P = table(student, d, 200)
+    _pe, P = table(student, d, 200)
     omega = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_i, cos_i = P[0, i, 0::2], P[0, i, 1::2]
     rotated = torch.empty(d, dtype=torch.float64)
     rotated[0::2] = c * sin_i + s * cos_i  # sin(a + b)
     rotated[1::2] = c * cos_i - s * sin_i  # cos(a + b)
-    T.assert_close(P[0, i + k], rotated, what=f"P[0, {i + k}] vs P[0, {i}] rotated by {k} positions "
-                   f"(num_hiddens={d})", atol=ATOL, rtol=0,
+    T.assert_close(P[0, i + k], rotated, what=_("P[0, {shifted}] vs P[0, {i}] rotated by {k} positions "
+                     "(num_hiddens={d})").format(shifted=i + k, i=i, k=k, d=d), atol=ATOL, rtol=0,
                    hint="pair j turns at frequency 1 / 10000**(2j/d) per position; " + LAYOUT_HINT)
 
 
@@ -99,9 +100,9 @@ def test_not_a_parameter(student, d, max_len):
     pe = student.PositionalEncoding(d, 0.1, max_len)
     names = T.param_names(pe)
     T.check(not any(n.split(".")[-1] == "P" for n in names),
-            f"P appears among the trainable parameters {names}: an optimizer would change the encoding; keep P "
-            "as a plain tensor (register_buffer or a plain attribute), not an nn.Parameter")
-    T.check(not names, f"PositionalEncoding should have no trainable parameters, found {names}")
+            _("P appears among the trainable parameters {names}: an optimizer would change the encoding; keep P "
+              "as a plain tensor (register_buffer or a plain attribute), not an nn.Parameter").format(names=names))
+    T.check(not names, _("PositionalEncoding should have no trainable parameters, found {names}").format(names=names))
 
 
 @st.composite
@@ -123,7 +124,7 @@ def test_forward_adds_first_positions(student, case):
     pe = student.PositionalEncoding(d, 0.5, max_len)
     pe.eval()
     expected = X.to(torch.float64) + closed_form(max_len, d)[:, :X.shape[1]]
-    what = f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {tuple(X.shape)}"
+    what = _("PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {shape}").format(d=d, max_len=max_len, shape=tuple(X.shape))
     T.assert_close(call(what, pe, X), expected, what=what, check_dtype=False, atol=ATOL, rtol=0,
                    hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of X, and "
                         "eval mode switches dropout off")
@@ -137,10 +138,10 @@ def test_prefix_gets_same_encodings(student, case, data):
     t = data.draw(st.integers(1, X.shape[1]), label="prefix length")
     pe = student.PositionalEncoding(d, 0.0, max_len)
     pe.eval()
-    what = f"PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {tuple(X.shape)}"
+    what = _("PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {shape}").format(d=d, max_len=max_len, shape=tuple(X.shape))
     whole = T.as_plain(call(what, pe, X))
-    T.assert_close(call(what + f" cut to {t} steps", pe, X[:, :t]), whole[:, :t],
-                   what=f"forward(X[:, :{t}]) vs forward(X)[:, :{t}] for X of shape {tuple(X.shape)}",
+    T.assert_close(call(_("{call} cut to {t} steps").format(call=what, t=t), pe, X[:, :t]), whole[:, :t],
+                   what=_("forward(X[:, :{t}]) vs forward(X)[:, :{t}] for X of shape {shape}").format(t=t, shape=tuple(X.shape)),
                    hint="position i always gets P[0, i], whatever the sequence length: add P[:, :T], the first T "
                         "rows of the table")
 
@@ -152,9 +153,9 @@ def test_input_unchanged(student, case):
     d, max_len, X = case
     pe = student.PositionalEncoding(d, 0.0, max_len)
     pe.eval()
-    _, (after,) = call(f"PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {tuple(X.shape)}",
+    _result, (after,) = call(_("PositionalEncoding({d}, 0, max_len={max_len}) on X of shape {shape}").format(d=d, max_len=max_len, shape=tuple(X.shape)),
                        T.call_and_inputs, pe, X)
-    T.assert_close(after, X, what="the caller's input X after forward(X)",
+    T.assert_close(after, X, what=_("the caller's input X after forward(X)"),
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
 
 
@@ -179,21 +180,21 @@ def test_dropout_in_training_only(student, d, p, seed):
     full = X.to(torch.float64) + own_table(pe, d, 16)
     pe.train()
     T.seed(student, seed)
-    out = T.as_plain(call(f"PositionalEncoding({d}, dropout={p}) in training mode", pe, X)).to(torch.float64)
-    T.assert_shape(out, tuple(X.shape), f"PositionalEncoding({d}, dropout={p}) in training mode")
+    out = T.as_plain(call(_("PositionalEncoding({d}, dropout={p}) in training mode").format(d=d, p=p), pe, X)).to(torch.float64)
+    T.assert_shape(out, tuple(X.shape), _("PositionalEncoding({d}, dropout={p}) in training mode").format(d=d, p=p))
     dropped = out == 0
     kept_ok = (out - full / (1 - p)).abs() <= 1e-3 * (1 + full.abs())
-    T.check(bool(dropped.any()), f"PositionalEncoding({d}, dropout={p}) in training mode zeroed none of the "
-            f"{out.numel()} entries: dropout must be active in training mode (apply self.dropout in forward)")
+    T.check(bool(dropped.any()), _("PositionalEncoding({d}, dropout={p}) in training mode zeroed none of the "
+              "{numel} entries: dropout must be active in training mode (apply self.dropout in forward)").format(d=d, p=p, numel=out.numel()))
     bad = ~(dropped | kept_ok)
     if bool(bad.any()):
         idx = tuple(int(i) for i in bad.nonzero()[0])
         raise AssertionError(
-            f"PositionalEncoding({d}, dropout={p}) in training mode: entry {list(idx)} is {float(out[idx]):.6g}; "
-            f"with dropout applied to X + P it must be 0 or (X + P)/(1-p) = {float(full[idx] / (1 - p)):.6g}. "
-            f"hint: add P first, then apply dropout to the sum: dropout(X + P[:, :T])")
+            _("PositionalEncoding({d}, dropout={p}) in training mode: entry {index} is {got:.6g}; "
+              "with dropout applied to X + P it must be 0 or (X + P)/(1-p) = {kept:.6g}. "
+              "hint: add P first, then apply dropout to the sum: dropout(X + P[:, :T])").format(d=d, p=p, index=list(idx), got=float(out[idx]), kept=float(full[idx] / (1 - p))))
     pe.eval()
-    T.assert_close(pe(X), full, what=f"PositionalEncoding({d}, dropout={p}) in eval mode vs X + its own P",
+    T.assert_close(pe(X), full, what=_("PositionalEncoding({d}, dropout={p}) in eval mode vs X + its own P").format(d=d, p=p),
                    atol=ATOL, rtol=0, check_dtype=False,
                    hint="eval mode must switch dropout off: use nn.Dropout, not F.dropout(..., training=True)")
 
@@ -216,17 +217,17 @@ def test_pe_at_realistic_size(student, ref, d, max_len, steps, seed, part):
     """the table and the eval-mode forward match the course's at realistic sizes (batch 8, 40-64 steps, 32-64 features, max_len up to 1000)"""
     r = ref.PositionalEncoding(d, 0.5, max_len).eval()
     if part == "table":
-        _, P = table(student, d, max_len)
+        _pe, P = table(student, d, max_len)
         T.assert_close(P, T.as_plain(r.P).to(torch.float64),
-                       what=f"PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table",
+                       what=_("PositionalEncoding({d}, 0, max_len={max_len}).P vs the course's table").format(d=d, max_len=max_len),
                        hint=LAYOUT_HINT, atol=ATOL, rtol=0)
         return
     pe = student.PositionalEncoding(d, 0.5, max_len)
     pe.eval()
     X = S.randn((8, steps, d), seed)
     expected = r(X)
-    what = f"PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {tuple(X.shape)}"
-    T.assert_close(call(what, pe, X), expected, what=what + " vs the course's model", check_dtype=False, atol=ATOL,
+    what = _("PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {shape}").format(d=d, max_len=max_len, shape=tuple(X.shape))
+    T.assert_close(call(what, pe, X), expected, what=_("{call} vs the course's model").format(call=what), check_dtype=False, atol=ATOL,
                    rtol=0, hint="return dropout(X + self.P[:, :X.shape[1], :]): the positions run along axis 1 of "
                                 "X, and eval mode switches dropout off")
 
@@ -247,12 +248,12 @@ def test_forward_keeps_the_input_dtype_for_06(student):
     pe.eval()
     for dtype in (torch.float32, torch.float64):  # fixed inputs: a contract check needs no search
         X = S.randn((2, 5, 8), 11, dtype)
-        what = f"PositionalEncoding(8, dropout=0.5, max_len=20) in eval mode on a {dtype} X of shape (2, 5, 8)"
+        what = _("PositionalEncoding(8, dropout=0.5, max_len=20) in eval mode on a {dtype} X of shape (2, 5, 8)").format(dtype=dtype)
         out = call(what, pe, X)
         T.check(isinstance(out, torch.Tensor) and out.dtype == X.dtype,
-                f"{what}: the output's dtype is {getattr(out, 'dtype', type(out).__name__)}, X's {X.dtype} (not "
-                "scored in 05; 06's float32 layers need X's dtype, and while yours fails this, 06 grades with the "
-                "course's PositionalEncoding too and keeps the better score: build P in X's dtype, or cast P[:, :T] to X.dtype)")
+                _("{what}: the output's dtype is {got}, X's {dtype} (not "
+                  "scored in 05; 06's float32 layers need X's dtype, and while yours fails this, 06 grades with the "
+                  "course's PositionalEncoding too and keeps the better score: build P in X's dtype, or cast P[:, :T] to X.dtype)").format(what=what, got=getattr(out, 'dtype', type(out).__name__), dtype=X.dtype))
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -263,14 +264,14 @@ def test_dropout_is_a_module_for_06(student):
     d, seed = 8, 12  # fixed: a contract check needs no search
     pe = student.PositionalEncoding(d, 0.5, 16)
     what = f"PositionalEncoding({d}, dropout=0.5).dropout"
-    why = ("(not scored in 05; 06's decoder adds the positions itself and applies pos_encoding.dropout, and while "
-           "yours fails this, 06 grades with the course's PositionalEncoding too and keeps the better score: self.dropout = nn.Dropout(dropout))")
+    why = (_("(not scored in 05; 06's decoder adds the positions itself and applies pos_encoding.dropout, and while "
+             "yours fails this, 06 grades with the course's PositionalEncoding too and keeps the better score: self.dropout = nn.Dropout(dropout))"))
     drop = T.attribute(pe, "dropout", f"PositionalEncoding({d}, dropout=0.5)")
-    T.check(callable(drop), f"{what} should be the nn.Dropout that forward applies {why}")
+    T.check(callable(drop), _("{what} should be the nn.Dropout that forward applies {why}").format(what=what, why=why))
     Y = torch.rand(4, 16, d, generator=torch.Generator().manual_seed(seed)) + 1.0
     pe.eval()
-    T.assert_close(call(f"{what} in eval mode", drop, Y), Y, what=f"{what} in eval mode {why}", atol=0, rtol=0)
+    T.assert_close(call(_("{what} in eval mode").format(what=what), drop, Y), Y, what=_("{what} in eval mode {why}").format(what=what, why=why), atol=0, rtol=0)
     pe.train()
     T.seed(student, seed)
-    out = T.as_plain(call(f"{what} in training mode", drop, Y))
-    T.check(bool((out == 0).any()), f"{what} in training mode zeroed none of the {Y.numel()} entries {why}")
+    out = T.as_plain(call(_("{what} in training mode").format(what=what), drop, Y))
+    T.check(bool((out == 0).any()), _("{what} in training mode zeroed none of the {numel} entries {why}").format(what=what, numel=Y.numel(), why=why))

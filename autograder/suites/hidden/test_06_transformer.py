@@ -36,6 +36,7 @@ from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import POST_NORM_HINT
 from autograder.selfcheck.strategies import randn
+from autograder.selfcheck.i18n import _
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 11
 # Whole models are compared a little more loosely than single layers (several LayerNorms deep).
@@ -120,8 +121,8 @@ def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtyp
             if isinstance(actual, torch.Tensor) and close(actual, candidate, dtype, tol):
                 matches.append(mistake)
         if matches:
-            raise AssertionError(f"{exc}\n  likely cause: your output matches "
-                                 + "; or ".join(matches)) from None
+            raise AssertionError(_("{failure}\n  likely cause: your output matches {mistakes}").format(
+                failure=exc, mistakes=_("; or ").join(matches))) from None
         raise
 
 
@@ -134,11 +135,11 @@ def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers
     total_mine = sum(math.prod(tuple(p.shape)) for _, p in student_module.named_parameters())
     total_theirs = sum(math.prod(tuple(p.shape)) for _, p in ref_module.named_parameters())
     T.check(total_mine == total_theirs,
-            f"{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
-            f"weights ({total_theirs} trainable numbers in all), but named_parameters() lists "
-            f"{total_mine}\n"
-            f"  hint: create a new block in every iteration of the loop; appending the same block "
-            f"object num_layers times (or [Block(...)] * num_layers) shares one set of weights")
+            _("{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
+              "weights ({total_theirs} trainable numbers in all), but named_parameters() lists "
+              "{total_mine}\n"
+              "  hint: create a new block in every iteration of the loop; appending the same block "
+              "object num_layers times (or [Block(...)] * num_layers) shares one set of weights").format(what=what, num_layers=num_layers, total_theirs=total_theirs, total_mine=total_mine))
 
 
 @st.composite
@@ -202,10 +203,10 @@ def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.d
         expected = r(X)
     compare(ffn(X), expected, what=what, dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X},
             hint="dense1, then ReLU, then dense2 (no activation on the output)",
-            known={"dense2(dense1(X)) without the ReLU": lambda: r.dense2(r.dense1(X)),
-                   "a ReLU applied after dense2 as well (the output must be able to be negative)":
+            known={_("dense2(dense1(X)) without the ReLU"): lambda: r.dense2(r.dense1(X)),
+                   _("a ReLU applied after dense2 as well (the output must be able to be negative)"):
                        lambda: torch.relu(r(X)),
-                   "relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers":
+                   _("relu(dense2(dense1(X))): the ReLU after dense2 instead of between the layers"):
                        lambda: torch.relu(r.dense2(r.dense1(X)))})
 
 
@@ -218,7 +219,7 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
     """matches the course's dense2(relu(dense1(X))) with the same weights"""
     args = (n_in, n_hid, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
-    check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype, f"PositionWiseFFN{args} output")
+    check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype, _("PositionWiseFFN{args} output").format(args=args))
 
 
 @pytest.mark.component("PositionWiseFFN")
@@ -238,7 +239,7 @@ def test_ffn_position_wise(student, B, steps, data, seed):
     Y, Y2 = T.as_plain(ffn(X)), T.as_plain(ffn(X2))
     keep = torch.ones(B, steps, dtype=torch.bool)
     keep[b, t] = False
-    T.assert_close(Y2[keep], Y[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
+    T.assert_close(Y2[keep], Y[keep], what=_("outputs at every other position after changing X[{b}, {t}]").format(b=b, t=t),
                    hint="the FFN is position-wise: the same MLP applied to each position separately")
 
 
@@ -264,7 +265,7 @@ def test_ffn_at_realistic_size(student, ref, steps, n_in, n_out, seed):
     args = (n_in, REAL_FFN_H, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
     X = randn((REAL_B, steps, n_in), seed, dtype, 2.0)
-    check_ffn_call(ffn, r, X, dtype, f"PositionWiseFFN{args} output on X of shape {tuple(X.shape)}")
+    check_ffn_call(ffn, r, X, dtype, _("PositionWiseFFN{args} output on X of shape {shape}").format(args=args, shape=tuple(X.shape)))
 
 
 # ------------------------------------------------------------------------------------- AddNorm
@@ -276,11 +277,11 @@ def check_addnorm_call(addnorm: Any, r: torch.nn.Module, X: torch.Tensor, Y: tor
     compare(addnorm(X, Y), expected, what=what, dtype=dtype, tol={dtype: T.tolerance(dtype)}, inputs={"X": X, "Y": Y},
             hint="ln(dropout(Y) + X); in eval mode nn.Dropout is the identity (F.dropout needs "
                  "training=self.training)",
-            known={"ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)":
+            known={_("ln(X) + Y: the residual added after the LayerNorm (post-norm: ln comes last)"):
                        lambda: r.ln(X) + Y,
-                   "X + ln(Y): a pre-norm residual (the Transformer here is post-norm)":
+                   _("X + ln(Y): a pre-norm residual (the Transformer here is post-norm)"):
                        lambda: X + r.ln(Y),
-                   "ln(Y) without the residual X": lambda: r.ln(Y)})
+                   _("ln(Y) without the residual X"): lambda: r.ln(Y)})
 
 
 @pytest.mark.component("AddNorm")
@@ -303,7 +304,7 @@ def test_addnorm_statistics(student, B, steps, d, seed):
     addnorm.eval()
     X = randn((B, steps, d), seed, scale=3.0) + randn((B, steps, 1), seed + 2, scale=5.0)
     Y = randn((B, steps, d), seed + 1)
-    check_normalized(addnorm(X, Y), f"AddNorm([{d}], 0) on inputs of shape {(B, steps, d)}")
+    check_normalized(addnorm(X, Y), _("AddNorm([{d}], 0) on inputs of shape {shape}").format(d=d, shape=(B, steps, d)))
 
 
 @pytest.mark.component("AddNorm")
@@ -320,7 +321,7 @@ def test_addnorm_position_wise(student, B, steps, data, seed):
     out, out2 = T.as_plain(addnorm(X, Y)), T.as_plain(addnorm(X2, Y))
     keep = torch.ones(B, steps, dtype=torch.bool)
     keep[b, t] = False
-    T.assert_close(out2[keep], out[keep], what=f"outputs at every other position after changing X[{b}, {t}]",
+    T.assert_close(out2[keep], out[keep], what=_("outputs at every other position after changing X[{b}, {t}]").format(b=b, t=t),
                    hint="LayerNorm normalizes over the last (feature) axis of each position only, "
                         "not over positions or batch items")
 
@@ -337,7 +338,7 @@ def test_addnorm_dropout_not_on_x(student, steps, seed):
     Y = torch.zeros(4, steps, D)
     w, b = (T.state_dict(addnorm).get(k) for k in ("ln.weight", "ln.bias"))
     expected = F.layer_norm(X, (D,), w, b)
-    T.assert_close(addnorm(X, Y), expected, what="AddNorm([8], 0.5) in training mode with Y = 0",
+    T.assert_close(addnorm(X, Y), expected, what=_("AddNorm([8], 0.5) in training mode with Y = 0"),
                    rtol=1e-4, atol=1e-4,
                    hint="dropout must be applied to Y (the sublayer's output) only: ln(dropout(Y) + X); "
                         "dropping entries of the residual X, of the sum, or of the normalized output "
@@ -363,15 +364,15 @@ def test_addnorm_dropout_on_y(student, seed, p):
     best = err.argmin(-1)
     fits = err.gather(1, best.unsqueeze(1)).squeeze(1) < 1e-4
     T.check(bool(fits.all()),
-            f"AddNorm([{d}], {p}) in training mode: {int((~fits).sum())} of {rows} positions are not "
-            f"ln(X + dropout(Y)) for any dropout mask of Y.\n"
-            f"  hint: nn.Dropout(p) zeroes entries of Y and scales the kept ones by 1/(1-p) "
-            f"(a hand-made mask needs that scaling too); dropout acts on Y only")
+            _("AddNorm([{d}], {p}) in training mode: {bad} of {rows} positions are not "
+              "ln(X + dropout(Y)) for any dropout mask of Y.\n"
+              "  hint: nn.Dropout(p) zeroes entries of Y and scales the kept ones by 1/(1-p) "
+              "(a hand-made mask needs that scaling too); dropout acts on Y only").format(d=d, p=p, bad=int((~fits).sum()), rows=rows))
     dropped = 1 - masks[best].mean()
     T.check(0.05 < float(dropped) < 0.95,
-            f"AddNorm([{d}], {p}) in training mode: a fraction {float(dropped):.2f} of Y's entries was "
-            f"dropped, expected about {p}.\n  hint: apply the dropout layer to Y in forward "
-            f"(and let it follow the module's training mode)")
+            _("AddNorm([{d}], {p}) in training mode: a fraction {fraction:.2f} of Y's entries was "
+              "dropped, expected about {p}.\n  hint: apply the dropout layer to Y in forward "
+              "(and let it follow the module's training mode)").format(d=d, p=p, fraction=float(dropped)))
 
 
 @pytest.mark.component("AddNorm")
@@ -420,10 +421,10 @@ def check_encoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, lens
     compare(blk(X, lens), expected, what=what, dtype=dtype,
             inputs={"valid_lens": lens},
             hint="Y = addnorm1(X, attention(X, X, X, valid_lens)); output = addnorm2(Y, ffn(Y))",
-            known={"the FFN applied to the block's input X instead of Y = addnorm1(...)":
+            known={_("the FFN applied to the block's input X instead of Y = addnorm1(...)"):
                        variant(ffn_in="X"),
-                   "addnorm2's residual taken from the block's input X instead of Y": variant(residual2="X"),
-                   "addnorm1 used twice (addnorm2 is never used)": variant(norm2="addnorm1")})
+                   _("addnorm2's residual taken from the block's input X instead of Y"): variant(residual2="X"),
+                   _("addnorm1 used twice (addnorm2 is never used)"): variant(norm2="addnorm1")})
 
 
 @pytest.mark.component("EncoderBlock")
@@ -436,7 +437,7 @@ def test_encoder_block_statistics(student, case):
     blk = set_dtype(student.EncoderBlock(*block_args()), dtype)
     blk.eval()
     X = randn((B, steps, D), seed, dtype, 3.0) + 2
-    check_normalized(blk(X, lens), f"EncoderBlock output (fresh block) for X of shape {(B, steps, D)}")
+    check_normalized(blk(X, lens), _("EncoderBlock output (fresh block) for X of shape {shape}").format(shape=(B, steps, D)))
 
 
 @pytest.mark.component("EncoderBlock")
@@ -454,7 +455,7 @@ def test_encoder_block_padding(student, case):
     pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)  # (B, steps)
     X2 = torch.where(pad.unsqueeze(-1), randn((B, steps, D), seed + 1, dtype, 5.0), X)
     Y, Y2 = T.as_plain(blk(X, lens)), T.as_plain(blk(X2, lens))
-    T.assert_close(Y2[~pad], Y[~pad], what="outputs at valid positions after changing the padded ones",
+    T.assert_close(Y2[~pad], Y[~pad], what=_("outputs at valid positions after changing the padded ones"),
                    inputs={"valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="pass valid_lens to the self-attention so that no query attends to padding")
 
@@ -473,7 +474,7 @@ def test_encoder_block_batch_independence(student, B, steps, seed):
     lens = torch.tensor([max(1, steps - b) for b in range(B)])
     Y = T.as_plain(blk(X, lens))
     for b in range(B):
-        T.assert_close(blk(X[b:b + 1], lens[b:b + 1]), Y[b:b + 1], what=f"sequence {b} encoded alone vs in the batch",
+        T.assert_close(blk(X[b:b + 1], lens[b:b + 1]), Y[b:b + 1], what=_("sequence {b} encoded alone vs in the batch").format(b=b),
                        inputs={"valid_lens": lens}, rtol=1e-4, atol=1e-5,
                        hint="nothing may mix batch items; valid_lens[b] belongs to sequence b")
 
@@ -532,11 +533,11 @@ def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Opti
     if part == "attention_weights":
         enc(X, lens)
         weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
-        T.check(len(weights) == layers, f"attention_weights should have one entry per block ({layers}), "
-                                        f"got {len(weights)}")
+        T.check(len(weights) == layers, _("attention_weights should have one entry per block ({layers}), "
+                                          "got {count}").format(layers=layers, count=len(weights)))
         for i in range(layers):  # their values, in the model's dtype: the output part checks the dtype
             mine = T.as_plain(weights[i], f"attention_weights[{i}]").to(ref_weights[i].dtype)
-            compare(mine, ref_weights[i], what=f"attention_weights[{i}] (block {i}'s self-attention weights)",
+            compare(mine, ref_weights[i], what=_("attention_weights[{i}] (block {i}'s self-attention weights)").format(i=i),
                     dtype=dtype, hint="entry i is blks[i].attention.attention.attention_weights, stored "
                                       "right after block i ran")
         return
@@ -555,9 +556,9 @@ def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Opti
 
     compare(enc(X, lens), expected, what=what, dtype=dtype, inputs={"X": X, "valid_lens": lens},
             hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
-            known={"embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding":
+            known={_("embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding"):
                        variant("none"),
-                   "sqrt(num_hiddens) applied after adding the positional encoding": variant("after")})
+                   _("sqrt(num_hiddens) applied after adding the positional encoding"): variant("after")})
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -583,7 +584,7 @@ def test_encoder_padding(student, case):
     pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)
     X2 = torch.where(pad, randint(VOCAB, (B, steps), seed + 1), X)
     Y, Y2 = T.as_plain(enc(X, lens)), T.as_plain(enc(X2, lens))
-    T.assert_close(Y2[~pad], Y[~pad], what="encoder outputs at valid positions after changing padded tokens",
+    T.assert_close(Y2[~pad], Y[~pad], what=_("encoder outputs at valid positions after changing padded tokens"),
                    inputs={"X": X, "X changed": X2, "valid_lens": lens},
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="pass valid_lens to every block")
@@ -611,10 +612,10 @@ def test_encoder_weights_from_last_call(student):
     enc(randint(VOCAB, (2, 5), 0), torch.tensor([5, 3]))
     enc(randint(VOCAB, (1, 3), 1), torch.tensor([2]))
     weights = enc.attention_weights
-    T.check(len(weights) == 2, f"after two forward calls, attention_weights should still have one entry "
-                               f"per block (2), got {len(weights)}: reset the list in every forward call")
+    T.check(len(weights) == 2, _("after two forward calls, attention_weights should still have one entry "
+                                 "per block (2), got {count}: reset the list in every forward call").format(count=len(weights)))
     for i in range(2):
-        T.assert_shape(weights[i], (HEADS, 3, 3), f"attention_weights[{i}] after a call on a (1, 3) input")
+        T.assert_shape(weights[i], (HEADS, 3, 3), _("attention_weights[{i}] after a call on a (1, 3) input").format(i=i))
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -671,22 +672,22 @@ def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc:
     """One call of the student's DecoderBlock (eval mode, empty cache) against the course's with the same
     weights: the output (`what`) or the cache it leaves (`part`)."""
     with torch.no_grad():
-        expected, _ = r(X, fresh_state(enc, lens))
+        expected, _state = r(X, fresh_state(enc, lens))
     Y, state = blk(X, fresh_state(enc, lens))
     if part == "cache":
-        T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+        T.assert_close(state[2][0], X, what=_("state[2][0] after one call on an empty cache"),
                        hint="the cache holds the block's inputs X")
         return
     compare(Y, expected, what=what, dtype=dtype,
             inputs={"enc_valid_lens": lens},
             hint="Y = addnorm1(X, attention1(X, kv, kv, causal lens)); Z = addnorm2(Y, attention2(Y, "
                  "enc_outputs, enc_outputs, enc_valid_lens)); output = addnorm3(Z, ffn(Z))",
-            known={"the encoder-decoder attention queried with X instead of Y = addnorm1(...)":
+            known={_("the encoder-decoder attention queried with X instead of Y = addnorm1(...)"):
                        lambda: ref_block_variant(r, X, enc, lens, cross_query="X"),
-                   "self-attention without the causal mask": lambda: ref_block_variant(r, X, enc, lens, causal=False),
-                   "the encoder-decoder attention ignoring enc_valid_lens":
+                   _("self-attention without the causal mask"): lambda: ref_block_variant(r, X, enc, lens, causal=False),
+                   _("the encoder-decoder attention ignoring enc_valid_lens"):
                        lambda: ref_block_variant(r, X, enc, lens, use_lens=False),
-                   "the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)":
+                   _("the FFN reads Y (after the self-attention) instead of Z = addnorm2(...)"):
                        lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
 
 
@@ -716,23 +717,23 @@ def test_decoder_block_own_cache_slot(student, case, i):
     blk = student_block(student, dtype, seed, i=i)
     blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    Y, _ = blk(X, fresh_state(enc, lens, 3))
+    Y, _state = blk(X, fresh_state(enc, lens, 3))
     others = [randn((B, 2 + j, D), seed + 2 + j, dtype) for j in range(3)]
     state = fresh_state(enc, lens, 3)
     for j in range(3):
         state[2][j] = None if j == i else others[j]
     Y2, state = blk(X, state)
-    T.assert_close(Y2, Y, what=f"block {i}'s output when the other blocks' cache slots are filled",
+    T.assert_close(Y2, Y, what=_("block {i}'s output when the other blocks' cache slots are filled").format(i=i),
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="block i reads state[2][self.i] (self.i is the i passed to __init__), not another slot")
     cache = state[2]
-    T.check(len(cache) == 3, f"state[2] should keep one slot per block (3 here), got {len(cache)}")
+    T.check(len(cache) == 3, _("state[2] should keep one slot per block (3 here), got {count}").format(count=len(cache)))
     for j in range(3):
         if j == i:
-            T.assert_close(cache[j], X, what=f"state[2][{i}] (this block's cache) after the call",
+            T.assert_close(cache[j], X, what=_("state[2][{i}] (this block's cache) after the call").format(i=i),
                            hint="append X to state[2][self.i]")
         else:
-            T.assert_close(cache[j], others[j], what=f"state[2][{j}] (another block's cache slot)",
+            T.assert_close(cache[j], others[j], what=_("state[2][{j}] (another block's cache slot)").format(j=j),
                            hint="a block only writes state[2][self.i]")
 
 
@@ -749,10 +750,10 @@ def test_decoder_block_causal(student, case, mode, data):
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
     X2[:, t] += randn((B, D), seed + 2, dtype, 5.0)
-    Y, _ = blk(X, fresh_state(enc, lens))
-    Y2, _ = blk(X2, fresh_state(enc, lens))
+    Y, _state = blk(X, fresh_state(enc, lens))
+    Y2, _state = blk(X2, fresh_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t],
-                   what=f"outputs at steps 0..{t - 1} after changing step {t} ({mode} mode, whole sequence fed at once)",
+                   what=_("outputs at steps 0..{last} after changing step {t} ({mode} mode, whole sequence fed at once)").format(last=t - 1, t=t, mode=mode),
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="self-attention must be causal in every mode: the query at step p sees steps "
                         "0..p only, so no output may depend on a future step; the mask (valid lengths "
@@ -770,20 +771,20 @@ def test_decoder_block_step_by_step(student, part, case, mode):
     blk = student_block(student, dtype, seed)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = blk(X, fresh_state(enc, lens))
+    whole, _state = blk(X, fresh_state(enc, lens))
     state, outs = fresh_state(enc, lens), []
     for t in range(steps):
         Y, state = blk(X[:, t:t + 1], state)
         outs.append(T.as_plain(Y))
         if part == "output":
             compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
-                    what=f"outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence",
+                    what=_("outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence").format(t=t, mode=mode),
                     hint="at each step, attend over cat(cache, X): the new token sees every cached step "
                          "and itself (valid length t+1); with one new token there is nothing to mask")
             continue
         cache = state[2][0]
-        T.assert_shape(cache, (B, t + 1, D), f"state[2][0] after {t + 1} steps (the cache grows by one per step)")
-        T.assert_close(cache, X[:, :t + 1], what=f"state[2][0] after {t + 1} steps",
+        T.assert_shape(cache, (B, t + 1, D), _("state[2][0] after {next} steps (the cache grows by one per step)").format(next=t + 1))
+        T.assert_close(cache, X[:, :t + 1], what=_("state[2][0] after {next} steps").format(next=t + 1),
                        hint="the cache holds the block's inputs X seen so far (not its outputs): "
                             "cat(cache, X) on the time axis")
 
@@ -800,18 +801,18 @@ def test_decoder_block_chunks(student, part, data, case, mode):
     blk = student_block(student, dtype, seed)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = blk(X, fresh_state(enc, lens))
+    whole, _state = blk(X, fresh_state(enc, lens))
     state, outs, start = fresh_state(enc, lens), [], 0
     for size in sizes:
         Y, state = blk(X[:, start:start + size], state)
         outs.append(T.as_plain(Y))
         start += size
     if part == "cache":
-        T.assert_close(state[2][0], X, what=f"state[2][0] after chunks of sizes {sizes}",
+        T.assert_close(state[2][0], X, what=_("state[2][0] after chunks of sizes {sizes}").format(sizes=sizes),
                        hint="every call appends its X to the cache")
         return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype,
-            what=f"outputs for chunks of sizes {sizes} ({mode} mode) vs the whole sequence",
+            what=_("outputs for chunks of sizes {sizes} ({mode} mode) vs the whole sequence").format(sizes=sizes, mode=mode),
             hint="the new tokens X sit at positions t .. t+T-1 of cat(cache, X): the query at position "
                  "t+j must see exactly positions 0..t+j, i.e. valid lengths t+1 .. t+T (not 1 .. T, "
                  "and not None when several tokens arrive on a non-empty cache)")
@@ -831,9 +832,9 @@ def test_decoder_block_encoder_padding(student, case, mode):
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
     enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
-    Y, _ = blk(X, fresh_state(enc, lens))
-    Y2, _ = blk(X, fresh_state(enc2, lens))
-    T.assert_close(Y2, Y, what="outputs after changing encoder outputs past enc_valid_lens",
+    Y, _state = blk(X, fresh_state(enc, lens))
+    Y2, _state = blk(X, fresh_state(enc2, lens))
+    T.assert_close(Y2, Y, what=_("outputs after changing encoder outputs past enc_valid_lens"),
                    inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="pass enc_valid_lens (state[1]) to the encoder-decoder attention, so that "
                         "padded source positions get no weight")
@@ -929,9 +930,9 @@ def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch
     logits, state = dec(X, dec.init_state(enc, lens))
     if part == "cache":
         T.check(len(state) == 3 and len(state[2]) == layers,
-                f"the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots")
+                _("the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots").format(layers=layers))
         for i in range(layers):
-            T.assert_close(state[2][i], ref_state[2][i], what=f"state[2][{i}] (block {i}'s cache) after the call",
+            T.assert_close(state[2][i], ref_state[2][i], what=_("state[2][{i}] (block {i}'s cache) after the call").format(i=i),
                            rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                            hint="each block appends its own input to its cache slot")
         return
@@ -943,27 +944,27 @@ def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch
             inputs={"X": X, "enc_valid_lens": lens},
             hint="embedding(X) * sqrt(num_hiddens) + P at the true positions, dropout, the blocks in "
                  "order, then dense",
-            known={"embeddings NOT multiplied by sqrt(num_hiddens)":
+            known={_("embeddings NOT multiplied by sqrt(num_hiddens)"):
                        lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
-                   "enc_valid_lens dropped from the state (padded source positions attended)":
+                   _("enc_valid_lens dropped from the state (padded source positions attended)"):
                        without_lens})
 
 
 def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers: int, dtype: torch.dtype) -> None:
     """The decoder's stored attention_weights against the course's ([self, cross], one per block)."""
     T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
-            f"attention_weights should be [self-attention weights, cross-attention weights], "
-            f"each a list of {layers} (one per block)")
+            _("attention_weights should be [self-attention weights, cross-attention weights], "
+              "each a list of {layers} (one per block)").format(layers=layers))
     for i in range(layers):
         compare(weights[0][i], ref_self[i], dtype=dtype, what=f"attention_weights[0][{i}] (block {i}'s self-attention)",
                 hint="attention_weights[0][i] is blks[i].attention1.attention.attention_weights "
                      "(B*h, T, t+T); [1][i] is attention2's (B*h, T, T_enc)",
-                known={"block i's encoder-decoder (attention2) weights: self and cross swapped or "
-                       "stored from the wrong attention": lambda i=i: ref_cross[i]})
+                known={_("block i's encoder-decoder (attention2) weights: self and cross swapped or "
+                         "stored from the wrong attention"): lambda i=i: ref_cross[i]})
         compare(weights[1][i], ref_cross[i], dtype=dtype,
-                what=f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention)",
+                what=_("attention_weights[1][{i}] (block {i}'s encoder-decoder attention)").format(i=i),
                 hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
-                known={"block i's self-attention (attention1) weights: stored from the wrong attention":
+                known={_("block i's self-attention (attention1) weights: stored from the wrong attention"):
                            lambda i=i: ref_self[i]})
 
 
@@ -993,7 +994,7 @@ def test_decoder_step_by_step(student, ref, part, case, mode):
     dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
     dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _ = dec(X, dec.init_state(enc, lens))
+    whole, _state = dec(X, dec.init_state(enc, lens))
     whole = T.as_plain(whole)
     state, outs = dec.init_state(enc, lens), []
     ref_state, variant_outs = r.init_state(enc, lens), []
@@ -1004,19 +1005,19 @@ def test_decoder_step_by_step(student, ref, part, case, mode):
             v, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, offset=0)
         variant_outs.append(v)
         if part == "cache":
-            T.check(len(state[2]) == layers, f"state[2] should keep one cache slot per block ({layers})")
+            T.check(len(state[2]) == layers, _("state[2] should keep one cache slot per block ({layers})").format(layers=layers))
             for i in range(layers):
                 T.assert_shape(state[2][i], (B, t + 1, D),
-                               f"state[2][{i}] after {t + 1} one-token steps (each block's cache grows by one per step)")
+                               _("state[2][{i}] after {next} one-token steps (each block's cache grows by one per step)").format(i=i, next=t + 1))
             continue
         got = torch.cat(outs, 1)
         compare(got, whole[:, :t + 1], dtype=dtype, inputs={"X": X},
-                what=f"logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
-                     f"the whole sequence",
+                what=_("logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
+                       "the whole sequence").format(t=t, mode=mode),
                 hint="the token after t cached ones is at position t: its positional encoding is P[t] "
                      "(use the cache length as the offset)",
-                known={"P[0] added at every step: the positional encoding ignores the tokens already "
-                       "in the cache (the book's decoder)": lambda: torch.cat(variant_outs, 1)})
+                known={_("P[0] added at every step: the positional encoding ignores the tokens already "
+                         "in the cache (the book's decoder)"): lambda: torch.cat(variant_outs, 1)})
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -1040,11 +1041,11 @@ def test_decoder_chunks(student, part, data, case, mode):
     if part == "cache":
         for i in range(layers):
             T.assert_close(state[2][i], whole_state[2][i],
-                           what=f"state[2][{i}] after the chunks vs after the whole sequence",
+                           what=_("state[2][{i}] after the chunks vs after the whole sequence").format(i=i),
                            rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1])
         return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype, inputs={"X": X},
-            what=f"logits for chunks of sizes {sizes} ({mode} mode, dropout 0) vs the whole sequence",
+            what=_("logits for chunks of sizes {sizes} ({mode} mode, dropout 0) vs the whole sequence").format(sizes=sizes, mode=mode),
             hint="new tokens after t cached ones sit at positions t .. t+T-1 and get P[t .. t+T-1] "
                  "(the same path, embedding * sqrt(d) + P then dropout, for any number of new tokens)")
 
@@ -1063,10 +1064,10 @@ def test_decoder_causal(student, case, mode, data):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
     X2[:, t] = (X2[:, t] + 1 + randint(VOCAB - 1, (B,), seed + 2)) % VOCAB
-    Y, _ = dec(X, dec.init_state(enc, lens))
-    Y2, _ = dec(X2, dec.init_state(enc, lens))
+    Y, _state = dec(X, dec.init_state(enc, lens))
+    Y2, _state = dec(X2, dec.init_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t], inputs={"X": X, "X changed": X2},
-                   what=f"logits at steps 0..{t - 1} after changing token {t} ({mode} mode)",
+                   what=_("logits at steps 0..{last} after changing token {t} ({mode} mode)").format(last=t - 1, t=t, mode=mode),
                    rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="no logit may depend on a later target token")
 
@@ -1085,9 +1086,9 @@ def test_decoder_encoder_padding(student, case, mode):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
     enc2 = torch.where(pad, randn((B, T_enc, D), seed + 2, dtype, 5.0), enc)
-    Y, _ = dec(X, dec.init_state(enc, lens))
-    Y2, _ = dec(X, dec.init_state(enc2, lens))
-    T.assert_close(Y2, Y, what="logits after changing encoder outputs past enc_valid_lens",
+    Y, _state = dec(X, dec.init_state(enc, lens))
+    Y2, _state = dec(X, dec.init_state(enc2, lens))
+    T.assert_close(Y2, Y, what=_("logits after changing encoder outputs past enc_valid_lens"),
                    inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="init_state must keep enc_valid_lens in the state: [enc_outputs, enc_valid_lens, "
                         "[None] * num_layers]")
@@ -1103,18 +1104,18 @@ def test_decoder_step_attention_weights(student, ref, case):
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     state, ref_state = dec.init_state(enc, lens), r.init_state(enc, lens)
     for t in range(steps):
-        _, state = dec(X[:, t:t + 1], state)
+        _logits, state = dec(X[:, t:t + 1], state)
         with torch.no_grad():
-            _, ref_state = r(X[:, t:t + 1], ref_state)
+            _logits, ref_state = r(X[:, t:t + 1], ref_state)
         weights = dec.attention_weights
         T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
-                f"after step {t}, attention_weights should be [self weights, cross weights] with "
-                f"{layers} entries each (from the last call only), got lengths "
-                f"{[len(w) for w in weights] if len(weights) == 2 else len(weights)}")
+                _("after step {t}, attention_weights should be [self weights, cross weights] with "
+                  "{layers} entries each (from the last call only), got lengths "
+                  "{lengths}").format(t=t, layers=layers, lengths=[len(w) for w in weights] if len(weights) == 2 else len(weights)))
         for kind in range(2):
             for i in range(layers):
                 compare(weights[kind][i], T.as_plain(r.attention_weights[kind][i]), dtype=dtype,
-                        what=f"attention_weights[{kind}][{i}] after step {t} (one token on a cache of {t})",
+                        what=_("attention_weights[{kind}][{i}] after step {t} (one token on a cache of {t})").format(kind=kind, i=i, t=t),
                         hint="store blks[i].attention1 / attention2 .attention.attention_weights of the "
                              "last forward call")
 
@@ -1147,10 +1148,10 @@ def test_transformer_trains(student):
     T.fit(net, [batch], loss="masked_ce", lr=0.03, steps=20)
     after = measure()
     T.check(after < 0.5 * before,
-            f"after 20 Adam steps on a tiny copy task, the masked cross-entropy went from {before:.3f} "
-            f"to {after:.3f} (expected it to at least halve).\n"
-            f"  hint: check that the logits come from dense(X) after all blocks and that every layer "
-            f"is registered as a submodule (so that its parameters are trained)")
+            _("after 20 Adam steps on a tiny copy task, the masked cross-entropy went from {before:.3f} "
+              "to {after:.3f} (expected it to at least halve).\n"
+              "  hint: check that the logits come from dense(X) after all blocks and that every layer "
+              "is registered as a submodule (so that its parameters are trained)").format(before=before, after=after))
 
 
 @pytest.mark.component("TransformerDecoder")

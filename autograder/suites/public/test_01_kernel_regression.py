@@ -11,6 +11,7 @@ import torch
 
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import KERNEL_HINT, NWK_HINT
+from autograder.selfcheck.i18n import _
 
 E2 = math.exp(-2.0)
 W_NEAR, W_FAR = 1 / (1 + E2), E2 / (1 + E2)  # softmax([0, -2]): key distances 0 and 2
@@ -20,10 +21,10 @@ def _nw(student, queries, keys, values):
     out = T.call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
                  hint=KERNEL_HINT)
     T.check(isinstance(out, (tuple, list)) and len(out) == 2,
-            "nadaraya_watson must return a pair (y_hat, attention_weights), "
-            f"got {type(out).__name__}")
-    return T.as_plain(out[0], "y_hat (the first returned value)"), \
-        T.as_plain(out[1], "attention_weights (the second returned value)")
+            _("nadaraya_watson must return a pair (y_hat, attention_weights), "
+              "got {type_name}").format(type_name=type(out).__name__))
+    return T.as_plain(out[0], _("y_hat (the first returned value)")), \
+        T.as_plain(out[1], _("attention_weights (the second returned value)"))
 
 
 def _set_w(model, value):
@@ -39,17 +40,17 @@ def test_nw_shapes(student):
     """returns (y_hat of shape (n,), attention_weights of shape (n, m)), in that order"""
     queries, keys, values = torch.tensor([0.0, 1.0, 2.5]), torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.arange(4.0)
     y_hat, weights = _nw(student, queries, keys, values)
-    T.assert_shape(y_hat, (3,), "y_hat for 3 queries (the first returned value)")
-    T.assert_shape(weights, (3, 4), "attention_weights for 3 queries and 4 keys (the second returned value)")
+    T.assert_shape(y_hat, (3,), _("y_hat for 3 queries (the first returned value)"))
+    T.assert_shape(weights, (3, 4), _("attention_weights for 3 queries and 4 keys (the second returned value)"))
 
 
 @pytest.mark.component("nadaraya_watson")
 def test_nw_rows_sum_to_one(student):
     """each row of attention_weights sums to 1 over the keys"""
     queries, keys, values = torch.tensor([0.0, 1.0, 2.5]), torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.arange(4.0)
-    _, weights = _nw(student, queries, keys, values)
-    T.assert_shape(weights, (3, 4), "attention_weights for 3 queries and 4 keys")
-    T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of attention_weights (normalized over the keys)",
+    _y_hat, weights = _nw(student, queries, keys, values)
+    T.assert_shape(weights, (3, 4), _("attention_weights for 3 queries and 4 keys"))
+    T.assert_close(weights.sum(dim=1), torch.ones(3), what=_("row sums of attention_weights (normalized over the keys)"),
                    inputs={"queries": queries, "keys": keys},
                    hint="apply the softmax over the keys (dim=1 of the (n, m) matrix), one distribution per query")
 
@@ -61,10 +62,10 @@ def test_nw_worked_example(student):
     y_hat, weights = _nw(student, queries, keys, values)
     # query 1 is at distance 1 from both keys: equal weights; query 0 is at distances 0 and 2.
     expected_w = torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]])
-    T.assert_close(weights, expected_w, what="attention_weights (Gaussian kernel)",
+    T.assert_close(weights, expected_w, what=_("attention_weights (Gaussian kernel)"),
                    inputs={"queries": queries, "keys": keys}, hint=KERNEL_HINT)
     expected_y = torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0])
-    T.assert_close(y_hat, expected_y, what="y_hat (weighted sum of the values)",
+    T.assert_close(y_hat, expected_y, what=_("y_hat (weighted sum of the values)"),
                    inputs={"queries": queries, "keys": keys, "values": values}, hint=KERNEL_HINT)
 
 
@@ -79,9 +80,9 @@ def test_nwk_contract_names(student):
     width by structure."""
     model = student.NWKernelRegression()
     params = {name: tuple(p.shape) for name, p in model.named_parameters()}
-    T.check("w" in params, "NWKernelRegression must register its kernel width as a learnable "
-            f"nn.Parameter named w (self.w = nn.Parameter(torch.rand((1,)))); found parameters {params}")
-    T.check(params == {"w": (1,)}, f"expected exactly one parameter w of shape (1,), found {params}")
+    T.check("w" in params, _("NWKernelRegression must register its kernel width as a learnable "
+              "nn.Parameter named w (self.w = nn.Parameter(torch.rand((1,)))); found parameters {params}").format(params=params))
+    T.check(params == {"w": (1,)}, _("expected exactly one parameter w of shape (1,), found {params}").format(params=params))
 
 
 #: Queries, one row of keys per query and values for the shape tests: 3 queries, 4 keys each.
@@ -94,7 +95,7 @@ def _nwk(model, queries, keys, values):
     """The model's output and its stored attention weights (a `T.Missing` where it stores none: only
     the checks of the weights fail)."""
     y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT),
-                       "the output")
+                       _("the output"))
     weights = T.attribute(model, "attention_weights", "model.attention_weights")
     return y_hat, weights
 
@@ -104,8 +105,8 @@ def test_nwk_shape(student):
     """returns shape (n,): one prediction per query"""
     model = student.NWKernelRegression()
     _set_w(model, 1.0)
-    y_hat, _ = _nwk(model, QUERIES, KEYS, VALUES)
-    T.assert_shape(y_hat, (3,), "output for 3 queries (keys and values of shape (3, 4))")
+    y_hat, _weights = _nwk(model, QUERIES, KEYS, VALUES)
+    T.assert_shape(y_hat, (3,), _("output for 3 queries (keys and values of shape (3, 4))"))
 
 
 @pytest.mark.component("NWKernelRegression")
@@ -113,10 +114,10 @@ def test_nwk_stores_normalized_weights(student):
     """stores attention_weights of shape (n, m); each row sums to 1 over the keys"""
     model = student.NWKernelRegression()
     _set_w(model, 1.0)
-    _, weights = _nwk(model, QUERIES, KEYS, VALUES)
+    _y_hat, weights = _nwk(model, QUERIES, KEYS, VALUES)
     weights = T.as_plain(weights, "model.attention_weights")
-    T.assert_shape(weights, (3, 4), "model.attention_weights for 3 queries, 4 keys each")
-    T.assert_close(weights.sum(dim=1), torch.ones(3), what="row sums of model.attention_weights (normalized over the keys)",
+    T.assert_shape(weights, (3, 4), _("model.attention_weights for 3 queries, 4 keys each"))
+    T.assert_close(weights.sum(dim=1), torch.ones(3), what=_("row sums of model.attention_weights (normalized over the keys)"),
                    hint="apply the softmax over the keys (dim=1), and store the weights after the softmax "
                         "in self.attention_weights")
 
@@ -139,8 +140,8 @@ def test_nwk_worked_example(student, part):
     _set_w(model, 2.0)
     y_hat, weights = _nwk(model, queries, keys, values)
     if part == "attention_weights":
-        T.assert_close(weights, torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]]), what="model.attention_weights with w = 2",
+        T.assert_close(weights, torch.tensor([[0.5, 0.5], [W_NEAR, W_FAR]]), what=_("model.attention_weights with w = 2"),
                        inputs={"queries": queries, "keys": keys}, hint=NWK_HINT)
     else:
-        T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what="output with w = 2",
+        T.assert_close(y_hat, torch.tensor([2.0, W_NEAR * 1.0 + W_FAR * 3.0]), what=_("output with w = 2"),
                        inputs={"queries": queries, "keys": keys, "values": values}, hint=NWK_HINT)

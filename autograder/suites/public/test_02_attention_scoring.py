@@ -10,6 +10,7 @@ import torch
 
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import MASK_HINT
+from autograder.selfcheck.i18n import _
 
 LENS_1D_HINT = ("a 1-D valid_lens holds one length per batch item, shared by all of that item's queries: "
                 "each length is repeated Q times in place (repeat_interleave), not the whole vector (repeat)")
@@ -134,7 +135,7 @@ def _check_shapes(out, weights, part, key_size):
         T.assert_shape(T.as_plain(weights, "model.attention_weights"), (2, 3, 4),
                        "model.attention_weights (batch, queries, keys)")
     else:
-        T.assert_shape(out, (2, 3, 7), f"output for queries (2, 3, 5), keys (2, 4, {key_size}), values (2, 4, 7)")
+        T.assert_shape(out, (2, 3, 7), _("output for queries (2, 3, 5), keys (2, 4, {key_size}), values (2, 4, 7)").format(key_size=key_size))
 
 
 @pytest.mark.component("AdditiveAttention")
@@ -169,9 +170,9 @@ def test_additive_book_example(student):
     model = student.AdditiveAttention(2, 2, 8, 0.1)
     model.eval()
     queries, keys, values, lens, expected = _book_example()
-    out = T.call("AdditiveAttention(2, 2, 8, 0.1) in eval mode", model, queries, keys, values, lens, hint=ADD_HINT,
+    out = T.call(_("AdditiveAttention(2, 2, 8, 0.1) in eval mode"), model, queries, keys, values, lens, hint=ADD_HINT,
                  returns=torch.Tensor)
-    T.assert_close(out, expected, what="output for identical keys with valid lengths [2, 6]",
+    T.assert_close(out, expected, what=_("output for identical keys with valid lengths [2, 6]"),
                    hint="identical keys get identical scores, so the valid values are averaged and the others "
                         "(index >= valid length) ignored; in eval mode dropout must be off. " + ADD_HINT)
 
@@ -208,7 +209,7 @@ def test_dot_scale_example(student, part):
         T.assert_close(weights, torch.tensor([[[0.2, 0.6, 0.2]]]), what=f"model.attention_weights (d = {d})",
                        inputs={"queries": queries, "keys": keys}, hint=DOT_HINT)
     else:
-        T.assert_close(out, torch.tensor([[[0.2, 0.6]]]), what=f"output (d = {d})",
+        T.assert_close(out, torch.tensor([[[0.2, 0.6]]]), what=_("output (d = {d})").format(d=d),
                        inputs={"queries": queries, "keys": keys, "values": values}, hint=DOT_HINT)
 
 
@@ -218,12 +219,12 @@ def test_dot_book_example(student):
     model = student.DotProductAttention(0.5)
     model.eval()
     queries, keys, values, lens, expected = _book_example()
-    out = T.call("DotProductAttention(0.5) in eval mode", model, queries, keys, values, lens, hint=DOT_HINT,
+    out = T.call(_("DotProductAttention(0.5) in eval mode"), model, queries, keys, values, lens, hint=DOT_HINT,
                  returns=torch.Tensor)
-    T.assert_close(out, expected, what="output for identical keys with valid lengths [2, 6]",
+    T.assert_close(out, expected, what=_("output for identical keys with valid lengths [2, 6]"),
                    hint="identical keys get identical scores, so the valid values are averaged and the others "
                         "(index >= valid length) ignored; in eval mode dropout must be off")
-    out = T.call("DotProductAttention(0.5)(queries, keys, values) without valid_lens", model, queries, keys, values,
+    out = T.call(_("DotProductAttention(0.5)(queries, keys, values) without valid_lens"), model, queries, keys, values,
                  hint="valid_lens is optional: forward(queries, keys, values, valid_lens=None)", returns=torch.Tensor)
-    T.assert_close(out, values.mean(dim=1, keepdim=True), what="output without valid_lens (all 10 values averaged)",
+    T.assert_close(out, values.mean(dim=1, keepdim=True), what=_("output without valid_lens (all 10 values averaged)"),
                    hint="valid_lens=None means every key is valid")

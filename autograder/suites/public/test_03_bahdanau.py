@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from autograder.selfcheck import testing as T
+from autograder.selfcheck.i18n import _
 
 V, E, H, L = 7, 3, 4, 2  # vocabulary, embedding size, hidden units, layers
 B, T_ENC, T_DEC = 3, 5, 4
@@ -56,10 +57,10 @@ def test_decoder_contract_names(student):
     shapes = {k: tuple(v.shape) for k, v in T.state_dict(dec).items()}
     gru_input = shapes.get("rnn.weight_ih_l0", CONTRACT["rnn.weight_ih_l0"])
     T.check(gru_input == CONTRACT["rnn.weight_ih_l0"],
-            f"'rnn.weight_ih_l0' has shape {gru_input}, expected {CONTRACT['rnn.weight_ih_l0']}: the GRU reads "
-            "cat(context, embedding), so its input size is embed_size + num_hiddens")
-    T.assert_contract_names(dec, T.contract(CONTRACT), f"{DECODER}: the contract names the submodules attention, "
-                                                       "embedding, rnn and dense")
+            _("'rnn.weight_ih_l0' has shape {gru_input}, expected {expected}: the GRU reads "
+              "cat(context, embedding), so its input size is embed_size + num_hiddens").format(gru_input=gru_input, expected=CONTRACT['rnn.weight_ih_l0']))
+    T.assert_contract_names(dec, T.contract(CONTRACT), _("{decoder}: the contract names the submodules attention, "
+                                                         "embedding, rnn and dense").format(decoder=DECODER))
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -68,12 +69,12 @@ def test_init_state(student):
     outputs, hidden = encoder_outputs()
     state = T.call(f"{DECODER}.init_state((outputs, state), valid_lens)", decoder(student).init_state,
                    (outputs, hidden), LENS, show_args=False)
-    T.check(len(state) == 3, f"init_state should return 3 items [outputs, hidden_state, enc_valid_lens], got {len(state)}")
-    T.assert_close(state[0], outputs.permute(1, 0, 2), what="init_state(...)[0]: the encoder outputs, batch first",
+    T.check(len(state) == 3, _("init_state should return 3 items [outputs, hidden_state, enc_valid_lens], got {count}").format(count=len(state)))
+    T.assert_close(state[0], outputs.permute(1, 0, 2), what=_("init_state(...)[0]: the encoder outputs, batch first"),
                    hint="permute(1, 0, 2) swaps the time and batch axes; a reshape to (B, T, h) keeps the time-first "
                         "order of the numbers and mixes up the sequences")
-    T.assert_close(state[1], hidden, what="init_state(...)[1]: the encoder's final hidden state, unchanged")
-    T.assert_close(state[2], LENS, what="init_state(...)[2]: the valid lengths, unchanged")
+    T.assert_close(state[1], hidden, what=_("init_state(...)[1]: the encoder's final hidden state, unchanged"))
+    T.assert_close(state[2], LENS, what=_("init_state(...)[2]: the valid lengths, unchanged"))
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -83,13 +84,13 @@ def test_forward_shapes(student):
     outputs, hidden = encoder_outputs()
     state = dec.init_state((outputs, hidden), LENS)
     X = tokens()
-    logits, new_state = T.call(f"{DECODER}(X of shape {tuple(X.shape)}, state)", dec, X, state, show_args=False,
+    logits, new_state = T.call(_("{decoder}(X of shape {shape}, state)").format(decoder=DECODER, shape=tuple(X.shape)), dec, X, state, show_args=False,
                                hint="loop over the time steps of the embedded X (time first), one GRU step each")
-    T.assert_shape(logits, (B, T_DEC, V), f"the logits of {DECODER} on X of shape {tuple(X.shape)}")
-    T.check(len(new_state) == 3, "the returned state should have 3 items [enc_outputs, hidden_state, enc_valid_lens]")
-    T.assert_close(new_state[0], outputs.permute(1, 0, 2), what="returned state[0]: the encoder outputs, batch first")
-    T.assert_shape(new_state[1], (L, B, H), "returned state[1]: the new hidden state (num_layers, B, num_hiddens)")
-    T.assert_close(new_state[2], LENS, what="returned state[2]: the valid lengths")
+    T.assert_shape(logits, (B, T_DEC, V), _("the logits of {decoder} on X of shape {shape}").format(decoder=DECODER, shape=tuple(X.shape)))
+    T.check(len(new_state) == 3, _("the returned state should have 3 items [enc_outputs, hidden_state, enc_valid_lens]"))
+    T.assert_close(new_state[0], outputs.permute(1, 0, 2), what=_("returned state[0]: the encoder outputs, batch first"))
+    T.assert_shape(new_state[1], (L, B, H), _("returned state[1]: the new hidden state (num_layers, B, num_hiddens)"))
+    T.assert_close(new_state[2], LENS, what=_("returned state[2]: the valid lengths"))
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -99,16 +100,16 @@ def test_attention_weights(student):
     state = dec.init_state(encoder_outputs(), LENS)
     T.call(f"{DECODER}(X, state)", dec, tokens(), state, show_args=False)
     weights = T.attribute(dec, "attention_weights", DECODER)
-    T.check(len(weights) == T_DEC, f"after decoding {T_DEC} steps, attention_weights should hold {T_DEC} tensors "
-                                   f"(one per decoding step), got {len(weights)}")
+    T.check(len(weights) == T_DEC, _("after decoding {t_dec} steps, attention_weights should hold {t_dec} tensors "
+                                     "(one per decoding step), got {count}").format(t_dec=T_DEC, count=len(weights)))
     for t, w in enumerate(weights):
         T.assert_shape(w, (B, 1, T_ENC), f"attention_weights[{t}]")
         w = T.as_plain(w)
         for b, n in enumerate(LENS.tolist()):
             T.check(bool((w[b, 0, n:] == 0).all()),
-                    f"attention_weights[{t}][{b}] = {w[b, 0].tolist()} gives weight to source positions beyond the "
-                    f"valid length {n}: pass enc_valid_lens to the attention")
-        T.assert_close(w.sum(-1), torch.ones(B, 1), what=f"attention_weights[{t}] summed over the source positions")
+                    _("attention_weights[{t}][{b}] = {weights} gives weight to source positions beyond the "
+                      "valid length {n}: pass enc_valid_lens to the attention").format(t=t, b=b, weights=w[b, 0].tolist(), n=n))
+        T.assert_close(w.sum(-1), torch.ones(B, 1), what=_("attention_weights[{t}] summed over the source positions").format(t=t))
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -123,8 +124,8 @@ def test_step_by_step_equals_whole_sequence(student):
     for t in range(T_DEC):
         out, state = T.call(f"{DECODER}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state, show_args=False)
         steps.append(T.as_plain(out))
-    T.assert_close(torch.cat(steps, dim=1), whole, what="logits decoded step by step vs the whole sequence at once",
+    T.assert_close(torch.cat(steps, dim=1), whole, what=_("logits decoded step by step vs the whole sequence at once"),
                    hint="the query of every step must be the top layer of the *current* hidden state "
                         "(hidden_state[-1], updated by each GRU step), and forward must return the updated hidden "
                         "state in the new state")
-    T.assert_close(state[1], whole_state[1], what="the hidden state after the last step, step by step vs at once")
+    T.assert_close(state[1], whole_state[1], what=_("the hidden state after the last step, step by step vs at once"))

@@ -8,6 +8,7 @@ import torch
 
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import MHA_SIZES_HINT
+from autograder.selfcheck.i18n import _
 
 HEAD_HINT = ("row b*h + i of the result must be head i of batch item b, and head i holds features "
              "i*d/h .. (i+1)*d/h - 1 of every position (reshape to (B, L, h, d/h), then move the head axis "
@@ -25,14 +26,14 @@ def test_qkv_shape(student):
     for B, L, d, h in [(2, 3, 6, 3), (1, 4, 8, 2), (3, 1, 5, 1)]:
         X = torch.randn(B, L, d)
         T.assert_shape(student.transpose_qkv(X, h), (B * h, L, d // h),
-                       f"transpose_qkv(X of shape {(B, L, d)}, num_heads={h})")
+                       _("transpose_qkv(X of shape {shape}, num_heads={h})").format(shape=(B, L, d), h=h))
 
 
 @pytest.mark.component("transpose_qkv")
 def test_qkv_worked_example(student):
     """transpose_qkv puts head i of each batch item in its own row (worked example)"""
     T.assert_close(student.transpose_qkv(WORKED_X, 2), WORKED_HEADS,
-                   what="transpose_qkv(X, num_heads=2): head 0 must get features 0-1, head 1 features 2-3",
+                   what=_("transpose_qkv(X, num_heads=2): head 0 must get features 0-1, head 1 features 2-3"),
                    inputs={"X": WORKED_X}, hint=HEAD_HINT)
 
 
@@ -42,8 +43,8 @@ def test_qkv_two_batch_items(student):
     X = torch.stack([WORKED_X[0], WORKED_X[0] + 10])  # (2, 2, 4): item 1 is item 0 plus 10
     expected = torch.cat([WORKED_HEADS, WORKED_HEADS + 10])  # rows: item 0 head 0, item 0 head 1, item 1 ...
     T.assert_close(student.transpose_qkv(X, 2), expected,
-                   what="transpose_qkv(X, num_heads=2) on two batch items: rows must be "
-                        "(item 0, head 0), (item 0, head 1), (item 1, head 0), (item 1, head 1)",
+                   what=_("transpose_qkv(X, num_heads=2) on two batch items: rows must be "
+                          "(item 0, head 0), (item 0, head 1), (item 1, head 0), (item 1, head 1)"),
                    inputs={"X": X}, hint=HEAD_HINT + "; this is the order torch.repeat_interleave(valid_lens, h) "
                                                      "gives the valid lengths in")
 
@@ -54,14 +55,14 @@ def test_output_shape(student):
     for B, L, dh, h in [(2, 3, 2, 3), (1, 4, 4, 2), (3, 1, 5, 1)]:
         X = torch.randn(B * h, L, dh)
         T.assert_shape(student.transpose_output(X, h), (B, L, dh * h),
-                       f"transpose_output(X of shape {(B * h, L, dh)}, num_heads={h})")
+                       _("transpose_output(X of shape {shape}, num_heads={h})").format(shape=(B * h, L, dh), h=h))
 
 
 @pytest.mark.component("transpose_output")
 def test_output_worked_example(student):
     """transpose_output concatenates the heads of each position back in head order (worked example)"""
     T.assert_close(student.transpose_output(WORKED_HEADS, 2), WORKED_X,
-                   what="transpose_output(heads, num_heads=2) must undo transpose_qkv",
+                   what=_("transpose_output(heads, num_heads=2) must undo transpose_qkv"),
                    inputs={"heads": WORKED_HEADS},
                    hint="row b*h + i is head i of batch item b; its features go to columns i*d/h .. (i+1)*d/h - 1 "
                         "of batch item b (reshape to (B, h, L, d/h), move the head axis behind the positions, "
@@ -74,8 +75,8 @@ def test_output_two_batch_items(student):
     X = torch.cat([WORKED_HEADS, WORKED_HEADS + 10])
     expected = torch.stack([WORKED_X[0], WORKED_X[0] + 10])
     T.assert_close(student.transpose_output(X, 2), expected,
-                   what="transpose_output(heads, num_heads=2) on two batch items: rows 0-1 are the heads of "
-                        "item 0, rows 2-3 those of item 1",
+                   what=_("transpose_output(heads, num_heads=2) on two batch items: rows 0-1 are the heads of "
+                          "item 0, rows 2-3 those of item 1"),
                    inputs={"heads": X},
                    hint="row b*h + i is head i of batch item b (the inverse of transpose_qkv)")
 
@@ -113,8 +114,8 @@ def test_mha_shape(student):
             "(queries (2, 3, 4), keys (2, 5, 3), values (2, 5, 5), valid_lens)")
     T.assert_shape(T.call(what, m, q, k, v, torch.tensor([2, 5]), hint=MHA_SIZES_HINT, show_args=False), (2, 3, 6),
                    what)
-    T.assert_shape(T.call(what + " with valid_lens=None", m, q, k, v, None, hint=MHA_SIZES_HINT, show_args=False),
-                   (2, 3, 6), "the same call with valid_lens=None")
+    T.assert_shape(T.call(_("{call} with valid_lens=None").format(call=what), m, q, k, v, None, hint=MHA_SIZES_HINT, show_args=False),
+                   (2, 3, 6), _("the same call with valid_lens=None"))
 
 
 @pytest.mark.component("MultiHeadAttention")
@@ -127,7 +128,7 @@ def test_mha_masked_pairs_ignored(student):
     k2[0, 2:], v2[0, 2:] = 100.0, -100.0  # masked for item 0
     k2[1, 4:], v2[1, 4:] = -50.0, 50.0  # masked for item 1
     T.assert_close(m(q, k2, v2, lens), m(q, k, v, lens),
-                   what="output after changing keys/values beyond the valid lengths [2, 4]",
+                   what=_("output after changing keys/values beyond the valid lengths [2, 4]"),
                    hint="every head of batch item b must use b's valid length: repeat each length num_heads "
                         "times in place (torch.repeat_interleave(valid_lens, num_heads, dim=0)), and pass it on "
                         "to the attention")
@@ -138,5 +139,5 @@ def test_mha_eval_is_deterministic(student):
     """in eval mode dropout is off: two calls give the same output"""
     m = _mha(student, dropout=0.5)
     q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
-    T.assert_close(m(q, k, v, None), m(q, k, v, None), what="two eval-mode calls with dropout=0.5",
+    T.assert_close(m(q, k, v, None), m(q, k, v, None), what=_("two eval-mode calls with dropout=0.5"),
                    hint="use nn.Dropout (through DotProductAttention) so that .eval() switches it off")

@@ -10,6 +10,7 @@ import torch
 
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT
+from autograder.selfcheck.i18n import _
 
 
 def table(pe, d, max_len, what):
@@ -28,8 +29,8 @@ def test_pe_contract_names(student):
     as P or, without one, as the module's one buffer of shape (1, max_len, num_hiddens)."""
     pe = student.PositionalEncoding(8, 0.0, 20)
     P = T.attribute(pe, "P", "PositionalEncoding(8, 0, max_len=20)")
-    T.check(isinstance(P, torch.Tensor), f"PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
-                                         f"(a tensor of shape (1, max_len, num_hiddens)), got {type(P).__name__}")
+    T.check(isinstance(P, torch.Tensor), _("PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
+                                           "(a tensor of shape (1, max_len, num_hiddens)), got {type_name}").format(type_name=type(P).__name__))
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -37,7 +38,7 @@ def test_table_shape(student):
     """the table P has shape (1, max_len, num_hiddens)"""
     table(student.PositionalEncoding(6, 0.0, 50), 6, 50, "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P")
     table(student.PositionalEncoding(4, 0.0), 4, 1000,
-          "PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)")
+          _("PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)"))
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -56,8 +57,8 @@ def test_worked_example(student):
 def test_not_trainable(student):
     """P is a fixed table, not a trainable parameter"""
     names = T.param_names(student.PositionalEncoding(8, 0.1, 20))
-    T.check(not names, f"PositionalEncoding should have no trainable parameters, found {names}: keep P as a plain "
-                       "tensor (self.register_buffer('P', P) or a plain attribute), not an nn.Parameter")
+    T.check(not names, _("PositionalEncoding should have no trainable parameters, found {names}: keep P as a plain "
+                         "tensor (self.register_buffer('P', P) or a plain attribute), not an nn.Parameter").format(names=names))
 
 
 @pytest.mark.component("PositionalEncoding")
@@ -66,9 +67,9 @@ def test_input_unchanged(student):
     pe = student.PositionalEncoding(4, 0.0, 10)
     pe.eval()
     X = torch.ones(2, 3, 4)
-    _, (after,) = T.call("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)", T.call_and_inputs, pe, X,
+    _result, (after,) = T.call(_("PositionalEncoding(4, 0, max_len=10) on X of shape (2, 3, 4)"), T.call_and_inputs, pe, X,
                          hint=PE_FORWARD_HINT, show_args=False)
-    T.assert_close(after, torch.ones(2, 3, 4), what="the caller's input X after calling forward(X)",
+    T.assert_close(after, torch.ones(2, 3, 4), what=_("the caller's input X after calling forward(X)"),
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
 
 
@@ -79,9 +80,9 @@ def test_forward_adds_first_positions(student):
     pe.eval()
     X = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
     expected = X + table(pe, 4, 10, "PositionalEncoding(4, dropout=0.5, max_len=10).P")[:, :3]
-    out = T.call("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)", pe, X,
+    out = T.call(_("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of shape (2, 3, 4)"), pe, X,
                  hint=PE_FORWARD_HINT, show_args=False)
-    T.assert_close(out, expected, what="PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
-                   "shape (2, 3, 4)", inputs={"X": X}, check_dtype=False,
+    T.assert_close(out, expected, what=_("PositionalEncoding(4, dropout=0.5, max_len=10) in eval mode on X of "
+                     "shape (2, 3, 4)"), inputs={"X": X}, check_dtype=False,
                    hint="return dropout(X + self.P[:, :X.shape[1], :]): positions run along axis 1 of X, and "
                         "in eval mode dropout does nothing")

@@ -17,6 +17,7 @@ import pytest
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
 from autograder.selfcheck.hints import POST_NORM_HINT
+from autograder.selfcheck.i18n import _
 
 D, HEADS, FFN_H, VOCAB = 8, 2, 16, 10
 
@@ -40,7 +41,7 @@ def test_ffn_shape(student):
     ffn = student.PositionWiseFFN(4, 8, 6)
     ffn.eval()
     T.assert_shape(ffn(torch.ones(2, 3, 4)), (2, 3, 6),
-                   "PositionWiseFFN(4, 8, 6) on an input of shape (2, 3, 4)")
+                   _("PositionWiseFFN(4, 8, 6) on an input of shape (2, 3, 4)"))
 
 
 @pytest.mark.component("PositionWiseFFN")
@@ -57,7 +58,7 @@ def test_ffn_worked_example(student):
     # position 0: dense1 -> [1, -2, -2], relu -> [1, 0, 0], dense2 -> [1, 1.5]
     # position 1: dense1 -> [2, 1, 2], relu keeps it, dense2 -> [5, 1.5]
     T.assert_close(ffn(X), torch.tensor([[[1.0, 1.5], [5.0, 1.5]]]),
-                   what="PositionWiseFFN with hand-set weights", inputs={"X": X},
+                   what=_("PositionWiseFFN with hand-set weights"), inputs={"X": X},
                    hint="the ReLU sits between dense1 and dense2 (negative hidden units become 0); "
                         "no activation after dense2")
 
@@ -72,7 +73,7 @@ def test_addnorm_worked_example(student):
     Y = torch.tensor([[[1.0, 0.0, 1.0, 0.0]]])
     # X + Y = [2, 2, 4, 4]: mean 3, variance 1 -> [-1, -1, 1, 1] (up to LayerNorm's eps)
     expected = torch.tensor([[[-1.0, -1.0, 1.0, 1.0]]]) / (1 + 1e-5) ** 0.5
-    T.assert_close(addnorm(X, Y), expected, what="AddNorm([4], 0) in eval mode",
+    T.assert_close(addnorm(X, Y), expected, what=_("AddNorm([4], 0) in eval mode"),
                    inputs={"X": X, "Y": Y},
                    hint="the output is ln(dropout(Y) + X): add the residual X to Y, then normalize "
                         "(post-norm: the LayerNorm comes last)")
@@ -84,8 +85,8 @@ def test_addnorm_statistics(student):
     addnorm = student.AddNorm([D], 0.0)
     addnorm.eval()
     X, Y = S.randn((2, 3, D), 0) * 3 + 1, S.randn((2, 3, D), 1)
-    T.assert_shape(addnorm(X, Y), (2, 3, D), "AddNorm on (2, 3, 8) inputs")
-    T.assert_layer_normalized(addnorm(X, Y), "AddNorm([8], 0) in eval mode", hint=POST_NORM_HINT)
+    T.assert_shape(addnorm(X, Y), (2, 3, D), _("AddNorm on (2, 3, 8) inputs"))
+    T.assert_layer_normalized(addnorm(X, Y), _("AddNorm([8], 0) in eval mode"), hint=POST_NORM_HINT)
 
 
 # ---------------------------------------------------------------------------- EncoderBlock
@@ -96,8 +97,8 @@ def test_encoder_block_shape_and_norm(student):
     blk.eval()
     X = S.randn((2, 5, D), 2)
     Y = blk(X, torch.tensor([3, 5]))
-    T.assert_shape(Y, (2, 5, D), "EncoderBlock output for X of shape (2, 5, 8)")
-    T.assert_layer_normalized(Y, "EncoderBlock output (fresh block, eval mode)", hint=POST_NORM_HINT)
+    T.assert_shape(Y, (2, 5, D), _("EncoderBlock output for X of shape (2, 5, 8)"))
+    T.assert_layer_normalized(Y, _("EncoderBlock output (fresh block, eval mode)"), hint=POST_NORM_HINT)
 
 
 def _check_own_blocks(build, what: str) -> None:
@@ -105,10 +106,10 @@ def _check_own_blocks(build, what: str) -> None:
     (named_parameters() lists a shared parameter once; counted, not named: names are the naming test's)."""
     count = [sum(p.numel() for _, p in build(layers).named_parameters()) for layers in (1, 2, 3)]
     T.check(count[1] > count[0] and count[2] - count[1] == count[1] - count[0],
-            f"{what} with num_layers=1, 2, 3: every block should have its own weights, but named_parameters() "
-            f"lists {count} trainable numbers (each further block should add the same number)\n"
-            f"  hint: create a new block in every iteration of the loop; appending the same block "
-            f"object num_layers times shares one set of weights")
+            _("{what} with num_layers=1, 2, 3: every block should have its own weights, but named_parameters() "
+              "lists {count} trainable numbers (each further block should add the same number)\n"
+              "  hint: create a new block in every iteration of the loop; appending the same block "
+              "object num_layers times shares one set of weights").format(what=what, count=count))
 
 
 #: The parts of an encoder's and a decoder's checks scored separately.
@@ -133,18 +134,18 @@ def test_encoder_shapes(student, part):
     enc.eval()
     X = torch.tensor([[1, 2, 3, 4], [5, 6, 0, 0]])
     lens = torch.tensor([4, 2])
-    Y = T.call("TransformerEncoder(X of shape (2, 4), valid_lens)", enc, X, lens, show_args=False)
+    Y = T.call(_("TransformerEncoder(X of shape (2, 4), valid_lens)"), enc, X, lens, show_args=False)
     if part == "output":
-        T.assert_shape(Y, (2, 4, D), "TransformerEncoder output for token ids of shape (2, 4)")
+        T.assert_shape(Y, (2, 4, D), _("TransformerEncoder output for token ids of shape (2, 4)"))
         return
     weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
     T.check(isinstance(weights, (list, tuple)) and len(weights) == 2,
-            "attention_weights should be a list with one entry per block (2 blocks here)")
+            _("attention_weights should be a list with one entry per block (2 blocks here)"))
     for i, w in enumerate(weights):
         T.assert_shape(w, (2 * HEADS, 4, 4), f"attention_weights[{i}] (batch*heads, steps, steps)")
         T.check(bool((T.as_plain(w)[HEADS:, :, 2:] == 0).all()),
-                f"attention_weights[{i}]: the second sequence has valid length 2, so its padded key "
-                f"positions 2 and 3 must get weight exactly 0 (pass valid_lens to every block)")
+                _("attention_weights[{i}]: the second sequence has valid length 2, so its padded key "
+                  "positions 2 and 3 must get weight exactly 0 (pass valid_lens to every block)").format(i=i))
 
 
 # ---------------------------------------------------------------------------- DecoderBlock
@@ -160,12 +161,12 @@ def test_decoder_block_shape_and_cache(student, part):
     blk = student.DecoderBlock(*_block_args(), 0)
     blk.eval()
     X, enc = S.randn((2, 3, D), 3), S.randn((2, 4, D), 4)
-    Y, state = T.call("DecoderBlock(X of shape (2, 3, 8), state)", blk, X, _fresh_state(enc, torch.tensor([4, 2])),
+    Y, state = T.call(_("DecoderBlock(X of shape (2, 3, 8), state)"), blk, X, _fresh_state(enc, torch.tensor([4, 2])),
                       show_args=False)
     if part == "output":
-        T.assert_shape(Y, (2, 3, D), "DecoderBlock output for X of shape (2, 3, 8)")
+        T.assert_shape(Y, (2, 3, D), _("DecoderBlock output for X of shape (2, 3, 8)"))
     else:
-        T.assert_close(state[2][0], X, what="state[2][0] after one call on an empty cache",
+        T.assert_close(state[2][0], X, what=_("state[2][0] after one call on an empty cache"),
                        hint="the cache holds the inputs X this block has seen: cat(cache, X) on the time axis")
 
 
@@ -178,9 +179,9 @@ def test_decoder_block_causal_in_eval(student):
     X2 = X.clone()
     X2[:, 2:] += 5 * S.randn((2, 2, D), 7)
     lens = torch.tensor([3, 2])
-    Y, _ = blk(X, _fresh_state(enc, lens))
-    Y2, _ = blk(X2, _fresh_state(enc, lens))
-    T.assert_close(Y2[:, :2], Y[:, :2], what="outputs at steps 0 and 1 after changing steps 2 and 3",
+    Y, _state = blk(X, _fresh_state(enc, lens))
+    Y2, _state = blk(X2, _fresh_state(enc, lens))
+    T.assert_close(Y2[:, :2], Y[:, :2], what=_("outputs at steps 0 and 1 after changing steps 2 and 3"),
                    hint="the query at step p may only see steps 0..p (causal mask), in training AND in "
                         "eval mode: an eval-mode mask of None lets earlier positions see future ones")
 
@@ -202,22 +203,22 @@ def test_decoder_shapes(student, part):
     dec.eval()
     enc, lens = S.randn((2, 5, D), 8), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3], [4, 5, 6]])
-    logits, state = T.call("TransformerDecoder(X of shape (2, 3), init_state(enc_outputs, enc_valid_lens))", dec, X,
+    logits, state = T.call(_("TransformerDecoder(X of shape (2, 3), init_state(enc_outputs, enc_valid_lens))"), dec, X,
                            dec.init_state(enc, lens), show_args=False)
     if part == "logits":
-        T.assert_shape(logits, (2, 3, VOCAB), "TransformerDecoder logits for token ids of shape (2, 3)")
+        T.assert_shape(logits, (2, 3, VOCAB), _("TransformerDecoder logits for token ids of shape (2, 3)"))
     elif part == "cache":
         T.check(len(state) == 3 and len(state[2]) == 2,
-                "the state is [enc_outputs, enc_valid_lens, cache] with one cache entry per block")
+                _("the state is [enc_outputs, enc_valid_lens, cache] with one cache entry per block"))
         for i in range(2):
-            T.assert_shape(state[2][i], (2, 3, D), f"state[2][{i}] (the cache of block {i})")
+            T.assert_shape(state[2][i], (2, 3, D), _("state[2][{i}] (the cache of block {i})").format(i=i))
     else:
         self_w, cross_w = T.attribute(dec, "attention_weights", "TransformerDecoder")
         for i in range(2):
             T.assert_shape(self_w[i], (2 * HEADS, 3, 3),
-                           f"attention_weights[0][{i}] (block {i}'s self-attention: attention1's weights)")
+                           _("attention_weights[0][{i}] (block {i}'s self-attention: attention1's weights)").format(i=i))
             T.assert_shape(cross_w[i], (2 * HEADS, 3, 5),
-                           f"attention_weights[1][{i}] (block {i}'s encoder-decoder attention: attention2's weights)")
+                           _("attention_weights[1][{i}] (block {i}'s encoder-decoder attention: attention2's weights)").format(i=i))
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -227,12 +228,12 @@ def test_decoder_step_by_step(student):
     dec.eval()
     enc, lens = S.randn((2, 5, D), 9), torch.tensor([5, 3])
     X = torch.tensor([[1, 2, 3, 4], [4, 5, 6, 7]])
-    whole, _ = dec(X, dec.init_state(enc, lens))
+    whole, _state = dec(X, dec.init_state(enc, lens))
     state, steps = dec.init_state(enc, lens), []
     for t in range(4):
         logits, state = dec(X[:, t:t + 1], state)
         steps.append(logits)
-    T.assert_close(torch.cat(steps, 1), whole, what="step-by-step logits vs whole-sequence logits",
+    T.assert_close(torch.cat(steps, 1), whole, what=_("step-by-step logits vs whole-sequence logits"),
                    inputs={"X": X}, rtol=1e-4, atol=1e-4,
                    hint="the token after t cached ones sits at position t: add P[t], not P[0] "
                         "(the positional encoding must follow the cache length)")
