@@ -113,7 +113,7 @@ def fit(model: Any, batches: list[dict[str, Any]], loss: str, lr: float, steps: 
         value.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        losses.append(float(value))
+        losses.append(float(value.detach()))  # float() of a tensor that requires grad warns in the output
     model.eval()
     return losses
 
