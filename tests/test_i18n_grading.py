@@ -177,3 +177,19 @@ def test_a_zh_gradescope_zip_carries_the_messages_of_what_it_grades(tmp_path):
     assert table.gettext("expected shape {expected}, got {actual}") == "形状应为 {expected}，实际为 {actual}"
     other = [m.id for m in translations.extract("suite_04") if m.id and all("test_04" in f for f, _ in m.locations)]
     assert other and all(table.gettext(m) == m for m in other)
+
+
+def test_the_class_report_reads_the_students_messages_in_either_language():
+    """The report (staff, English) finds the kit's messages in results of a zh course as in an en one."""
+    from autograder.grading.results import LOADING_HEADING
+    from autograder.report import stats
+    from autograder.selfcheck import i18n
+    for language in ("en", "zh"):
+        with i18n.using(language):
+            missing = i18n._("`{name}` is not defined in your submission").format(name="W_q")
+            stopped = i18n._("your code was stopped: {reason}").format(reason="boom")
+            output = f"{i18n._(LOADING_HEADING)}\nAddNorm: cell 3: SyntaxError\n\nmore"
+        found = stats._MISSING.search(f"AddNorm: {missing}")
+        assert found is not None and found.group(1) == "W_q", language
+        assert stats._STOPPED.search(stopped) is not None, language
+        assert stats._load_note_blocks(output, ["AddNorm"]) == [("AddNorm", "SyntaxError")], language

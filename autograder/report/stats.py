@@ -15,6 +15,7 @@ Definitions (the page repeats them):
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -218,40 +219,39 @@ class Issue:
 
 
 class Said:
-    """A message found in any language: `search` gives the first language's match (group 1: the placeholder)."""
+    """A student-facing message of the kit found in results of any language (i18n.every_translation):
+    `search` gives the first language's match, group 1 its `{group}` placeholder; the text from its first
+    other placeholder on is matched by `rest`. The patterns are built on first use (the catalogues load then)."""
 
-    def __init__(self, patterns: list[re.Pattern[str]]) -> None:
-        self.patterns = patterns
+    def __init__(self, message: str, group: str = "", rest: str = r"[^\n]*") -> None:
+        self.message, self.group, self.rest = message, group, rest
+
+    @functools.cached_property
+    def patterns(self) -> list[re.Pattern[str]]:
+        out = []
+        for text in sorted(i18n.every_translation(self.message)):
+            pattern = ""
+            for part in re.split(r"(\{\w+\})", text):
+                if part == f"{{{self.group}}}":
+                    pattern += r"([^\n`]+?)" if "`" in text else r"([^\n]+)"
+                elif part.startswith("{") and part.endswith("}"):
+                    pattern += self.rest
+                    break
+                else:
+                    pattern += re.escape(part)
+            out.append(re.compile(pattern))
+        return out
 
     def search(self, text: str) -> Optional[re.Match[str]]:
         return next((m for p in self.patterns if (m := p.search(text)) is not None), None)
 
 
-def said(message: str, group: str = "", rest: str = r"[^\n]*") -> Said:
-    """What finds a student-facing `message` of the kit in results of any language (i18n.every_translation):
-    its `{group}` placeholder captured, the text from its first other placeholder on matched by `rest`."""
-    alternatives = []
-    for text in sorted(i18n.every_translation(message)):
-        parts = re.split(r"(\{\w+\})", text)
-        pattern = ""
-        for part in parts:
-            if part == f"{{{group}}}":
-                pattern += r"([^\n`]+?)" if "`" in text else r"([^\n]+)"
-            elif part.startswith("{") and part.endswith("}"):
-                pattern += rest
-                break
-            else:
-                pattern += re.escape(part)
-        alternatives.append(pattern)
-    return Said([re.compile(a) for a in alternatives])
-
-
-_STOPPED = said(N_("your code was stopped: {reason}"), "reason")
-_LOAD_FAILED = said(N_("loading your code failed: {reason}"), "reason")
-_MEMORY = said(N_("your code ran out of memory (limit: {limit} MB above the interpreter): {message}"), rest=r"[^)）\n]*[)）]")
-_SUBMISSION_TIME = said(N_("the whole submission ran past its time limit ({seconds} s)"))
-_SANDBOX = said(N_("the grader's sandbox failed ({error}); ask your instructor to regrade"))
-_MISSING = said(N_("`{name}` is not defined in your submission"), "name")
+_STOPPED = Said(N_("your code was stopped: {reason}"), "reason")
+_LOAD_FAILED = Said(N_("loading your code failed: {reason}"), "reason")
+_MEMORY = Said(N_("your code ran out of memory (limit: {limit} MB above the interpreter): {message}"), rest=r"[^)）\n]*[)）]")
+_SUBMISSION_TIME = Said(N_("the whole submission ran past its time limit ({seconds} s)"))
+_SANDBOX = Said(N_("the grader's sandbox failed ({error}); ask your instructor to regrade"))
+_MISSING = Said(N_("`{name}` is not defined in your submission"), "name")
 _NOT_IMPLEMENTED = "not implemented yet"
 _NUMBERS = re.compile(r"\b(line|cell) \d+")
 
