@@ -95,9 +95,8 @@ def reference_source(course: Course, names: list[str]) -> str:
 def placeholder_source(names: list[str], component: str) -> str:
     lines = []
     for n in names:
-        lines.append(
-            f"def {n}(*args, **kwargs):\n"
-            f"    raise NotImplementedError('{n} is not available while grading {component}')\n")
+        said = _("{name} is not available while grading {component}").format(name=n, component=component)
+        lines.append(f"def {n}(*args, **kwargs):\n    raise NotImplementedError({said!r})\n")
     return "\n".join(lines)
 
 
