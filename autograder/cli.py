@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from autograder import config as config_mod
 from autograder.grading.errors import GradingRefused
 from autograder.printable import printable, printable_text
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 
 if TYPE_CHECKING:
     from autograder.grading.late import SubmissionTime
@@ -34,7 +36,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
     from autograder.grading.one_file import check_isolation, early_zygote
     zygote = early_zygote(ns.sandbox)
     try:
-        from autograder.grading.results import format_result
+        from autograder.grading.results import LOADING_HEADING, format_result
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
         check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
         result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
@@ -42,11 +44,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
         zygote.stop()
     print(printable_text(format_result(result, verbose=True, counts_only=True)))
     notes = [f"{c.name}: {n}" for c in result.components for n in c.notes]
-    if notes:
-        print(printable_text("\nWhile loading your code:\n  " + "\n  ".join(n.splitlines()[-1] for n in notes)))
     all_passed = all(t.passed for c in result.components for t in c.tests)
-    print("\nAll public tests passed." if all_passed else
-          "\nSome public tests failed; the hidden tests check more than these.")
+    with i18n.using(result.language):  # a self-check: the student reads it
+        if notes:
+            print(printable_text("\n" + _(LOADING_HEADING) + "\n  " + "\n  ".join(n.splitlines()[-1] for n in notes)))
+        print("\n" + (_("All public tests passed.") if all_passed else
+                      _("Some public tests failed; the hidden tests check more than these.")))
     return 0 if all_passed else 1
 
 

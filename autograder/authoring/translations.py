@@ -10,8 +10,8 @@ The English text is the source of every message (the msgid). Messages are extrac
   the modules at the top);
 * each assignment's suites, public and hidden: their `_`/`N_` calls and the first line of each test's
   docstring (the test's name for students, plugin.describe_test), area `suite_<nn>`;
-* each assignment's misconception catalogue: the `bug:` and `fix:` lines of its mutants (what a
-  diagnosis says), area `catalogue_<nn>`;
+* each assignment's misconception catalogue: the `bug:` and `fix:` lines of its mutants and degenerate
+  entries (what a diagnosis says), area `catalogue_<nn>`;
 * each instructor notebook's markdown, block by block (notebook_blocks), and the figure labels of its
   code cells (`tr("...")` calls, solutions/given.py), area `notebook_<nn>`;
 * the figure labels of the given toolkit (`tr("...")` calls in solutions/), area `toolkit`;
@@ -177,7 +177,7 @@ def areas() -> dict[str, list[tuple[Path, Callable[[Path], Iterable[tuple[str, i
     for path in sorted(suites.glob("*/test_*.py")):
         area = "suite_" + path.stem.split("_")[1]
         out.setdefault(area, []).extend([(path, _python_calls), (path, _test_docstrings)])
-    for path in sorted(entries.glob("*/mutants/*.py")):
+    for path in sorted([*entries.glob("*/mutants/*.py"), *entries.glob("*/degenerate/*.py")]):
         area = "catalogue_" + path.parents[1].name.split("_")[0]
         out.setdefault(area, []).append((path, _catalogue_lines))
     for path in sorted((REPO / "assignments").glob("*/*.py")):

@@ -22,6 +22,8 @@ import torch
 
 from autograder.catalogue import index
 from autograder.config import Course
+from autograder.selfcheck import symptoms
+from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "candidates", "conclude", "conclude_component", "explain",
@@ -39,8 +41,8 @@ class Diagnosis:
     degenerate: bool = False  # a degenerate entry (code that ignores its inputs), not a realistic mistake
 
     def message(self, component: str) -> str:
-        return (f"diagnosis: your {component} behaves exactly like one that {self.misconception}\n"
-                f"  fix: {self.fix}")
+        """What a failure it explains gets appended, in the student's language (symptoms.diagnosis)."""
+        return symptoms.diagnosis(component, _(self.misconception), _(self.fix))
 
 
 @dataclass
@@ -234,7 +236,7 @@ def family_of(entry: index.Entry) -> str:
 DEGENERATE = "degenerate"
 
 #: What the feedback says to do about code that ignores its inputs (degenerate entries have no fix of their own).
-DEGENERATE_FIX = ("compute the output from the inputs as the contract describes; until it does, the tests "
+DEGENERATE_FIX = N_("compute the output from the inputs as the contract describes; until it does, the tests "
                   "that compare your code only with itself (shapes, invariances) earn nothing")
 
 

@@ -32,6 +32,7 @@ from typing import Optional, TypedDict
 from autograder.config import Assignment, Course
 from autograder.grading import late
 from autograder.grading.submission import Cell
+from autograder.selfcheck.i18n import _
 
 DEPS_MODULE = "__course_deps__"
 HEADER = ("from __future__ import annotations\nimport math\nfrom typing import Any, Optional\n"
@@ -50,6 +51,8 @@ class Job(TypedDict):
     inject: list[str]  # names put there again after loading (dependencies override the student's)
     scaffold: list[str]  # given names a test gets as the course's, whatever the submission defines
     deps_module: str
+    words: dict[str, str]  # procedures.WORDS in the student's language
+
 
 
 @functools.cache
@@ -92,9 +95,8 @@ def reference_source(course: Course, names: list[str]) -> str:
 def placeholder_source(names: list[str], component: str) -> str:
     lines = []
     for n in names:
-        lines.append(
-            f"def {n}(*args, **kwargs):\n"
-            f"    raise NotImplementedError('{n} is not available while grading {component}')\n")
+        said = _("{name} is not available while grading {component}").format(name=n, component=component)
+        lines.append(f"def {n}(*args, **kwargs):\n    raise NotImplementedError({said!r})\n")
     return "\n".join(lines)
 
 
@@ -109,8 +111,8 @@ class DependencyUse:
     defined: bool = True  # the submission defines it
 
     def describe(self) -> str:
-        whose = "your" if self.student else "the course's"
-        return f"{whose} {self.name} ({self.reason})"
+        said = _("your {name} ({reason})") if self.student else _("the course's {name} ({reason})")
+        return said.format(name=self.name, reason=self.reason)
 
 
 def describe(uses: Iterable[DependencyUse]) -> str:
@@ -141,17 +143,18 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
             continue  # given code: always the course's, and public
         same = owner.id == assignment.id
         if name not in defined:
-            reason = "not defined in your submission" if same else f"from {course.support_module}"
+            reason = (_("not defined in your submission") if same else
+                      _("from {module}").format(module=course.support_module))
             uses.append(DependencyUse(name, False, reason, same, defined=False))
             continue
         result = outcomes(name)
         if result is not None and result[0] == result[1]:
-            uses.append(DependencyUse(name, True, f"passes its {result[1]} tests", same))
+            uses.append(DependencyUse(name, True, _("passes its {total} tests").format(total=result[1]), same))
         elif result is None:
-            uses.append(DependencyUse(name, own, "its tests did not run", same))
+            uses.append(DependencyUse(name, own, _("its tests did not run"), same))
         else:
-            failed = f"fails {result[1] - result[0]} of its {result[1]} tests"
-            uses.append(DependencyUse(name, own, failed if own else f"yours {failed}", same))
+            said = _("fails {failed} of its {total} tests") if own else _("yours fails {failed} of its {total} tests")
+            uses.append(DependencyUse(name, own, said.format(failed=result[1] - result[0], total=result[1]), same))
     return uses
 
 
@@ -164,13 +167,17 @@ def settle(first: list[DependencyUse], own: list[DependencyUse], component: str,
     better = own_score is not None and own_score > first_score
     if better:
         chosen, other = own, first
-        clause = f"but {component} scores {own_score:g} of {points:g} with yours, {first_score:g} with the course's"
+        clause = _("but {component} scores {own} of {points} with yours, {first} with the course's").format(
+            component=component, own=f"{own_score:g}", points=f"{points:g}", first=f"{first_score:g}")
     else:
         chosen, other = first, own
-        mine = "no more" if own_score is None else f"{own_score:g}"
-        clause = f"and {component} scores {first_score:g} of {points:g} with the course's, {mine} with yours"
+        said = (_("and {component} scores {first} of {points} with the course's, no more with yours")
+                if own_score is None else
+                _("and {component} scores {first} of {points} with the course's, {own} with yours"))
+        clause = said.format(component=component, first=f"{first_score:g}", points=f"{points:g}",
+                             own=f"{own_score or 0:g}")
     flags = {u.name: u.student for u in other}
-    return [replace(u, reason=f"{u.reason}, {clause}") if flags.get(u.name) != u.student else u
+    return [replace(u, reason=_("{reason}, {clause}").format(reason=u.reason, clause=clause)) if flags.get(u.name) != u.student else u
             for u in chosen], better
 
 
@@ -237,4 +244,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     modules = {DEPS_MODULE: reference_source(course, deps), course.support_module: support}
     return Job(cells=[list(c) for c in cells], seed=procedures.TEST_SEED, modules=modules,
                prelude=sorted(set(assignment.given) | set(deps)), inject=sorted(replaced),
-               scaffold=sorted(assignment.given), deps_module=DEPS_MODULE)
+               scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
+               words={key: _(text) for key, text in procedures.WORDS.items()})

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from autograder.grading import late as late_mod
 from autograder.grading import overrides as overrides_mod
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 
 if TYPE_CHECKING:
     from autograder.config import Assignment, Course
@@ -80,17 +82,22 @@ def finalize(res: dict[str, Any], course: Course, assignment: Assignment, studen
 
 def _notes(raw: float, applied: list[dict[str, Any]], lateness: late_mod.Lateness, final: float,
            course: Course) -> str:
-    """What the student and staff read above the test results when overrides or lateness count."""
+    """What the student and staff read above the test results when overrides or lateness count, in the
+    course's language (the late policy's own words stay English: config.LatePolicy)."""
     lines = []
-    for o in applied:
-        was = f" (autograder: {o['autograded']:g})" if o["autograded"] is not None else ""
-        lines.append(f"Override: {o['component']} set to {o['score']:g}{was} by {o['by']}: {o['reason']}")
-    if lateness.seconds_late > 0 and lateness.due is not None:
-        lines.append(f"Submitted {course.deadlines.show(lateness.submitted_at)}, due "
-                     f"{course.deadlines.show(lateness.due.when)} ({lateness.due.source}): {lateness.explanation}."
-                     + (f" Late policy: {lateness.policy}." if lateness.penalty else ""))
-    if lines and (applied or lateness.penalty):
-        lines.append(f"Final score: {final:g} (autograded {raw:g})")
+    with i18n.using(course.language):
+        for o in applied:
+            said = (_("Override: {component} set to {score} (autograder: {autograded}) by {by}: {reason}")
+                    if o["autograded"] is not None else _("Override: {component} set to {score} by {by}: {reason}"))
+            lines.append(said.format(component=o["component"], score=f"{o['score']:g}", by=o["by"], reason=o["reason"],
+                                     autograded=f"{o['autograded'] or 0:g}"))
+        if lateness.seconds_late > 0 and lateness.due is not None:
+            lines.append(_("Submitted {submitted}, due {due} ({source}): {explanation}.").format(
+                submitted=course.deadlines.show(lateness.submitted_at), due=course.deadlines.show(lateness.due.when),
+                source=lateness.due.source, explanation=lateness.explanation)
+                + (" " + _("Late policy: {policy}.").format(policy=lateness.policy) if lateness.penalty else ""))
+        if lines and (applied or lateness.penalty):
+            lines.append(_("Final score: {final} (autograded {raw})").format(final=f"{final:g}", raw=f"{raw:g}"))
     return "\n".join(lines)
 
 

@@ -22,6 +22,8 @@ from autograder.grading import late, session
 from autograder.grading.errors import GradingRefused
 from autograder.grading.submission import Found, find_submissions
 from autograder.sandbox.forkserver import Zygote
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 
 #: Address space a grading worker may use above what it maps after warming up: a reply or a bug
 #: that blows the grader up costs one submission (MemoryError), not the machine or the batch.
@@ -102,7 +104,7 @@ def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
         return results_json(session.grade_file(_Worker.zygote, assignment_id, path, public_only=public_only,
                                                course=course, release=release))
     except Exception:  # a grader bug (or MemoryError) must not stop the batch
-        return failed_results(course.assignment(assignment_id), GRADER_FAILED,
+        return failed_results(course.assignment(assignment_id), GRADER_FAILED, course.language,
                               grader_error=traceback.format_exc()[-3000:])
 
 
@@ -140,7 +142,7 @@ def grade_class(assignment_id: str, directory: Path, out: Path, execute: Callabl
 
     for sub in found:
         if sub.path is None:  # nothing to grade in the student's folder: 0, with the reason
-            write(sub, failed_results(assignment, sub.problem))
+            write(sub, failed_results(assignment, sub.problem, course.language))
     bar = _progress(len(gradable), progress)
 
     def record(name: str, res: dict[str, Any]) -> None:
@@ -214,7 +216,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                     broken = True
                     continue
                 except Exception as exc:  # a result that cannot come back costs that result only
-                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                    res = failed_results(assignment, GRADER_FAILED, batch.course.language, grader_error=repr(exc))
                 if "refused" in res:
                     raise GradingRefused(f"refusing to grade untrusted code: {res['refused']}; install "
                                          f"bubblewrap (docs/security.md) or pass --allow-unisolated")
@@ -230,7 +232,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                     if name in in_flight:
                         attempts[name] += 1
                     if attempts[name] >= MAX_ATTEMPTS:
-                        batch.record(name, worker_died(assignment, attempts[name]))
+                        batch.record(name, worker_died(assignment, attempts[name], batch.course.language))
                         done.add(name)
                     else:
                         todo.append(name)
@@ -250,10 +252,12 @@ def _stopped_at_once_if_interrupted(pool: cf.ProcessPoolExecutor) -> Iterator[No
         raise
 
 
-def worker_died(assignment: Assignment, times: int) -> dict[str, Any]:
+def worker_died(assignment: Assignment, times: int, language: str = i18n.SOURCE) -> dict[str, Any]:
     """The results of a submission that took the grader's worker down `times` times: 0, no retry."""
-    return failed_results(assignment, f"The grader's worker process died {times} times while grading this "
-                          f"submission; ask your instructor to look at it.", grader_error="worker died")
+    with i18n.using(language):
+        said = _("The grader's worker process died {times} times while grading this submission; ask your "
+                 "instructor to look at it.").format(times=times)
+    return failed_results(assignment, said, grader_error="worker died")
 
 
 class _Bar(Protocol):

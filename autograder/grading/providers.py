@@ -16,6 +16,7 @@ from autograder.sandbox.bwrap import RUNTIME_DIR
 from autograder.sandbox.forkserver import Child, ChildDied, SandboxError, Stop, Zygote
 from autograder.sandbox.runtime import procedures
 from autograder.selfcheck.plugin import Submission
+from autograder.selfcheck.i18n import _
 
 
 class Broken:
@@ -98,7 +99,8 @@ class SandboxProvider(Runs):
         now = time.monotonic()
         self.test_deadline = now + self.limits.test_seconds
         if now > self.started + self.limits.submission_seconds:
-            return Broken(f"the whole submission ran past its time limit ({self.limits.submission_seconds:g} s)")
+            return Broken(_("the whole submission ran past its time limit ({seconds} s)").format(
+                seconds=f"{self.limits.submission_seconds:g}"))
         if component in self.broken:
             return Broken(self.broken[component])
         if component != self.current or self.child is None or self.child.dead:
@@ -129,7 +131,7 @@ class SandboxProvider(Runs):
             self.zygote.tainted = self.zygote.tainted or withheld
             ready = self.child.wait_ready(self.limits.load_seconds)
         except ChildDied as exc:
-            reason = f"loading your code failed: {exc.reason}"
+            reason = _("loading your code failed: {reason}").format(reason=exc.reason)
             if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
                 # Loading is the same for every component: do not wait for the limit again.
                 for c in self.assignment.components:
@@ -138,7 +140,8 @@ class SandboxProvider(Runs):
             self._finish_child()
             return
         except SandboxError as exc:
-            self.broken[component] = f"the grader's sandbox failed ({exc}); ask your instructor to regrade"
+            self.broken[component] = _("the grader's sandbox failed ({error}); ask your instructor to regrade").format(
+                error=exc)
             self._finish_child()
             return
         self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []))
@@ -168,7 +171,7 @@ class SandboxProvider(Runs):
     def after_test(self, component: str) -> None:
         if self.child is not None and self.child.dead:
             if self.child.dead.limit == Stop.SANDBOX:  # it took the fork server down: no second chance
-                self.broken[component] = f"your code was stopped: {self.child.dead.reason}"
+                self.broken[component] = _("your code was stopped: {reason}").format(reason=self.child.dead.reason)
             self._finish_child()
 
     def close(self) -> None:

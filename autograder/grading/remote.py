@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from autograder.grading import bounded
 from autograder.grading.signatures import Mismatch
+from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied
 from autograder.sandbox.runtime import wire
 from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
@@ -102,23 +103,24 @@ class Connection:
             reply = self.child.request(msg, self.deadline() - time.monotonic(),
                                        to_handle=self._to_handle, from_handle=self._from_handle)
         except ChildDied as exc:
-            raise SandboxLimit(f"your code was stopped: {exc.reason}") from None
+            raise SandboxLimit(_("your code was stopped: {reason}").format(reason=exc.reason)) from None
         self.seed = None
         if not isinstance(reply, dict):
-            raise SandboxLimit("the sandbox sent a malformed reply")
+            raise SandboxLimit(_("the sandbox sent a malformed reply"))
         if "error" in reply:
             err = reply["error"] if isinstance(reply["error"], dict) else {}
             kind = bounded.text(str(err.get("type", "Exception")), 200)
             message = bounded.text(str(err.get("message", "")), MESSAGE_CHARS)  # the child sends at most
             tb = bounded.text(str(err.get("traceback", "")).strip(), MESSAGE_CHARS)  # 2000 of each
             if kind in ("MemoryError",) or "can't allocate memory" in message or "DefaultCPUAllocator" in message:
-                raise SandboxLimit(f"your code ran out of memory (limit: {self.child.limits.memory_mb} MB "
-                                   f"above the interpreter): {message[:300]}")
+                raise SandboxLimit(_("your code ran out of memory (limit: {limit} MB above the interpreter): "
+                                     "{message}").format(limit=self.child.limits.memory_mb, message=message[:300]))
             if kind == "NotImplementedError":
-                raise NotImplementedYet(f"not implemented yet (your code raised NotImplementedError{': ' + message if message else ''})")
-            text = f"your code raised {kind}: {message}"
+                raise NotImplementedYet(_("not implemented yet (your code raised NotImplementedError: {message})").format(
+                    message=message) if message else _("not implemented yet (your code raised NotImplementedError)"))
+            text = _("your code raised {error}: {message}").format(error=kind, message=message)
             if tb:
-                text += "\n  where (your code):\n    " + tb.replace("\n", "\n    ")
+                text += "\n  " + _("where (your code):") + "\n    " + tb.replace("\n", "\n    ")
             if kind == "AttributeError" and msg.get("op") == "getattr":
                 raise StudentAttributeError(text, kind)
             mismatch = self._called(msg)
@@ -264,11 +266,12 @@ class RemoteNamespace:
                 raise
             detail = ""
             if self._notes:
-                detail = "\n  while loading your code: " + "\n  ".join(n.strip().splitlines()[-1] for n in self._notes[:3])
+                detail = "\n  " + _("while loading your code:") + " " + "\n  ".join(n.strip().splitlines()[-1] for n in self._notes[:3])
             close = suggest(name, self._defined)
             if close:
-                detail = f"; did you mean `{close}`? (the grader looks for the contract's name `{name}`)" + detail
-            raise MissingName(f"`{name}` is not defined in your submission{detail}") from None
+                raise MissingName(_("`{name}` is not defined in your submission; did you mean `{close}`? (the grader "
+                                    "looks for the contract's name `{name}`)").format(name=name, close=close) + detail) from None
+            raise MissingName(_("`{name}` is not defined in your submission").format(name=name) + detail) from None
 
     def __remote_seed__(self, value: int) -> None:
         """Seed the child's random generators before whatever the test asks of it next."""

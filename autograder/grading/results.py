@@ -10,17 +10,22 @@ from autograder.grading.final import row_notes, row_status
 from autograder.grading.scoring import Result, shares
 from autograder import spreadsheet
 from autograder.grading import bounded, dependencies
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import N_, _
+
+#: The heading of the load-time notes in a results' `output` (the class report finds it in every language).
+LOADING_HEADING = N_("While loading your code:")
 
 #: The message of a submission the grader itself failed on (never the student's fault).
-GRADER_FAILED = "The grader failed on this submission; ask your instructor to regrade."
+GRADER_FAILED = N_("The grader failed on this submission; ask your instructor to regrade.")
 #: The status (grades.csv, results' extra_data.status) of a submission whose file could not be read.
 UNREADABLE = "unreadable"
 
 
 def unreadable_message(reason: str) -> str:
     """The one line a student reads when their file could not be read (Result.unreadable)."""
-    return (f"Your submission could not be read, so nothing was graded: {reason.rstrip('.')}. Save the notebook "
-            f"in Jupyter and upload it again (after the due date, ask your instructor for a re-upload).")
+    return _("Your submission could not be read, so nothing was graded: {reason}. Save the notebook in Jupyter and "
+             "upload it again (after the due date, ask your instructor for a re-upload).").format(reason=reason.rstrip("."))
 
 
 def unreadable_problem(reason: str) -> str:
@@ -31,9 +36,14 @@ def unreadable_problem(reason: str) -> str:
 def format_result(result: Result, verbose: bool = True, tests: bool = True, counts_only: bool = False) -> str:
     """A plain-text report: per component, per test (unless `tests` is off), with failure messages
     (if `verbose`). `counts_only` (a self-check with the public tests) shows tests passed out of
-    total instead of points, which would look like the grade and are not."""
+    total instead of points, which would look like the grade and are not. In the result's language."""
+    with i18n.using(result.language):
+        return _format_result(result, verbose, tests, counts_only)
+
+
+def _format_result(result: Result, verbose: bool, tests: bool, counts_only: bool) -> str:
     def count(tested: list) -> str:
-        return f"{sum(t.passed for t in tested)} of {len(tested)} public tests passed"
+        return _("{passed} of {total} public tests passed").format(passed=sum(t.passed for t in tested), total=len(tested))
 
     if result.unreadable:
         return f"{result.assignment}: {UNREADABLE}\n{unreadable_message(result.unreadable)}"
@@ -43,13 +53,13 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
     for comp in result.components:
         lines.append(f"  {comp.name}: " + (count(comp.tests) if counts_only else f"{comp.score:g} / {comp.points:g}"))
         if comp.dependencies:
-            lines.append("    graded with " + dependencies.describe(comp.dependencies))
+            lines.append("    " + _("graded with {dependencies}").format(dependencies=dependencies.describe(comp.dependencies)))
         if comp.withheld:
-            lines.append(f"    note: {comp.withheld}")
+            lines.append("    " + _("note: {text}").format(text=comp.withheld))
         if not tests:
             continue
         for note in bounded.notes(comp.notes, result.limits):
-            lines.append(f"    note: {note.splitlines()[-1] if note else ''}")
+            lines.append("    " + _("note: {text}").format(text=note.splitlines()[-1] if note else ""))
         for t in comp.tests:
             mark = "PASS" if t.passed else "FAIL"
             lines.append(f"    [{mark}] {t.name}")
@@ -59,25 +69,31 @@ def format_result(result: Result, verbose: bool = True, tests: bool = True, coun
 
 
 def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, Any]:
-    """The Gradescope autograder results format, one entry per test."""
+    """The Gradescope autograder results format, one entry per test, in the result's language; each test's
+    `extra_data.test` is its name in English ("component: test"), what staff tools key it by."""
+    with i18n.using(result.language):
+        return _results_json(result, policy)
+
+
+def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
     if result.unreadable:
         return {"score": 0.0, "max_score": result.max_score, "output": unreadable_message(result.unreadable),
                 "visibility": "visible", "stdout_visibility": "hidden", "execution_time": round(result.seconds, 3),
                 "tests": [], "extra_data": {"assignment": result.assignment, "submission": Path(result.submission).name,
                                             "isolation": result.isolation, "status": UNREADABLE,
-                                            "problem": unreadable_problem(result.unreadable)}}
+                                            "problem": unreadable_problem(result.unreadable_english or result.unreadable)}}
     tests = []
     for comp in result.components:
         for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained):
             t = share.outcome
             output = _output(t.output, result)
             if t.passed and share.floored:
-                output = (f"counts {share.factor:.0%} of its share: {comp.name} matches few of the course's values, "
-                          f"but its failures are one known mistake (see the diagnosis), so what it still does "
-                          f"right counts at least {share.factor:.0%}")
+                output = _("counts {share} of its share: {component} matches few of the course's values, but its "
+                           "failures are one known mistake (see the diagnosis), so what it still does right counts "
+                           "at least {share}").format(share=f"{share.factor:.0%}", component=comp.name)
             elif t.passed and share.factor < 1:
-                output = (f"counts {share.factor:.0%} of its share: {comp.name} matches the course's values in "
-                          f"{share.factor:.0%} of the comparisons (by weight)")
+                output = _("counts {share} of its share: {component} matches the course's values in {share} of the "
+                           "comparisons (by weight)").format(share=f"{share.factor:.0%}", component=comp.name)
             tests.append({
                 "name": f"{comp.name}: {t.name}",
                 "score": share.score,
@@ -85,16 +101,17 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                 "status": "passed" if t.passed else "failed",
                 "output": output,
                 "visibility": "visible" if t.public else "after_published",
-                "extra_data": {"component": comp.name, "public": t.public, "kind": t.kind},
+                "extra_data": {"component": comp.name, "public": t.public, "kind": t.kind,
+                               "test": f"{comp.name}: {t.english or t.name}"},
             })
     notes = []
     for comp in result.components:
         notes += [f"{comp.name}: {n}" for n in bounded.notes(comp.notes, result.limits)]
-    output = format_result(result, verbose=False)
+    output = _format_result(result, verbose=False, tests=True, counts_only=False)
     if result.isolation.startswith("NOT ISOLATED"):
-        output = f"WARNING: this submission was graded {result.isolation}\n\n" + output
+        output = _("WARNING: this submission was graded {isolation}").format(isolation=result.isolation) + "\n\n" + output
     if notes:
-        output += "\n\nWhile loading your code:\n" + "\n".join(notes)
+        output += "\n\n" + _(LOADING_HEADING) + "\n" + "\n".join(notes)
     if result.output:
         output += "\n\n" + result.output[-8000:]
     return {
@@ -112,8 +129,8 @@ def results_json(result: Result, policy: Optional[Scoring] = None) -> dict[str, 
                                                                  "reason": u.reason, "defined": u.defined}
                                                                 for u in c.dependencies],
                                                "withheld": bool(c.withheld),
-                                               "misconceptions": [{"id": d.family, "summary": d.misconception,
-                                                                   "fix": d.fix} for d in c.misconceptions]}
+                                               "misconceptions": [{"id": d.family, "summary": _(d.misconception),
+                                                                   "fix": _(d.fix)} for d in c.misconceptions]}
                                       for c in result.components}},
     }
 
@@ -132,8 +149,11 @@ def _output(text: str, result: Result) -> str:
     return bounded.text(symptoms.reveal(text, result.hint_level), result.limits.feedback_kb * 1024)
 
 
-def failed_results(assignment: Assignment, output: str, **extra: Any) -> dict[str, Any]:
-    """Results for a submission that was not graded (no file to grade, or the grader failed): 0."""
+def failed_results(assignment: Assignment, output: str, language: str = i18n.SOURCE, **extra: Any) -> dict[str, Any]:
+    """Results for a submission that was not graded (no file to grade, or the grader failed): 0. An
+    `output` that is a message of the catalogue (GRADER_FAILED) is shown in `language`."""
+    with i18n.using(language):
+        output = _(output)
     return {"score": 0.0, "max_score": assignment.max_score, "output": output, "visibility": "visible",
             "tests": [], "extra_data": dict(extra)}
 

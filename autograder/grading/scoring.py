@@ -44,7 +44,9 @@ class Result:
     scoring: Scoring = field(default_factory=Scoring)  # the policy the scores were computed with
     limits: Limits = field(default_factory=Limits)  # what of the student's texts its results keep
     unreadable: str = ""  # why the submitted file could not be read (SubmissionError): nothing was graded
+    unreadable_english: str = ""  # ... in English, for staff (grades.csv, the report)
     hint_level: int = 1  # how much of a diagnosis its feedback shows (course.yml feedback.hint_level)
+    language: str = "en"  # the language of what the student reads (course.yml language; selfcheck/i18n.py)
 
     @property
     def score(self) -> float:

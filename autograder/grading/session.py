@@ -16,13 +16,15 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (DIAGNOSIS_MARK, Recorder, candidates, conclude_component,
+from autograder.catalogue.diagnosis import (Recorder, candidates, conclude_component,
                                             explain, signature_candidates)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, TestOutcome, component_of,
                                          fail_fast_kind, register_hypothesis_profile, run_pytest)
 
@@ -103,7 +105,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         if held is not None:
             withhold(comp, course, held)
     return Result(assignment_id, submission, components_scored, scoring=course.scoring, limits=course.limits,
-                  hint_level=course.feedback.hint_level)
+                  hint_level=course.feedback.hint_level, language=i18n.language())
 
 
 @dataclass(eq=False)
@@ -271,7 +273,7 @@ def name_misconceptions(comp: ComponentScore) -> None:
     for test in failed:
         if family in test.candidates:
             test.misconception = family
-            test.output = f"{test.output}{DIAGNOSIS_MARK}{found.message(comp.name)[len('diagnosis: '):]}"
+            test.output = test.output + found.message(comp.name)
 
 
 def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Release) -> None:
@@ -280,17 +282,21 @@ def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Rele
     the student only after `release` (dependencies.unreleased_reference)."""
     held = [u for u in comp.dependencies if not u.student]
     replaced = [u for u in held if u.same_assignment]
-    when = f"after your due date ({course.deadlines.show(release.when)})" if release.when else "after the due date"
-    why = (f"{comp.name} was graded with {dependencies.describe(replaced)}" if replaced else
-           f"{comp.name} was graded with the course's {', '.join(u.name for u in held)}, from an assignment whose "
-           f"due date for you has not passed")
+    when = (_("after your due date ({due})").format(due=course.deadlines.show(release.when)) if release.when
+            else _("after the due date"))
+    why = (_("{component} was graded with {dependencies}").format(component=comp.name,
+                                                                  dependencies=dependencies.describe(replaced))
+           if replaced else
+           _("{component} was graded with the course's {names}, from an assignment whose due date for you has not "
+             "passed").format(component=comp.name, names=", ".join(u.name for u in held)))
     fix = ", ".join(u.name for u in replaced if u.defined)
-    comp.withheld = (f"{why}; so that the course's code cannot be read out through feedback, the details of "
-                     f"these tests are shown only {when}." + (f" Fix {fix} first: its own feedback is complete."
-                                                              if fix else ""))
+    comp.withheld = _("{why}; so that the course's code cannot be read out through feedback, the details of these "
+                      "tests are shown only {when}.").format(why=why, when=when)
+    if fix:
+        comp.withheld += " " + _("Fix {names} first: its own feedback is complete.").format(names=fix)
     for test in comp.tests:
         if not test.passed:
-            test.output = "details withheld: " + comp.withheld
+            test.output = _("details withheld: {why}").format(why=comp.withheld)
     comp.notes = []
 
 
@@ -301,8 +307,16 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     """Grade one submission file in the sandbox (its code runs only in children of `zygote`).
 
     Withheld feedback (run) is shown after `release`; without it, after the reference_release of
-    `student`, else of the class (the Gradescope runner passes Gradescope's student and due date)."""
+    `student`, else of the class (the Gradescope runner passes Gradescope's student and due date).
+    Everything the student reads is in course.yml's `language` (selfcheck/i18n.py)."""
     course = course or config_mod.default()
+    with i18n.using(course.language):
+        return _grade_file(zygote, assignment_id, path, public_only, course, suites, student, release, now)
+
+
+def _grade_file(zygote: Zygote, assignment_id: str, path: Path | str, public_only: bool, course: config_mod.Course,
+                suites: Path, student: Optional[str], release: Optional[late.Release],
+                now: Optional[dt.datetime]) -> Result:
     if release is None:
         student, platform_due = _who_is_due(course, assignment_id, Path(path), student)
         release = late.reference_release(course, course.assignment(assignment_id), student, platform_due)
@@ -312,12 +326,13 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
     try:
         cells = read_cells(path, course.limits)
     except SubmissionError as exc:  # nothing to test: one status and one line, not a failure per test
-        return unreadable_result(course, assignment_id, path, str(exc), zygote, time.monotonic() - start)
+        return unreadable_result(course, assignment_id, path, str(exc), zygote, time.monotonic() - start, exc.english)
     provider = SandboxProvider(zygote, course, assignment_id, cells)
     result = run(assignment_id, provider, public_only=public_only, course=course, submission=str(path),
                  suites=suites, cells=cells, release=release, now=now)
     withheld = {c.name for c in result.components if c.withheld}
-    result.output = "\n".join(f"[{name}] output of your code:\n{text}" for name, text in provider.output.items()
+    result.output = "\n".join(f"[{name}] " + _("output of your code:") + f"\n{text}"
+                              for name, text in provider.output.items()
                               if name in result.assignment_components() and name not in withheld)
     result.seconds = time.monotonic() - start
     result.isolation = zygote.isolation.describe() if zygote.isolation else ""
@@ -325,7 +340,7 @@ def grade_file(zygote: Zygote, assignment_id: str, path: Path | str, *, public_o
 
 
 def unreadable_result(course: config_mod.Course, assignment_id: str, path: Path | str, reason: str,
-                      zygote: Optional[Zygote] = None, seconds: float = 0.0) -> Result:
+                      zygote: Optional[Zygote] = None, seconds: float = 0.0, english: str = "") -> Result:
     """The result of a submission whose file cannot be read (a truncated or damaged notebook, over a
     limit): every component 0 with no tests, and `unreadable` saying why (results.results_json makes
     it the status `unreadable` with one line for the student)."""
@@ -333,7 +348,7 @@ def unreadable_result(course: config_mod.Course, assignment_id: str, path: Path 
     comps = [ComponentScore(c.name, c.points, 0.0, []) for c in assignment.components]
     return Result(assignment_id, str(path), comps, seconds=seconds, scoring=course.scoring, limits=course.limits,
                   isolation=zygote.isolation.describe() if zygote is not None and zygote.isolation else "",
-                  unreadable=reason)
+                  unreadable=reason, unreadable_english=english or reason, language=course.language)
 
 
 def _who_is_due(course: config_mod.Course, assignment_id: str, path: Path,

@@ -26,6 +26,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, parse_student_code
+from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_
             "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
             "valid_length": "valid_len", "x_train": "key", "y_train": "value", "x_val": "query"}
 #: What the course's edition changed: shown with a constructor that lacks parameters.
-EDITION_HINT = "the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures"
+EDITION_HINT = N_("the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures")
 #: The longest default value shown (a student's default is source text).
 DEFAULT_CHARS = 40
 
@@ -119,10 +120,11 @@ class Adapter:
 
     def show(self) -> str:
         """What each of the contract's arguments was given as: "num_hiddens as your num_hiddens, ..."."""
-        shown = [c if c == n else f"the {c} as your {n}" for c, n in zip(self.contract, self.names) if n is not None]
+        shown = [c if c == n else _("the {contract} as your {name}").format(contract=c, name=n)
+                 for c, n in zip(self.contract, self.names) if n is not None]
         dropped = [c for c, n in zip(self.contract, self.names) if n is None]
-        return ", ".join(shown) + (f" (and not the {', '.join(dropped)}, which your code does not take)"
-                                   if dropped else "")
+        return ", ".join(shown) + (" " + _("(and not the {names}, which your code does not take)").format(
+            names=", ".join(dropped)) if dropped else "")
 
 
 def adapter(student: Params, contract: Params) -> Optional[Adapter]:
@@ -177,37 +179,41 @@ class Mismatch:
         return bool(self.misplaced) and not self.missing and not self.extra and self.adapter is None
 
     def _got(self, j: int) -> str:
-        return f"the {self.contract.names[j]}" if j < len(self.contract.names) else "nothing"
+        return _("the {name}").format(name=self.contract.names[j]) if j < len(self.contract.names) else _("nothing")
 
     def message(self) -> str:
         """The finding, said once per component."""
         method = self.target.partition(".")[2]
-        lines = [f"signature: your {self.target} takes ({self.student.show()}); "
-                 f"the contract is ({self.contract.show()})"]
+        lines = ["signature: " + _("your {target} takes ({yours}); the contract is ({contract})").format(
+            target=self.target, yours=self.student.show(), contract=self.contract.show())]
         if self.adapter is not None:
-            lines.append(f"  the grader passed {self.adapter.show()} by name, so that the rest of your code "
-                         f"was graded on what it does (the signature test costs the signature; the other "
-                         f"tests, what your code does with those arguments)")
+            lines.append("  " + _("the grader passed {arguments} by name, so that the rest of your code was graded on "
+                                  "what it does (the signature test costs the signature; the other tests, what your "
+                                  "code does with those arguments)").format(arguments=self.adapter.show()))
         elif self.missing:
-            lines.append(f"  it has no {', '.join(self.missing)}: the tests pass "
-                         f"{'them' if len(self.missing) > 1 else 'it'} by position, so calls fail")
+            said = (_("it has no {names}: the tests pass them by position, so calls fail") if len(self.missing) > 1
+                    else _("it has no {names}: the tests pass it by position, so calls fail"))
+            lines.append("  " + said.format(names=", ".join(self.missing)))
         if self.misplaced and not self.missing and self.adapter is None:
-            got = "; ".join(f"your {self.student.names[j]} gets {self._got(j)}" for j in self.misplaced)
-            lines.append(f"  the tests pass the arguments by position, in the contract's order: {got}")
+            got = "; ".join(_("your {name} gets {value}").format(name=self.student.names[j], value=self._got(j))
+                            for j in self.misplaced)
+            lines.append("  " + _("the tests pass the arguments by position, in the contract's order: {got}").format(got=got))
         if self.extra:
-            lines.append(f"  no test passes your {', '.join(self.extra)}: remove "
-                         f"{'them' if len(self.extra) > 1 else 'it'} or give {'them' if len(self.extra) > 1 else 'it'} a default")
+            said = (_("no test passes your {names}: remove them or give them a default") if len(self.extra) > 1
+                    else _("no test passes your {names}: remove it or give it a default"))
+            lines.append("  " + said.format(names=", ".join(self.extra)))
         for j in self.no_default if not self.misplaced else ():
-            lines.append(f"  the contract's {self.contract.names[j]} has a default ({self.contract.defaults[j]}) "
-                         f"and some tests leave it out: give your {self.student.names[j]} the same default")
+            lines.append("  " + _("the contract's {name} has a default ({default}) and some tests leave it out: give "
+                                  "your {yours} the same default").format(
+                name=self.contract.names[j], default=self.contract.defaults[j], yours=self.student.names[j]))
         wanted = self.contract.show(defaults=True)
         if self.kind == "function":
             lines.append(f"  fix: def {self.target}({wanted})")
         else:
             lines.append(f"  fix: def {method or '__init__'}(self{', ' if wanted else ''}{wanted}) "
-                         f"in class {self.component}")
+                         + _("in class {name}").format(name=self.component))
         if self.missing and self.kind == "constructor":
-            lines.append(f"  hint: {EDITION_HINT}")
+            lines.append(f"  hint: {_(EDITION_HINT)}")
         return "\n".join(lines)
 
     def call_note(self, args: Sequence[Any]) -> str:
@@ -215,9 +221,10 @@ class Mismatch:
         parameters received ("" when the order is not the problem)."""
         if not self.wrong_values:
             return ""
-        got = [f"{self.student.names[j]} = the {self.contract.names[j]} {describe(args[j])}"
+        got = [_("{name} = the {contract} {value}").format(name=self.student.names[j], contract=self.contract.names[j],
+                                                           value=describe(args[j]))
                for j in self.misplaced if j < len(args) and j < len(self.contract.names)]
-        return f"\n  in the contract's order, your parameters got: {', '.join(got)}" if got else ""
+        return "\n  " + _("in the contract's order, your parameters got: {got}").format(got=", ".join(got)) if got else ""
 
 
 def describe(value: Any) -> str:
@@ -226,7 +233,7 @@ def describe(value: Any) -> str:
         return str(tuple(value.shape))
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
-    return f"(a {type(value).__name__})"
+    return _("(a {type})").format(type=type(value).__name__)
 
 
 def compare(component: str, target: str, kind: str, student: Params, contract: Params) -> Optional[Mismatch]:
@@ -348,6 +355,10 @@ def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch
     return out
 
 
+#: The name of the signature test (signature_tests).
+SIGNATURE_TEST = N_("takes the contract's parameters in the contract's order")
+
+
 def signature_test(component: str) -> str:
     """The function name of the test a component's signature mistake costs."""
     return f"test_{component}_contract_signature"
@@ -357,8 +368,7 @@ def signature_tests(found: dict[str, list[Mismatch]], components: Iterable[str])
     """For each of `components` that the grader called by name (a mismatch with an `Adapter`), one
     failed structure test: what the mistake costs, whatever the rest of the component does (its text
     is the mistake's message, `attach`). A component called as the contract says has no such test."""
-    return [TestOutcome(nodeid=f"signature::{name}", name="takes the contract's parameters in the contract's order",
-                        component=name, weight=1.0, public=True, kind="structure", function=signature_test(name))
+    return [TestOutcome(nodeid=f"signature::{name}", name=_(SIGNATURE_TEST), english=SIGNATURE_TEST, component=name, weight=1.0, public=True, kind="structure", function=signature_test(name))
             for name in dict.fromkeys(components) if any(m.adapter for m in found.get(name, []))]
 
 

@@ -17,8 +17,10 @@ from typing import Any, Optional
 from autograder.config import Limits
 from autograder.grading.student_files import SubmissionError, read_bounded
 from autograder.sandbox.runtime import json_bounds
+from autograder.selfcheck.i18n import N_
 
 SUFFIXES = (".ipynb", ".py")
+NOT_A_SUBMISSION = N_("{name}: expected a .py or .ipynb file")
 #: Folders inside a submission that never hold the student's notebook.
 SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", "__MACOSX", "autograder", ".git"})
 
@@ -76,8 +78,9 @@ class Deadline:
 
     def check(self) -> None:
         if time.monotonic() > self.end:
-            raise SubmissionError(f"{self.filename}: reading it took more than {self.seconds:g} s (is it "
-                                  f"mostly blank lines or generated code?); submit the notebook you worked in")
+            raise SubmissionError.said(N_("{name}: reading it took more than {seconds} s (is it mostly blank lines or "
+                                          "generated code?); submit the notebook you worked in"),
+                                       name=self.filename, seconds=f"{self.seconds:g}")
 
 
 def python_source(cell: str, deadline: Optional[Deadline] = None) -> str:
@@ -202,15 +205,16 @@ def read_cells(path: Path | str, limits: Optional[Limits] = None) -> list[Cell]:
     path = Path(path)
     limits = limits or Limits()
     if path.suffix not in SUFFIXES:
-        raise SubmissionError(f"{path.name}: expected a .py or .ipynb file")
+        raise SubmissionError.said(NOT_A_SUBMISSION, name=path.name)
     return cells_from_bytes(path.name, read_submission(path, limits), limits)
 
 
 def _check_size(filename: str, size: int, limits: Limits) -> None:
     cap = int(limits.submission_mb * 1024 * 1024)
     if size > cap:
-        raise SubmissionError(f"{filename} is {size} bytes, over the {cap} byte limit for a submission "
-                              f"({limits.submission_mb:g} MiB): clear the notebook's outputs and submit it again")
+        raise SubmissionError.said(N_("{name} is {size} bytes, over the {cap} byte limit for a submission ({mib} MiB): "
+                                      "clear the notebook's outputs and submit it again"),
+                                   name=filename, size=size, cap=cap, mib=f"{limits.submission_mb:g}")
 
 
 def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None) -> list[Cell]:
@@ -224,12 +228,14 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
             notebook = json_bounds.loads(data, limits.json_bounds(len(data)), "its JSON")
             cells = notebook["cells"]
         except json_bounds.JSONBoundsError as exc:
-            raise SubmissionError(f"{filename} is not a notebook the grader reads: {exc}") from None
+            raise SubmissionError.said(N_("{name} is not a notebook the grader reads: {error}"), name=filename,
+                                       error=exc) from None
         except json.JSONDecodeError as exc:  # its position only: the message quotes none of the file
-            raise SubmissionError(f"{filename} is not a readable Jupyter notebook: its JSON breaks off at line "
-                                  f"{exc.lineno}, column {exc.colno} (a save or upload cut short?)") from None
+            raise SubmissionError.said(N_("{name} is not a readable Jupyter notebook: its JSON breaks off at line "
+                                          "{line}, column {column} (a save or upload cut short?)"),
+                                       name=filename, line=exc.lineno, column=exc.colno) from None
         except (ValueError, KeyError, TypeError, RecursionError):
-            raise SubmissionError(f"{filename} is not a readable Jupyter notebook") from None
+            raise SubmissionError.said(N_("{name} is not a readable Jupyter notebook"), name=filename) from None
         sources = []
         for i, cell in enumerate(cells if isinstance(cells, list) else []):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -240,12 +246,13 @@ def cells_from_bytes(filename: str, data: bytes, limits: Optional[Limits] = None
     elif filename.endswith(".py"):
         sources = [(filename, data.decode("utf-8", errors="replace"))]
     else:
-        raise SubmissionError(f"{filename}: expected a .py or .ipynb file")
+        raise SubmissionError.said(NOT_A_SUBMISSION, name=filename)
     code = sum(len(source) for _, source in sources)
     if code > limits.source_kb * 1024:
-        raise SubmissionError(f"{filename} holds {code} characters of code, over the limit of "
-                              f"{limits.source_kb * 1024} ({limits.source_kb} KiB); the graded code of an "
-                              f"assignment is far less: remove generated or pasted data and submit again")
+        raise SubmissionError.said(N_("{name} holds {code} characters of code, over the limit of {limit} ({kib} KiB); "
+                                      "the graded code of an assignment is far less: remove generated or pasted data "
+                                      "and submit again"),
+                                   name=filename, code=code, limit=limits.source_kb * 1024, kib=limits.source_kb)
     out = []
     for label, source in sources:
         deadline.check()

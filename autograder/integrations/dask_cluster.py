@@ -294,7 +294,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
             try:  # the one way a student's file is opened (no link followed, a regular file, bounded)
                 read, size = read_bounded(path, cap)
             except SubmissionError as exc:  # a link, a FIFO, gone or unreadable: that submission only, 0
-                batch.record(name, failed_results(assignment, str(exc)))
+                batch.record(name, failed_results(assignment, str(exc), batch.course.language))
                 continue
             data: Optional[bytes] = read if size <= cap else None
             fut = client.submit(grade_task, key, name, path.name, data, size, assignment.id, public_only,
@@ -311,9 +311,9 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
             elif fut.status == "error":
                 exc = fut.exception()
                 if isinstance(exc, KilledWorker):  # took workers down allowed-failures + 1 times
-                    res = pool.worker_died(assignment, exc.allowed_failures + 1)
+                    res = pool.worker_died(assignment, exc.allowed_failures + 1, batch.course.language)
                 else:  # a result that cannot come back costs that result only
-                    res = failed_results(assignment, GRADER_FAILED, grader_error=repr(exc))
+                    res = failed_results(assignment, GRADER_FAILED, batch.course.language, grader_error=repr(exc))
             else:
                 raise ClusterError(f"the Dask cluster at {where} dropped the grading of {name} ({fut.status}); "
                                    f"results so far are in the output folder")

@@ -33,6 +33,7 @@ from autograder.grading import late
 from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
 from autograder.printable import printable, printable_text
+from autograder.selfcheck import i18n
 
 TORCH = "torch==2.13.0"
 #: The lock: every Python package's exact version, written by `uv pip compile` from pyproject.toml.
@@ -170,8 +171,13 @@ def build(assignment_id: str, out: Path, course: Optional[config_mod.Course] = N
             add("README.md", f"# {course.name}: Gradescope autograder for {assignment_id}\n".encode())
         for name, path in files.items():
             add(name, path.read_bytes())
-        for name, data in catalogue_files(course, assignment_id, repo).items():
+        catalogue = catalogue_files(course, assignment_id, repo)
+        for name, data in catalogue.items():
             add(name, data)
+        if course.language != i18n.SOURCE:  # the students' language: the messages of what the zip holds
+            from autograder.authoring import translations
+            shipped = set(files) | set(catalogue)
+            add(f"autograder/locale/{course.language}.mo", translations.compiled(course.language, shipped.__contains__))
     return out
 
 

@@ -47,6 +47,8 @@ from autograder.grading import class_record
 from autograder.grading import late as late_mod
 from autograder.grading.results import graded_with
 from autograder.integrations import lms
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import _
 
 _ZYGOTES: dict[str, Any] = {}
 
@@ -69,18 +71,19 @@ def component_feedback(report: dict[str, Any], component: str, notes: list[str])
     comp = report["extra_data"]["components"][component]
     tests = [t for t in report["tests"] if t["extra_data"]["component"] == component]
     passed = sum(t["status"] == "passed" for t in tests)
-    lines = [f"{component}: {comp['score']:g} / {comp['max_score']:g} points "
-             f"({passed} of {len(tests)} tests passed; graded by the course's autograder with the public "
-             f"and hidden tests)"]
+    lines = [_("{component}: {score} / {points} points ({passed} of {total} tests passed; graded by the course's "
+               "autograder with the public and hidden tests)").format(
+        component=component, score=f"{comp['score']:g}", points=f"{comp['max_score']:g}", passed=passed,
+        total=len(tests))]
     if comp.get("dependencies"):
-        lines.append(f"  graded with {graded_with(comp['dependencies'])}")
+        lines.append("  " + _("graded with {dependencies}").format(dependencies=graded_with(comp["dependencies"])))
     for t in tests:
         name = t["name"].split(": ", 1)[-1]
         lines.append(f"  [{'PASS' if t['status'] == 'passed' else 'FAIL'}] {name}")
         if t["status"] != "passed" and t.get("output"):
             lines += ["        " + line for line in t["output"].splitlines()]
     if notes and comp["score"] < comp["max_score"]:
-        lines.append("  While loading your code:")
+        lines.append("  " + _("While loading your code:"))
         lines += ["    " + n.splitlines()[-1] for n in notes if n]
     return "\n".join(lines) + "\n"
 
@@ -172,7 +175,7 @@ class SandboxGrader(NbGraderPreprocessor):
         self.log.info("course grader: %s %s: %g / %g", info["student"], assignment.id,
                       result.score, result.max_score)
         notes = {c.name: c.notes for c in result.components}
-        with Gradebook(info["db_url"]) as gb:
+        with Gradebook(info["db_url"]) as gb, i18n.using(course.language):
             self._fill(nb, info, assignment, report, notes, gb)
         return nb, resources
 
@@ -217,7 +220,8 @@ class SandboxGrader(NbGraderPreprocessor):
     @staticmethod
     def _set(cell: Any, report: dict[str, Any], component: str, notes: list[str]) -> None:
         if report["extra_data"].get("status") == "unreadable":  # read by nbgrader, over the grader's limits
-            cell.outputs = graded_outputs(f"{component}: 0 points: {report['output']}\n", 0.0)
+            cell.outputs = graded_outputs(_("{component}: 0 points: {output}").format(
+                component=component, output=report["output"]) + "\n", 0.0)
             cell.execution_count = None
             return
         score = report["extra_data"]["components"][component]["score"]
@@ -233,7 +237,7 @@ class SandboxGrader(NbGraderPreprocessor):
             raise ValueError(f"the gradebook has no cell {grade_id} for {info['assignment']}: run "
                              f"`course release` (nbgrader generate_assignment) first") from None
         cell = nbformat.v4.new_code_cell(
-            f"# This graded cell was missing from the submitted notebook; the grader put it back.\n"
+            "# " + _("This graded cell was missing from the submitted notebook; the grader put it back.") + "\n"
             f"{source.source}")
         cell.id = f"restored-{grade_id}"[:64]
         cell.metadata.update({"deletable": False, "editable": False, "nbgrader": {

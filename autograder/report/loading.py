@@ -190,7 +190,7 @@ def parse(name: str, data: dict[str, Any], assignment_id: str) -> Submission:
             continue
         found_t_extra = t.get("extra_data")
         t_extra: dict[str, Any] = found_t_extra if isinstance(found_t_extra, dict) else {}
-        key = str(t.get("name", ""))
+        key = str(t_extra.get("test") or t.get("name", ""))  # its English name (results_json), else the shown one
         component = str(t_extra.get("component") or key.partition(": ")[0])
         score, max_score = _float(t.get("score")), _float(t.get("max_score"))
         status = t.get("status")

@@ -15,6 +15,7 @@ Definitions (the page repeats them):
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -22,7 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from autograder.grading.results import LOADING_HEADING
 from autograder.report.loading import ClassResults, Submission
+from autograder.selfcheck import i18n
+from autograder.selfcheck.i18n import N_
 
 FULL_TOLERANCE = 1e-3
 #: Default threshold of the students-at-risk list: mean share of the points below this.
@@ -214,12 +218,40 @@ class Issue:
             self.components.append(component)
 
 
-_STOPPED = re.compile(r"your code was stopped: ([^\n]+)")
-_LOAD_FAILED = re.compile(r"loading your code failed: ([^\n]+)")
-_MEMORY = re.compile(r"your code ran out of memory \(limit: [^)\n]*\)")
-_SUBMISSION_TIME = re.compile(r"the whole submission ran past its time limit[^\n]*")
-_SANDBOX = re.compile(r"the grader's sandbox failed[^\n]*")
-_MISSING = re.compile(r"`([^`\n]+)` is not defined in your submission")
+class Said:
+    """A student-facing message of the kit found in results of any language (i18n.every_translation):
+    `search` gives the first language's match, group 1 its `{group}` placeholder; the text from its first
+    other placeholder on is matched by `rest`. The patterns are built on first use (the catalogues load then)."""
+
+    def __init__(self, message: str, group: str = "", rest: str = r"[^\n]*") -> None:
+        self.message, self.group, self.rest = message, group, rest
+
+    @functools.cached_property
+    def patterns(self) -> list[re.Pattern[str]]:
+        out = []
+        for text in sorted(i18n.every_translation(self.message)):
+            pattern = ""
+            for part in re.split(r"(\{\w+\})", text):
+                if part == f"{{{self.group}}}":
+                    pattern += r"([^\n`]+?)" if "`" in text else r"([^\n]+)"
+                elif part.startswith("{") and part.endswith("}"):
+                    pattern += self.rest
+                    break
+                else:
+                    pattern += re.escape(part)
+            out.append(re.compile(pattern))
+        return out
+
+    def search(self, text: str) -> Optional[re.Match[str]]:
+        return next((m for p in self.patterns if (m := p.search(text)) is not None), None)
+
+
+_STOPPED = Said(N_("your code was stopped: {reason}"), "reason")
+_LOAD_FAILED = Said(N_("loading your code failed: {reason}"), "reason")
+_MEMORY = Said(N_("your code ran out of memory (limit: {limit} MB above the interpreter): {message}"), rest=r"[^)）\n]*[)）]")
+_SUBMISSION_TIME = Said(N_("the whole submission ran past its time limit ({seconds} s)"))
+_SANDBOX = Said(N_("the grader's sandbox failed ({error}); ask your instructor to regrade"))
+_MISSING = Said(N_("`{name}` is not defined in your submission"), "name")
 _NOT_IMPLEMENTED = "not implemented yet"
 _NUMBERS = re.compile(r"\b(line|cell) \d+")
 
@@ -281,8 +313,8 @@ def problems(cls: ClassResults) -> list[Issue]:
 
 def _load_note_blocks(output: str, components: list[str]) -> list[tuple[str, str]]:
     """(component, last line) of each note of the results' "While loading your code:" section."""
-    marker = "While loading your code:\n"
-    if marker not in output:
+    marker = next((m + "\n" for m in sorted(i18n.every_translation(LOADING_HEADING)) if m + "\n" in output), "")
+    if not marker:
         return []
     section = output.split(marker, 1)[1].split("\n\n", 1)[0]
     blocks: list[tuple[str, list[str]]] = []

@@ -24,13 +24,16 @@ from typing import Any, NoReturn, Optional, TypedDict
 from autograder.config import Limits
 from autograder.sandbox.bwrap import RUNTIME_DIR, Launch, launch, resolve_mode
 from autograder.sandbox.runtime import reaper, wire
+from autograder.selfcheck.i18n import N_, _
 
 #: The largest reply the grader buffers (the wire format allows 512 MiB, sent *to* a child): the
 #: grader is not memory-limited and holds several copies of a reply while decoding it.
 MAX_REPLY_BYTES = 64 * 1024 * 1024
-_SIGNAL_NAMES = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort",
-                 signal.SIGBUS: "a bus error", signal.SIGFPE: "a floating-point exception",
-                 signal.SIGILL: "an illegal instruction"}
+_SIGNAL_NAMES = {signal.SIGSEGV: N_("the process crashed with a segmentation fault"),
+                 signal.SIGABRT: N_("the process crashed with an abort"),
+                 signal.SIGBUS: N_("the process crashed with a bus error"),
+                 signal.SIGFPE: N_("the process crashed with a floating-point exception"),
+                 signal.SIGILL: N_("the process crashed with an illegal instruction")}
 
 
 _SIGNAL_NUMBERS = {int(s) for s in _SIGNAL_NAMES}
@@ -307,7 +310,8 @@ class Child:
         text = self.output.decode(errors="replace")
         if self.output_dropped:
             cap = self.limits.output_kb * 1024 // 2
-            text = text[:cap] + f"\n[... {self.output_dropped} bytes of output dropped ...]\n" + text[cap:]
+            dropped = _("[... {count} bytes of output dropped ...]").format(count=self.output_dropped)
+            text = text[:cap] + f"\n{dropped}\n" + text[cap:]
         return text
 
     def request(self, msg: Any, timeout: float, to_handle: Any = None, from_handle: Any = None) -> Any:
@@ -325,7 +329,7 @@ class Child:
         payload = wire.frame(header, blobs)
         reply = self._exchange(payload, deadline, from_handle)
         if not isinstance(reply, dict) or reply.get("rid") != self.requests:
-            self._die("it sent a reply that answers no request of the grader's", Stop.PROTOCOL)
+            self._die(_("it sent a reply that answers no request of the grader's"), Stop.PROTOCOL)
         return reply
 
     def wait_ready(self, timeout: float) -> Any:
@@ -350,7 +354,7 @@ class Child:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    self._die("it ran past the time limit (wall clock)", Stop.TIME)
+                    self._die(_("it ran past the time limit (wall clock)"), Stop.TIME)
                 for key, events in sel.select(timeout=min(remaining, 1.0)):
                     if key.data == "out":
                         self._drain_output()
@@ -379,13 +383,13 @@ class Child:
                         try:
                             frame = self.reader.frame()
                         except wire.WireError as exc:
-                            self._die(f"it sent a reply the grader cannot accept ({exc})", Stop.OUTPUT)
+                            self._die(_("it sent a reply the grader cannot accept ({error})").format(error=exc), Stop.OUTPUT)
                         if frame is not None:
                             self._drain_output()
                             try:
                                 return wire.decode(frame[0], frame[1], from_handle, self.limits.reply_bounds())
                             except wire.WireError as exc:
-                                self._die(f"it sent a malformed reply ({exc})", Stop.PROTOCOL)
+                                self._die(_("it sent a malformed reply ({error})").format(error=exc), Stop.PROTOCOL)
         finally:
             if writing and self.dead is None:
                 sel.modify(self.sock, selectors.EVENT_READ, "rpc")
@@ -411,20 +415,22 @@ class Child:
         self.exit_report = report
         self._drain_output()
         if report.get("lost"):
-            raise self._mark(ChildDied("it stopped the grader's sandbox (the fork server died or stopped "
-                                       "answering)", Stop.SANDBOX))
+            raise self._mark(ChildDied(_("it stopped the grader's sandbox (the fork server died or stopped "
+                                         "answering)"), Stop.SANDBOX))
         sig = report.get("signal")
         cpu = float(report.get("cpu", 0))
         if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= self.limits.component_cpu_seconds - 0.5):
-            raise self._mark(ChildDied(f"it used more than {self.limits.component_cpu_seconds:g} s of CPU time", Stop.CPU))
+            raise self._mark(ChildDied(_("it used more than {seconds} s of CPU time").format(
+                seconds=f"{self.limits.component_cpu_seconds:g}"), Stop.CPU))
         if sig == signal.SIGKILL:
-            raise self._mark(ChildDied("it was killed (out of memory or another limit)", Stop.MEMORY))
+            raise self._mark(ChildDied(_("it was killed (out of memory or another limit)"), Stop.MEMORY))
         if sig:
-            what = _SIGNAL_NAMES.get(signal.Signals(sig), f"signal {sig}") if sig in _SIGNAL_NUMBERS else f"signal {sig}"
-            raise self._mark(ChildDied(f"the process crashed with {what}", Stop.CRASH))
+            known = _SIGNAL_NAMES.get(signal.Signals(sig)) if sig in _SIGNAL_NUMBERS else None
+            raise self._mark(ChildDied(_(known) if known else _("the process crashed with signal {signal}").format(
+                signal=sig), Stop.CRASH))
         code = report.get("code", 0)
-        raise self._mark(ChildDied(f"the process exited (exit code {code}), e.g. through os._exit or a "
-                                   f"closed connection", Stop.EXIT))
+        raise self._mark(ChildDied(_("the process exited (exit code {code}), e.g. through os._exit or a closed "
+                                     "connection").format(code=code), Stop.EXIT))
 
     def _die(self, reason: str, limit: Stop) -> NoReturn:
         self.exit_report = self.zygote.end_job()

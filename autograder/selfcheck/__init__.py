@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Optional
 from collections.abc import Callable
 
-from autograder.sandbox.runtime import procedures
-from autograder.selfcheck import symptoms
+from autograder.selfcheck import i18n, symptoms
+from autograder.selfcheck.i18n import _
 
 PUBLIC = Path(__file__).resolve().parents[1] / "suites" / "public"
 
@@ -38,7 +38,7 @@ class Checked:
         return self.total > 0 and self.passed == self.total
 
     def __repr__(self) -> str:
-        return f"Checked({self.passed}/{self.total} public tests passed)"
+        return _("Checked({passed}/{total} public tests passed)").format(passed=self.passed, total=self.total)
 
     def _ipython_display_(self) -> None:
         """IPython calls this instead of showing an Out[ ] value; there is nothing to add."""
@@ -66,12 +66,19 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
     the component's own known mistakes are still named. A report identical to the last one printed
     for this component is not printed again: one line says where it is.
     """
-    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
-
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    register_hypothesis_profile(max_examples=10)
     known = symptoms.load()
+    with i18n.using(known.get("language") or _language_of_the_kit()):
+        return _check(component, namespace, assignment, hint, known)
+
+
+def _check(component: Optional[str], namespace: dict[str, Any], assignment: Optional[str], hint: Optional[int],
+           known: dict[str, Any]) -> Checked:
+    """check() in the student's language (the release's, else course.yml's)."""
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, register_hypothesis_profile, run_pytest
+
+    register_hypothesis_profile(max_examples=10)
     if hint is None:
         hint = known.get("hint_level") or _hint_level_of_the_kit()
     level = min(max(int(hint), min(symptoms.HINT_LEVELS)), max(symptoms.HINT_LEVELS))
@@ -85,7 +92,8 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
     run_pytest(_public_files(assignment), plugin, PUBLIC.parent)
     outcomes = [plugin.outcomes[n] for n in plugin.order]
     if not outcomes:
-        print(f"no public tests found for {component or 'this assignment'}")
+        print(_("no public tests found for {component}").format(component=component) if component
+              else _("no public tests found for this assignment"))
         return Checked(0, 0)
     failing = {o.component for o in outcomes if not o.passed}
     shown = [o for o in outcomes if component is None or o.component == component]
@@ -94,34 +102,44 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
         failed = [o for o in shown if o.component == name and not o.passed]
         broken = [d for d in needs.get(name, []) if d in failing]
         if broken and failed:
-            lines.append(f"NOTE  {name} uses your {', '.join(broken)}, which {'fails' if len(broken) == 1 else 'fail'} "
-                         f"{'its' if len(broken) == 1 else 'their'} own check: a failure of a test that ran "
-                         f"{'it' if len(broken) == 1 else 'them'} may come from {'it' if len(broken) == 1 else 'them'} "
-                         f"(marked below); a known mistake of {name}'s own is still named")
+            note = (_("NOTE  {name} uses your {dependency}, which fails its own check: a failure of a test that ran "
+                      "it may come from it (marked below); a known mistake of {name}'s own is still named")
+                    if len(broken) == 1 else
+                    _("NOTE  {name} uses your {dependencies}, which fail their own check: a failure of a test that "
+                      "ran them may come from them (marked below); a known mistake of {name}'s own is still named"))
+            lines.append(note.format(name=name, dependency=broken[0], dependencies=", ".join(broken)))
         _diagnose(name, failed, known, level)  # on the failures' own texts: the notes below are not part of them
         for o in failed:
             ran = [d for d in broken if d in plugin.calls.get(o.nodeid, set())]
             if ran:
-                one = len(ran) == 1
-                uses = f"this test ran your {', '.join(ran)}, which {'fails its' if one else 'fail their'} own check"
-                o.output += (f"\n  {uses}, but its output is exactly that of the mistake named above: {name}'s own"
-                             if symptoms.DIAGNOSIS_MARK in o.output else
-                             f"\n  {uses}: this failure may come from {'it' if one else 'them'}")
+                named = symptoms.DIAGNOSIS_MARK in o.output
+                if len(ran) == 1:
+                    note = (_("this test ran your {dependencies}, which fails its own check, but its output is exactly "
+                              "that of the mistake named above: {name}'s own") if named else
+                            _("this test ran your {dependencies}, which fails its own check: this failure may come "
+                              "from it"))
+                else:
+                    note = (_("this test ran your {dependencies}, which fail their own check, but its output is "
+                              "exactly that of the mistake named above: {name}'s own") if named else
+                            _("this test ran your {dependencies}, which fail their own check: this failure may come "
+                              "from them"))
+                o.output += "\n  " + note.format(dependencies=", ".join(ran), name=name)
     passed = sum(o.passed for o in shown)
     for o in shown:
         lines.append(f"{'PASS' if o.passed else 'FAIL'}  {o.component}: {o.name}")
         if not o.passed and o.output:
             lines.append("      " + o.output.replace("\n", "\n      "))
-    lines.append(f"{passed}/{len(shown)} public tests passed"
-                 + ("" if passed == len(shown) else " — the hidden tests check more than these"))
+    lines.append(_("{passed}/{total} public tests passed").format(passed=passed, total=len(shown)) if passed == len(shown)
+                 else _("{passed}/{total} public tests passed — the hidden tests check more than these").format(
+                     passed=passed, total=len(shown)))
     if level < max(symptoms.HINT_LEVELS) and any(symptoms.DIAGNOSIS_MARK in o.output for o in shown):
-        lines.append(f"more: check({component!r}, hint={level + 1}) adds how to fix the named mistakes"
-                     if component else f"more: check(hint={level + 1}) adds how to fix the named mistakes")
+        call = f"check({component!r}, hint={level + 1})" if component else f"check(hint={level + 1})"
+        lines.append(_("more: {call} adds how to fix the named mistakes").format(call=call))
     report = "\n".join(lines)
     before = _PRINTED.get(component)
     if before is not None and before[0] == report:
-        print(f"{component or 'this assignment'}: {passed}/{len(shown)} public tests passed, the same report as "
-              f"{before[1]} (not repeated)")
+        print(_("{what}: {passed}/{total} public tests passed, the same report as {where} (not repeated)").format(
+            what=component or _("this assignment"), passed=passed, total=len(shown), where=before[1]))
     else:
         print(report)
         _PRINTED[component] = (report, _here())
@@ -139,9 +157,8 @@ def _diagnose(component: str, failed: list[Any], known: dict[str, Any], level: i
     if family and words:
         for o, found in zip(failed, evidence):
             if family in found:
-                o.output = symptoms.reveal(
-                    f"{o.output}{symptoms.DIAGNOSIS_MARK}your {component} behaves exactly like one that "
-                    f"{words.get('summary', '')}{symptoms.FIX_MARK}{words.get('fix', '')}", level)
+                o.output = symptoms.reveal(o.output + symptoms.diagnosis(component, _(words.get("summary", "")),
+                                                                         _(words.get("fix", ""))), level)
 
 
 def _codes(obj: Any) -> list[Any]:
@@ -164,6 +181,9 @@ def _crash_site(namespace: dict[str, Any]) -> Callable[[BaseException], str]:
             return f"In [{cells[filename]}]"
         return Path(filename).name if own and filename == own else None
 
+    from autograder.sandbox.runtime import procedures  # here: it loads torch, which importing check() need not
+
+    procedures.use_words({key: _(text) for key, text in procedures.WORDS.items()})
     return lambda exc: procedures.crash_site(exc, label)
 
 
@@ -171,7 +191,16 @@ def _here() -> str:
     """The running cell as Jupyter numbers it (In [n]), else "the report above"."""
     shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
     count = getattr(shell, "execution_count", None)
-    return f"In [{count}]" if isinstance(count, int) and count > 0 else "the report above"
+    return f"In [{count}]" if isinstance(count, int) and count > 0 else _("the report above")
+
+
+def _language_of_the_kit() -> str:
+    """Outside a student release (the instructor's notebooks): course.yml's language."""
+    try:
+        from autograder import config
+    except ImportError:
+        return i18n.SOURCE
+    return config.default().language
 
 
 def _hint_level_of_the_kit() -> int:

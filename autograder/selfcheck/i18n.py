@@ -66,6 +66,15 @@ def _(message: str) -> str:
     return translations(lang).gettext(message)
 
 
+def every_translation(message: str) -> set[str]:
+    """`message` in every language (staff tools that find a student-facing text in results of any course)."""
+    out = {message}
+    for lang in LANGUAGES:
+        if lang != SOURCE:
+            out.add(translations(lang).gettext(message))
+    return out
+
+
 def N_(message: str) -> str:
     """Mark `message` for extraction without translating it (a constant translated where it is shown)."""
     return message

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from autograder.sandbox.runtime import procedures
 from autograder.selfcheck import symptoms
+from autograder.selfcheck.i18n import _
 
 #: The seed of the grader's own random streams (test inputs drawn outside hypothesis).
 GRADER_SEED = 1234
@@ -66,6 +67,7 @@ class TestOutcome:
     candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
     replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
     part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
+    english: str = ""  # `name` in English (describe_test): what staff read and results are keyed by
 
 
 HYPOTHESIS_PROFILE = "course"
@@ -127,13 +129,14 @@ def kind_of(item: pytest.Item) -> str:
     return "reference" if "ref" in getattr(item, "fixturenames", ()) else "property"
 
 
-def describe_test(item: pytest.Item) -> str:
-    """The test's name for students: the first line of its docstring, else its function name; a test
-    with several parametrized cases adds the case's id ("... [B8-L40-h4-d32]"), so that each case's
-    name is its own in the results and the class report."""
+def describe_test(item: pytest.Item, english: bool = False) -> str:
+    """The test's name for students: the first line of its docstring in the student's language (unless
+    `english`: staff's name of it), else its function name; a test with several parametrized cases adds
+    the case's id ("... [B8-L40-h4-d32]"), so that each case's name is its own in the results and the
+    class report."""
     fn = getattr(item, "function", None)
     doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
-    name = doc[0].strip() if doc else item.name
+    name = (doc[0].strip() if english else _(doc[0].strip())) if doc else item.name
     cases = 1
     for mark in item.iter_markers("parametrize"):
         cases *= len(mark.args[1]) if len(mark.args) > 1 else 1
@@ -147,7 +150,7 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
     its draws) are dropped (`exception_message`; the split is for a report pytest built itself)."""
     longrepr = report.longrepr
     crash = getattr(longrepr, "reprcrash", None)  # a report pytest built (our hook builds strings)
-    message = crash.message if crash is not None else (str(longrepr) if longrepr else "failed")
+    message = crash.message if crash is not None else (str(longrepr) if longrepr else _("failed"))
     message = re.sub(r"^(AssertionError|Failed|autograder(\.\w+)+): ", "", message)
     # A suite's fixed hints are for its readers: shown to a student, they name mistakes the student
     # may not have made (the diagnosis names the one they did).
@@ -230,7 +233,8 @@ class GradingPlugin:
         for it, component in graded:
             self.outcomes[it.nodeid] = TestOutcome(
                 it.nodeid, describe_test(it), component, weight_of(it), self.public_marker(it),
-                kind=kind_of(it), function=getattr(it, "originalname", it.name), part=part_of(it))
+                kind=kind_of(it), function=getattr(it, "originalname", it.name), part=part_of(it),
+                english=describe_test(it, english=True))
             self.order.append(it.nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -363,7 +367,7 @@ class LocalNamespace:
         try:
             return self._names[name]
         except KeyError:
-            raise AttributeError(f"'{name}' is not defined: run the cell that defines it") from None
+            raise AttributeError(_("'{name}' is not defined: run the cell that defines it").format(name=name)) from None
 
 
 class LocalProvider:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional
+
+from autograder.selfcheck.i18n import _
 
 #: What the grader appends to a failure it has diagnosed (not part of the failure's signature).
 DIAGNOSIS_MARK = "\n  diagnosis: "
@@ -28,8 +31,28 @@ HINT_LEVELS = (1, 2)
 BUNDLED = Path(__file__).resolve().parent / "signatures.json"
 
 
+#: What a failure's text shows of the code's behaviour in every language: its numbers (values, shapes,
+#: indices) and code names (`W_q`, `masked_softmax`, `NoneType`, `RuntimeError`), never its words.
+_FACTS = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\b(?:nan|inf)\b|\b\w*_\w*\b|\b[A-Z]\w*?[a-z0-9][A-Z]\w*\b", re.ASCII)
+
+
+def facts(text: str) -> list[str]:
+    """The numbers and code names of a failure's text, sorted: the same in English and in a translation,
+    which words them in its own order (i18n)."""
+    return sorted(_FACTS.findall(text.split(DIAGNOSIS_MARK)[0].split(WHERE_MARK)[0]))
+
+
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.split(DIAGNOSIS_MARK)[0].split(WHERE_MARK)[0].encode()).hexdigest()[:20]
+    """A failure's signature: the hash of its `facts`, so that a mistake has one signature in every language."""
+    return hashlib.sha256("\x1f".join(facts(text)).encode()).hexdigest()[:20]
+
+
+def diagnosis(component: str, summary: str, fix: str) -> str:
+    """What a diagnosed failure gets appended (the grader's and the self-check's): the misconception
+    `summary` (the catalogue's `bug:` line, translated) and its `fix`. The marks stay as they are in every
+    language: `reveal` and `text_hash` find them."""
+    said = _("your {component} behaves exactly like one that {summary}").format(component=component, summary=summary)
+    return f"{DIAGNOSIS_MARK}{said}{FIX_MARK}{fix}"
 
 
 def reveal(text: str, level: int) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 import torch
 
 from autograder.sandbox.runtime import procedures
+from autograder.selfcheck.i18n import _
 
 #: Relative and absolute tolerances per dtype (the contract: float32 around 1e-5 relative).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -37,7 +38,8 @@ def _is_remote(obj: Any) -> bool:
 def describe_value(value: Any, max_numel: int = 24) -> str:
     """A short human description of an input: shape and dtype, and the values when small."""
     if isinstance(value, torch.Tensor):
-        head = f"tensor of shape {tuple(value.shape)}, {str(value.dtype).replace('torch.', '')}"
+        head = _("tensor of shape {shape}, {dtype}").format(shape=tuple(value.shape),
+                                                             dtype=str(value.dtype).replace("torch.", ""))
         if value.numel() <= max_numel:
             body = torch.Tensor.tolist(value.detach())
             return f"{head}: {_round(body)}"
@@ -63,7 +65,8 @@ def as_plain(t: Any, what: Optional[str] = None) -> torch.Tensor:
     if isinstance(t, Missing):
         raise AssertionError(t.reason)
     if not isinstance(t, torch.Tensor):
-        raise AssertionError(f"{what + ': ' if what else ''}expected a tensor, got {type(t).__name__}")
+        got = _("expected a tensor, got {type}").format(type=type(t).__name__)
+        raise AssertionError(f"{what}: {got}" if what else got)
     return torch.Tensor.clone(torch.Tensor.detach(t)).cpu().as_subclass(torch.Tensor)
 
 
@@ -75,9 +78,10 @@ def check(condition: bool, message: str) -> None:
 
 def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
     """Fail with a clear message unless `actual` is a tensor of this shape."""
-    check(isinstance(actual, torch.Tensor), f"{what}: expected a tensor, got {type(actual).__name__}")
-    check(tuple(actual.shape) == tuple(shape),
-          f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
+    check(isinstance(actual, torch.Tensor), f"{what}: " + _("expected a tensor, got {type}").format(
+        type=type(actual).__name__))
+    check(tuple(actual.shape) == tuple(shape), f"{what}: " + _("expected shape {expected}, got {actual}").format(
+        expected=tuple(shape), actual=tuple(actual.shape)))
 
 
 #: Set by the grader's plugin while a test runs (None in a notebook's self-check):
@@ -117,7 +121,7 @@ def attribute(obj: Any, name: str, what: str) -> Any:
     try:
         return getattr(obj, name)
     except AttributeError:
-        return Missing(f"{what}: your module has no attribute `{name}` (the contract names it so)")
+        return Missing(f"{what}: " + _("your module has no attribute `{name}` (the contract names it so)").format(name=name))
 
 
 def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
@@ -132,7 +136,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     """
     lines = [f"{what}:"]
     if inputs:
-        lines += [f"  input {k} = {describe_value(v)}" for k, v in inputs.items()]
+        lines += ["  " + _("input {name} = {value}").format(name=k, value=describe_value(v)) for k, v in inputs.items()]
     raw_actual, raw_expected = actual, expected
 
     def fail(reason: str) -> None:
@@ -146,29 +150,30 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     if isinstance(actual, Missing):
         raise AssertionError(actual.reason)
     if not isinstance(actual, torch.Tensor):
-        fail(f"expected a tensor, got {type(actual).__name__}")
+        fail(_("expected a tensor, got {type}").format(type=type(actual).__name__))
     actual = as_plain(actual)
     expected = as_plain(expected)
     if tuple(actual.shape) != tuple(expected.shape):
-        fail(f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}")
+        fail(_("expected shape {expected}, got {actual}").format(expected=tuple(expected.shape), actual=tuple(actual.shape)))
     if check_dtype and actual.dtype != expected.dtype:
-        fail(f"expected dtype {expected.dtype}, got {actual.dtype}")
+        fail(_("expected dtype {expected}, got {actual}").format(expected=expected.dtype, actual=actual.dtype))
     dr, da = tolerance(expected.dtype)
     rtol = dr if rtol is None else rtol
     atol = da if atol is None else atol
     a, e = actual.to(torch.float64), expected.to(torch.float64)
     if not torch.isfinite(a).all() and torch.isfinite(e).all():
-        fail("your output contains NaN or infinity")
+        fail(_("your output contains NaN or infinity"))
     if torch.equal(a.isnan(), e.isnan()) and torch.allclose(a.nan_to_num(), e.nan_to_num(), rtol=rtol, atol=atol):
         return
     err = (a - e).abs().nan_to_num(nan=math.inf)
     idx = tuple(int(i) for i in torch.unravel_index(torch.argmax(err), err.shape)) if err.numel() else ()
-    where = f" at index {list(idx)}" if idx else ""
-    reason = (f"max abs error {float(err.max()):.3g}{where}: expected {float(e[idx]):.6g}, "
-              f"got {float(a[idx]):.6g} (rtol={rtol:g}, atol={atol:g})")
+    numbers = dict(error=f"{float(err.max()):.3g}", index=list(idx), expected=f"{float(e[idx]):.6g}",
+                   actual=f"{float(a[idx]):.6g}", tolerances=f"rtol={rtol:g}, atol={atol:g}")
+    reason = (_("max abs error {error} at index {index}: expected {expected}, got {actual} ({tolerances})") if idx else
+              _("max abs error {error}: expected {expected}, got {actual} ({tolerances})")).format(**numbers)
     if actual.numel() <= 24:
-        lines.append(f"  expected {_round(e.tolist())}")
-        lines.append(f"  got      {_round(a.tolist())}")
+        lines.append("  " + _("expected {values}").format(values=_round(e.tolist())))
+        lines.append("  " + _("got      {values}").format(values=_round(a.tolist())))
     fail(reason)
 
 
@@ -197,8 +202,8 @@ def _arg_text(value: Any) -> str:
 
 
 def _type_text(types: type | tuple[type, ...]) -> str:
-    names = [("tensor" if t is torch.Tensor else t.__name__) for t in (types if isinstance(types, tuple) else (types,))]
-    return "a " + " or ".join(names)
+    names = [(_("tensor") if t is torch.Tensor else t.__name__) for t in (types if isinstance(types, tuple) else (types,))]
+    return _("a {types}").format(types=_(" or ").join(names))
 
 
 def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = None,
@@ -217,10 +222,13 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
         out = fn(*cloned(args), **cloned(kwargs))
     except Exception as exc:  # the student's code may raise anything
         shown = [_arg_text(a) for a in args] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
-        given = f" with arguments ({', '.join(shown)})" if show_args else ""
-        raise AssertionError(f"{what}{given} raised {type(exc).__name__}: {exc}") from None
+        said = (_("{what} with arguments ({arguments}) raised {error}: {message}") if show_args else
+                _("{what} raised {error}: {message}"))
+        raise AssertionError(said.format(what=what, arguments=", ".join(shown), error=type(exc).__name__,
+                                         message=exc)) from None
     if returns is not None:
-        check(isinstance(out, returns), f"{what} must return {_type_text(returns)}, got {type(out).__name__}")
+        check(isinstance(out, returns), _("{what} must return {types}, got {type}").format(
+            what=what, types=_type_text(returns), type=type(out).__name__))
         if isinstance(out, torch.Tensor):
             return as_plain(out)
     return out
@@ -232,10 +240,11 @@ def assert_layer_normalized(Y: Any, what: str, hint: Optional[str] = None) -> No
     Y = as_plain(Y).double()
     mean, var = Y.mean(-1), Y.var(-1, unbiased=False)
     check(bool((mean.abs() < 1e-4).all()) and bool(((var - 1).abs() < 1e-2).all()),
-          f"{what}: every position's output should be layer-normalized over its features "
-          f"(mean 0, variance 1 with the LayerNorm's default weights), but means range over "
-          f"[{float(mean.min()):.3g}, {float(mean.max()):.3g}] and variances over "
-          f"[{float(var.min()):.3g}, {float(var.max()):.3g}].")
+          f"{what}: " + _("every position's output should be layer-normalized over its features (mean 0, variance 1 "
+                          "with the LayerNorm's default weights), but means range over [{mean_min}, {mean_max}] "
+                          "and variances over [{var_min}, {var_max}].").format(
+              mean_min=f"{float(mean.min()):.3g}", mean_max=f"{float(mean.max()):.3g}",
+              var_min=f"{float(var.min()):.3g}", var_max=f"{float(var.max()):.3g}"))
 
 
 def call_and_inputs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[Any]]:
@@ -324,8 +333,9 @@ class Binding:
         self.renamed = renamed
 
     def describe(self, limit: int = 6) -> str:
-        shown = ", ".join(f"your `{mine}` as the contract's `{theirs}`" for mine, theirs in self.renamed[:limit])
-        more = f" (+{len(self.renamed) - limit} more)" if len(self.renamed) > limit else ""
+        shown = _(", ").join(_("your `{mine}` as the contract's `{theirs}`").format(mine=mine, theirs=theirs)
+                             for mine, theirs in self.renamed[:limit])
+        more = " " + _("(+{count} more)").format(count=len(self.renamed) - limit) if len(self.renamed) > limit else ""
         return shown + more
 
 
@@ -339,7 +349,8 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         norm = normalize_key(key)
         if norm in reference:
             check(tuple(value.shape) == tuple(reference[norm].shape),
-                  f"parameter '{key}' has shape {tuple(value.shape)}, expected {tuple(reference[norm].shape)}")
+                  _("parameter '{key}' has shape {actual}, expected {expected}").format(
+                      key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape)))
             pairs[key] = norm
     free = [k for k in reference if k not in pairs.values()]
     loose = {_loose(k): k for k in free}
@@ -370,12 +381,12 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     missing = [k for q in groups.values() for k in q]
     if unmatched:
         key = unmatched[0]
-        raise AssertionError(f"your module has a parameter or buffer '{key}' of shape "
-                             f"{tuple(student_state[key].shape)} that matches none of the course's "
-                             f"(the contract's: {_shapes(reference)})")
+        raise AssertionError(_("your module has a parameter or buffer '{key}' of shape {shape} that matches none of "
+                               "the course's (the contract's: {contract})").format(
+            key=key, shape=tuple(student_state[key].shape), contract=_shapes(reference)))
     if missing:
-        raise AssertionError(f"your module has nothing that matches the course's parameters {missing[:8]} "
-                             f"(the contract's: {_shapes(reference)})")
+        raise AssertionError(_("your module has nothing that matches the course's parameters {missing} (the "
+                               "contract's: {contract})").format(missing=missing[:8], contract=_shapes(reference)))
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
     return Binding(pairs, renamed)
 
@@ -425,9 +436,10 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
     aside): the one test that costs a naming difference; the others compare the bound weights."""
     binding = _bound(student_module, reference_module, skip)[2]
     check(not binding.renamed,
-          f"{what}: your names differ from the contract's, so the grader matched them by spelling, shape "
-          f"and registration order: {binding.describe()}. Your module's behaviour was graded with these "
-          f"weights; the contract fixes the names (docs/course-api.md): use the contract's")
+          f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, shape and "
+                          "registration order: {binding}. Your module's behaviour was graded with these weights; the "
+                          "contract fixes the names (docs/course-api.md): use the contract's").format(
+              binding=binding.describe()))
 
 
 #: What torch says, in every version, when an uninitialized (lazy) parameter is read.
@@ -444,7 +456,7 @@ def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> 
     except Exception as exc:  # the message is torch's, from the student's process or this one
         if _LAZY not in str(exc):
             raise
-    call("its first forward call (which gives lazy parameters their shapes)", module, *inputs)
+    call(_("its first forward call (which gives lazy parameters their shapes)"), module, *inputs)
     return step()
 
 

@@ -16,7 +16,7 @@ import torch
 
 import loader
 import wire
-from procedures import TEST_SEED, fit, seed_everything, vjp
+from procedures import TEST_SEED, fit, say, seed_everything, use_words, vjp
 
 MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
 
@@ -142,9 +142,7 @@ class D2LNames(types.ModuleType):
             module = sys.modules.get(module_name)
             if module is not None and not name.startswith("_") and hasattr(module, name):
                 return getattr(module, name)
-        raise AttributeError(f"d2l.{name} is not part of this course: where your code is graded, d2l.<name> "
-                             f"means this course's own names only; define {name} yourself or use the "
-                             f"notebook's imports instead of d2l")
+        raise AttributeError(say("d2l", name=name))
 
 
 def install_d2l(namespace: dict[str, Any], modules: list[str]) -> None:
@@ -158,6 +156,7 @@ def install_d2l(namespace: dict[str, Any], modules: list[str]) -> None:
 
 def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
+    use_words(job.get("words"))
     install_modules(job.get("modules", {}))
     deps = _deps(job)
     namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}

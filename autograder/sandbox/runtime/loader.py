@@ -15,9 +15,9 @@ import linecache
 from typing import Any, Optional
 
 try:
-    from procedures import crash_site  # in the sandbox, runtime/ is the import path
+    from procedures import crash_site, say  # in the sandbox, runtime/ is the import path
 except ImportError:
-    from autograder.sandbox.runtime.procedures import crash_site
+    from autograder.sandbox.runtime.procedures import crash_site, say
 
 _MAGIC = re.compile(r"^(\s*)([%!]|\?\?|\?)")
 #: Load-time errors reported in full; the rest are counted (the grader keeps fewer: course.yml's limits.notes).
@@ -109,13 +109,13 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
             if len(errors) >= MAX_ERRORS:
                 omitted += 1
                 continue
-            errors.append({"where": label, "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"})
+            errors.append({"where": label, "error": say("syntax", message=exc.msg, line=exc.lineno)})
             continue
         except (RecursionError, MemoryError, ValueError) as exc:  # nested too deeply for the parser, NUL bytes
             if len(errors) >= MAX_ERRORS:
                 omitted += 1
                 continue
-            errors.append({"where": label, "error": f"{type(exc).__name__}: Python cannot parse this cell"})
+            errors.append({"where": label, "error": say("unparsable", error=type(exc).__name__)})
             continue
         for stmt in tree.body:
             if not keeps(stmt):
@@ -132,9 +132,10 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
                     omitted += 1
                 elif isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
                     kind = type(exc).__name__
-                    errors.append({"where": f"{label}, line {stmt.lineno}", "error": f"{kind} raised at load time"})
+                    errors.append({"where": say("where", where=label, line=stmt.lineno),
+                                   "error": say("at_load", error=kind)})
                 else:
-                    errors.append({"where": f"{label}, line {stmt.lineno}", "error": student_traceback(exc)})
+                    errors.append({"where": say("where", where=label, line=stmt.lineno), "error": student_traceback(exc)})
     defined = sorted(k for k in namespace if not k.startswith("__"))
     return {"errors": errors, "omitted": omitted, "skipped": skipped, "defined": defined}
 

@@ -20,6 +20,42 @@ import torch
 TEST_SEED = 0
 
 
+def N_(message: str) -> str:
+    """Mark a message for extraction: selfcheck/i18n.py's N_ (the sandbox's runtime imports nothing of the kit)."""
+    return message
+
+
+#: What the code where the student's objects live says (a crash site, load-time errors), in English. The
+#: grader sends their translations with each job (dependencies.job), the self-check translates them itself:
+#: `use_words`, then `say`.
+WORDS = {
+    "frame": N_("{where}, line {line}, in {function}"),
+    "shapes": N_("shapes: {shapes}"),
+    "contract": N_("{function} (its docstring, the contract): {doc}"),
+    "where": N_("{where}, line {line}"),
+    "syntax": N_("SyntaxError: {message} (line {line})"),
+    "unparsable": N_("{error}: Python cannot parse this cell"),
+    "at_load": N_("{error} raised at load time"),
+    "d2l": N_("d2l.{name} is not part of this course: where your code is graded, d2l.<name> means this course's "
+              "own names only; define {name} yourself or use the notebook's imports instead of d2l"),
+}
+_words = dict(WORDS)
+
+
+def use_words(words: Any) -> None:
+    """Say WORDS as `words` (their translations) from now on in this process."""
+    if isinstance(words, dict):
+        _words.update({k: v for k, v in words.items() if k in WORDS and isinstance(v, str)})
+
+
+def say(key: str, **fields: Any) -> str:
+    """WORDS[key] in the words in use, with `fields` filled in (in English if a translation cannot take them)."""
+    try:
+        return _words[key].format(**fields)
+    except (KeyError, IndexError, ValueError):
+        return WORDS[key].format(**fields)
+
+
 def seed_everything(seed: int = TEST_SEED) -> None:
     """Seed torch, random and numpy (not torch.manual_seed: it also queues CUDA seeding, slowly)."""
     torch.default_generator.manual_seed(seed)
@@ -77,7 +113,7 @@ def fit(model: Any, batches: list[dict[str, Any]], loss: str, lr: float, steps: 
         value.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        losses.append(float(value))
+        losses.append(float(value.detach()))  # float() of a tensor that requires grad warns in the output
     model.eval()
     return losses
 
@@ -96,17 +132,17 @@ def crash_site(exc: BaseException, label: Callable[[str], Optional[str]], limit_
     for frame, lineno in frames[-CRASH_FRAMES:]:
         code = frame.f_code
         source = linecache.getline(code.co_filename, lineno).strip()
-        lines.append(f"{label(code.co_filename)}, line {lineno}, in {code.co_name}"
+        lines.append(say("frame", where=label(code.co_filename), line=lineno, function=code.co_name)
                      + (f": {source}" if source else ""))
     if not frames:
         return ""
     frame, lineno = frames[-1]
     shapes = _shapes_on_line(frame, linecache.getline(frame.f_code.co_filename, lineno))
     if shapes:
-        lines.append(f"  shapes: {shapes}")
+        lines.append("  " + say("shapes", shapes=shapes))
     doc = _docstring(frame)
     if doc:
-        lines.append(f"  {frame.f_code.co_name} (its docstring, the contract): {doc}")
+        lines.append("  " + say("contract", function=frame.f_code.co_name, doc=doc))
     return "\n".join(lines)[-limit_chars:]
 
 
