@@ -112,7 +112,7 @@ def test_the_zh_page_says_its_fixed_texts_in_chinese(pages):
 
 def test_the_en_page_is_as_before(pages):
     """The English page keeps its texts word for word (its body is the page the template wrote before it had
-    messages, docs/translations-pages.md)."""
+    messages, docs/translations.md#feedback-pages-and-fonts)."""
     page, text = pages["en"].read_text(encoding="utf-8"), _text(pages["en"])
     assert '<html lang="en">' in page
     assert all(_pattern(message).search(text) for message in SHOWN)
