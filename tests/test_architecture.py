@@ -9,11 +9,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
 
 #: Layers from the bottom: a module may import its own layer and those below, never one above.
 LAYERS: list[tuple[str, ...]] = [
-    ("sandbox.runtime", "printable", "spreadsheet", "untrusted_html", "generated_docs", "deadlines"),
+    # selfcheck.i18n: the student language and gettext, standard library only (the sandbox's messages use it)
+    ("sandbox.runtime", "selfcheck.i18n", "printable", "spreadsheet", "untrusted_html", "generated_docs", "deadlines"),
     ("config",),
     ("sandbox",),  # the fork server and bubblewrap: they read the course's limits
     ("selfcheck",),
-    ("grading", "catalogue"),
+    ("grading", "catalogue", "translations"),  # translations: the catalogues, for a release and a Gradescope zip
     ("integrations",),
     ("authoring",),  # a release runs nbgrader (integrations/nbgrader_bridge)
     ("report",),  # the class report reads the starter code (authoring) to leave it out of similarity

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from autograder import config
-from autograder.authoring import release, translations
+from autograder import translations
+from autograder.authoring import release
 from autograder.integrations.feedback import MAX_CELL_MARKDOWN
 from autograder.selfcheck import i18n
 from kit_helpers import headless_chromium
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.xdist_group("feedback_zh")
 
 A = "02_attention_scoring"
 REPO = config.REPO_ROOT
-#: The messages of the page's template (authoring/translations.py, area `pages`).
+#: The messages of the page's template (autograder/translations.py, area `pages`).
 MESSAGES = [m.id for m in translations.extract("pages") if m.id]
 #: A fontconfig that hides every font with Chinese glyphs: the machine as if fonts-noto-cjk were missing.
 NO_CJK_FONTS = """<?xml version="1.0"?>

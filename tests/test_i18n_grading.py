@@ -168,7 +168,7 @@ def test_a_zh_gradescope_zip_carries_the_messages_of_what_it_grades(tmp_path):
     import io
     import zipfile
 
-    from autograder.authoring import translations
+    from autograder import translations
     from autograder.integrations import gradescope
     out = gradescope.build("02_attention_scoring", tmp_path / "ag.zip", course=_course("zh"))
     with zipfile.ZipFile(out) as z:

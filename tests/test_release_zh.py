@@ -19,7 +19,8 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from autograder import config
-from autograder.authoring import release, translations
+from autograder import translations
+from autograder.authoring import release
 from kit_helpers import this_python_kernel
 from test_release import _execute
 

@@ -1,4 +1,4 @@
-"""The gettext catalogues (authoring/translations.py) and the student-language switch (selfcheck/i18n.py)."""
+"""The gettext catalogues (autograder/translations.py) and the student-language switch (selfcheck/i18n.py)."""
 from __future__ import annotations
 
 import gettext
@@ -8,7 +8,7 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
-from autograder.authoring import translations
+from autograder import translations
 from autograder.selfcheck import i18n
 
 

@@ -112,7 +112,7 @@ def student_notebook(course: config_mod.Course, assignment: config_mod.Assignmen
 def translate_cells(assignment: config_mod.Assignment, cells: list, lang: str) -> None:
     """Replace each markdown cell's text by its translation (translations.translate_markdown); code
     cells stay as they are."""
-    from autograder.authoring import translations
+    from autograder import translations
 
     area = translations.notebook_area(assignment.id)
     catalog = translations.read(lang, area)
@@ -125,7 +125,7 @@ def translate_cells(assignment: config_mod.Assignment, cells: list, lang: str) -
         first = missing[0].splitlines()[0][:70]
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise ReleaseError(f"{assignment.id}: no {lang} translation of the notebook's {first!r}{more} "
-                           f"(python -m autograder.authoring.translations check --area {area})")
+                           f"(python -m autograder.translations check --area {area})")
 
 
 def check_cells(assignment: config_mod.Assignment, cells: list) -> None:
@@ -178,7 +178,7 @@ def bundled_catalogue(course: config_mod.Course, assignment: config_mod.Assignme
     """The compiled translations of what this release can show: the messages of the bundle's files,
     its public tests, the misconceptions of its assignment's catalogue, its notebook and the support
     module's toolkit; nothing of the hidden tests (translations.compiled)."""
-    from autograder.authoring import translations
+    from autograder import translations
 
     shown = {f"autograder/{rel}" for rel in BUNDLE_FILES} | {
         f"autograder/suites/public/test_{assignment.id}.py",

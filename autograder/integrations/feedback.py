@@ -14,7 +14,7 @@ a live element), and the template passes this filter's output through `untrusted
 (autograder/untrusted_html.py) as the last step.
 
 The page is in the course's language (course.yml `language`): the template's fixed texts are gettext
-messages (Jinja2's i18n extension, area `pages` of authoring/translations.py), this module's through `_`.
+messages (Jinja2's i18n extension, area `pages` of autograder/translations.py), this module's through `_`.
 """
 from __future__ import annotations
 

@@ -175,7 +175,7 @@ def build(assignment_id: str, out: Path, course: Optional[config_mod.Course] = N
         for name, data in catalogue.items():
             add(name, data)
         if course.language != i18n.SOURCE:  # the students' language: the messages of what the zip holds
-            from autograder.authoring import translations
+            from autograder import translations
             shipped = set(files) | set(catalogue)
             add(f"autograder/locale/{course.language}.mo", translations.compiled(course.language, shipped.__contains__))
     return out

@@ -6,7 +6,7 @@
 
 The source of each message is its English text (the msgid); the translations live in gettext
 catalogues, `autograder/locale/<lang>/LC_MESSAGES/<area>.po`, written and checked with Babel
-(`python -m autograder.authoring.translations`, docs/translations.md). In the kit they are compiled
+(`python -m autograder.translations`, docs/translations.md). In the kit they are compiled
 in memory on first use; a student release carries one compiled `autograder/locale/<lang>.mo` holding
 only the messages its bundle can show. Placeholders are Python's `{name}`: a translation keeps each
 one, in any order.

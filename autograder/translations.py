@@ -1,8 +1,8 @@
 """The gettext catalogues of what students read: extract the English messages, keep each language's
 `.po` files in step, check them, and compile what a release ships (docs/translations.md).
 
-    python -m autograder.authoring.translations update [--lang zh]   # extract; merge into the .po files
-    python -m autograder.authoring.translations check [--lang zh]    # exit 1 and list what is wrong
+    python -m autograder.translations update [--lang zh]   # extract; merge into the .po files
+    python -m autograder.translations check [--lang zh]    # exit 1 and list what is wrong
 
 The English text is the source of every message (the msgid). Messages are extracted with Babel from:
 
@@ -41,7 +41,7 @@ from jinja2.ext import babel_extract
 
 from autograder.selfcheck import i18n
 
-KIT = Path(__file__).resolve().parents[1]  # autograder/
+KIT = Path(__file__).resolve().parent  # autograder/
 REPO = KIT.parent
 KEYWORDS = {"_": None, "N_": None}
 #: A message's placeholders: `{name}`, `{0}`, `{name!r}`, `{x:.2f}` (not `{{` escapes).
@@ -286,7 +286,7 @@ def compiled(lang: str, keep: Callable[[str], bool]) -> bytes:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.authoring.translations", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.translations", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=("update", "check"))
     parser.add_argument("--lang", default="zh", choices=[x for x in i18n.LANGUAGES if x != i18n.SOURCE])
     parser.add_argument("--area", action="append", help="only this area (repeatable); default: all")
