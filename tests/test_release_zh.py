@@ -134,8 +134,8 @@ print(json.dumps({"texts": texts, "font": font_manager.findfont(font_manager.Fon
 
 @pytest.mark.parametrize("assignment", IDS)
 def test_zh_notebook_runs_top_to_bottom_with_chinese_figures(both, assignment, tmp_path, monkeypatch):
-    """Completed with the reference code, the zh release runs end to end; its figures carry Chinese labels
-    drawn with a CJK font and matplotlib reports no missing glyph."""
+    """Completed with the reference code, the zh release runs end to end; every check() prints Chinese; its
+    figures carry Chinese labels drawn with a CJK font and matplotlib reports no missing glyph."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     folder = tmp_path / assignment
@@ -151,6 +151,10 @@ def test_zh_notebook_runs_top_to_bottom_with_chinese_figures(both, assignment, t
     assert not _execute(folder, nb, this_python_kernel(tmp_path, monkeypatch))
     streams = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "missing from font" not in streams and "Glyph" not in streams
+    # every check() cell printed its report in Chinese: test names and the closing count
+    reports = [line for line in streams.splitlines() if line.startswith(("PASS ", "FAIL "))]
+    assert reports and all(CJK.search(line) for line in reports), reports[:5]
+    assert "公开测试通过" in streams and "public tests passed" not in streams
     drawn = json.loads(nb.cells[-1].outputs[-1]["text"].strip().splitlines()[-1])
     assert "CJK" in drawn["font"] or "wqy" in drawn["font"].lower(), drawn["font"]
     assert [t for t in drawn["texts"] if CJK.search(t)], drawn["texts"]
