@@ -20,8 +20,13 @@ from typing import Any
 
 import pytest
 
+from pathlib import Path
+
+from test_signatures import changed
+
 from autograder import config
-from autograder.grading import session
+from autograder.grading import session, signatures
+from autograder.grading.scoring import Result
 from autograder.sandbox.forkserver import Zygote
 from learners.corpus import agreement
 
@@ -65,3 +70,28 @@ def test_grade_agrees_with_the_hand_verdict(zygote: Zygote, slug: str) -> None:
                 for name, verdict in entry["components"].items()
                 if (problem := agreement.judge(scores[name], verdict, policy)) is not None]
     assert not problems, "\n".join(problems)
+
+
+def _seen(result: Result) -> dict[str, tuple[float, list[str]]]:
+    """Per component, its score and its failed tests: what a grading path decided."""
+    return {c.name: (c.score, sorted(t.function for t in c.tests if not t.passed)) for c in result.components}
+
+
+@pytest.mark.parametrize("assignment_id,old,new,name", [
+    ("04_multihead", """    def __init__(self, key_size: int, query_size: int, value_size: int, num_hiddens: int,
+                 num_heads: int, dropout: float, bias: bool = False, **kwargs: object) -> None:""",
+     "    def __init__(self, num_hiddens, num_heads, dropout, k_size, query_size, value_size, bias=False, **kwargs):\n"
+     "        key_size = k_size", "MultiHeadAttention"),  # another order, a loose name
+    ("01_kernel_regression", "    def __init__(self, **kwargs: object) -> None:",
+     "    def __init__(self, device, **kwargs: object) -> None:", "NWKernelRegression"),  # an extra device
+])
+def test_in_process_grading_calls_by_name_like_the_sandbox(zygote: Zygote, tmp_path: Path, assignment_id: str,
+                                                           old: str, new: str, name: str) -> None:
+    """The catalogue's in-process path (zoo, evaluate: session.run_in_process) reaches a mistaken
+    signature by name as the sandbox does (signatures.adapted): the same scores and the same failed
+    tests, the signature test alone."""
+    path = tmp_path / f"{assignment_id}.py"
+    path.write_text(changed(assignment_id, old, new))
+    sandboxed = _seen(session.grade_file(zygote, assignment_id, path))
+    assert sandboxed[name][1] == [signatures.signature_test(name)]
+    assert _seen(session.run_in_process(assignment_id, path)) == sandboxed
