@@ -27,6 +27,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, parse_student_code
+from autograder.selfcheck.i18n import _
 from autograder.selfcheck.plugin import TestOutcome
 
 if TYPE_CHECKING:
@@ -154,7 +155,8 @@ class Adapter:
         """What each of the contract's arguments was given as: "num_hiddens as your num_hiddens, ..."."""
         shown = [c if c == n else f"the {c} as your {n}" for c, n in zip(self.contract, self.names) if n is not None]
         dropped = [c for c, n in zip(self.contract, self.names) if n is None]
-        shown += [f"your {n} = {v!r} (what a call from the book's code would give it)" for n, v in self.supplied]
+        shown += [_("your {name} = {value} (what a call from the book's code would give it)").format(
+            name=n, value=repr(v)) for n, v in self.supplied]
         return ", ".join(shown) + (f" (and not the {', '.join(dropped)}, which your code does not take)"
                                    if dropped else "")
 
