@@ -70,13 +70,56 @@ def test_a_wrong_shape_or_an_extra_entry_is_named() -> None:
     with pytest.raises(AssertionError, match=r"parameter 'W_k.weight' has shape \(5, 3\), expected \(4, 3\)"):
         T.copy_weights(Wide(), Reference())
 
+    class Extra(Roles):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("scale", torch.ones(7))
+
+    with pytest.raises(AssertionError, match=r"'scale' of shape \(7,\) that matches none"):
+        T.copy_weights(Extra(), Reference())
+
+
+def test_a_bias_the_contract_does_not_have_is_zeroed_and_costs_the_naming_test() -> None:
+    """A layer the contract has with bias=False, written with a bias: the bias is set to 0 (the
+    contract's maths), so the behaviour tests compare the rest; the naming test names the bias."""
     class Biased(Roles):
         def __init__(self) -> None:
             super().__init__()
             self.key_proj = nn.Linear(3, 4)
 
-    with pytest.raises(AssertionError, match=r"'key_proj.bias' of shape \(4,\) that matches none"):
-        T.copy_weights(Biased(), Reference())
+    mine, ref = Biased(), Reference()
+    binding = T.copy_weights(mine, ref)
+    assert binding.zeroed == ["key_proj.bias"] and torch.equal(mine.key_proj.bias, torch.zeros(4))
+    assert torch.equal(mine.key_proj.weight, ref.W_k.weight)
+    with pytest.raises(AssertionError, match=r"biases the contract's do not have \(bias=False\): `key_proj.bias`"):
+        T.assert_contract_names(mine, ref, "AdditiveAttention")
+    assert set(T.bound_state(mine, ref)) == {"W_k.weight", "W_q.weight", "w_v.weight"}
+
+
+def test_a_table_under_another_name_is_found_by_its_shape() -> None:
+    """stored_table: a plain attribute (not a buffer) under another name, or a buffer with its size-1
+    axis elsewhere, is the table (in the contract's shape); two candidates or none: Missing."""
+    table = torch.arange(12.0).reshape(1, 3, 4)
+
+    class Plain(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoding = table.clone()
+
+    class SequenceFirst(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("pe", table.reshape(3, 1, 4).clone())
+
+    class Two(Plain):
+        def __init__(self) -> None:
+            super().__init__()
+            self.other = table.clone()
+
+    for module in (Plain(), SequenceFirst()):
+        assert torch.equal(T.stored_table(module, "P", (1, 3, 4), "P"), table)
+    assert isinstance(T.stored_table(Two(), "P", (1, 3, 4), "P"), T.Missing)
+    assert isinstance(T.stored_table(Plain(), "P", (1, 5, 4), "P"), T.Missing)
 
 
 def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote) -> None:

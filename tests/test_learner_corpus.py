@@ -20,30 +20,37 @@ from typing import Any
 
 import pytest
 
+from pathlib import Path
+
+from test_signatures import changed
+
 from autograder import config
-from autograder.grading import session
+from autograder.grading import session, signatures
+from autograder.grading.scoring import Result
 from autograder.sandbox.forkserver import Zygote
 from learners.corpus import agreement
 
 ENTRIES = agreement.manifest()
 
-_EXTRA = "a required parameter the contract does not have"
-_EDITION = "the student's code calls course components with d2l 1.0's signatures inside the sandbox"
-_BIAS = "biased projections where the contract has none: no binding covers the extra biases"
-_TABLE = "the table is not a buffer named P: the sandbox cannot find a plain attribute by its shape"
+_EDITION = ("the student's code calls a course component with d2l 1.0's signature inside the sandbox (lazy layers "
+            "without the input sizes the contract's constructor needs): under the contract that call cannot run")
 #: Disagreements left (issue #23's notes): file -> why the grader still scores it below the verdict.
 KNOWN = {
-    "chenkehan_nwk_device": f"NWKernelRegression(device): {_EXTRA}",
-    "yanruhai_nw_d2l1": "nadaraya_watson(..., kernel): a required kernel argument no call supplies",
-    "chenkehan_scoring": f"AdditiveAttention: {_BIAS}",
-    "quan0811_masked_softmax": "masked_softmax crashes on valid_lens None and mishandles the other forms",
+    "yanruhai_nw_d2l1": ("nadaraya_watson(..., kernel): d2l 1.0's kernel is a function, which no call into the sandbox "
+                         "can carry (calls carry data), and the contract's function takes none"),
+    "quan0811_masked_softmax": ("the kit is right, the verdict lenient: it crashes on every input form the tests draw "
+                                "(None always; (B,) and (B, Q) unless Q == K <= every length), so nothing right is seen"),
     "blameitonme1_bahdanau": _EDITION,
-    "nahz1chen_multihead": f"MultiHeadAttention: {_BIAS}",
-    "chenkehan_pe": f"three mistakes, no one diagnosis, and {_TABLE}",
-    "nahz1chen_pe": f"a sequence-first table; {_TABLE}",
-    "quan0811_pe": _TABLE,
+    "nahz1chen_multihead": ("called by name now, but its (d_model, d_model) projections fit only key_size = query_size "
+                            "= value_size = num_hiddens and its forward takes no valid_lens and views the keys with "
+                            "the queries' length: every test crashes; this design cannot meet the contract"),
+    "chenkehan_pe": ("two realistic mistakes (base 1000, `x +=` in place), not one, so no floor; and with the base "
+                     "changing every column pair but the first, no comparison with the course passes: the gate "
+                     "leaves the passed property tests nothing"),
     "blameitonme1_transformer": _EDITION,
-    "chenkehan_transformer": f"DecoderBlock(training), TransformerDecoder(norm_input): {_EXTRA}",
+    "chenkehan_transformer": ("TransformerEncoder/Decoder build PositionalEncoding(encoding_dim=...) with the keyword of "
+                              "the learner's own 05 code, which this file does not hand in: the course's "
+                              "PositionalEncoding standing in has no such parameter"),
 }
 
 
@@ -63,3 +70,28 @@ def test_grade_agrees_with_the_hand_verdict(zygote: Zygote, slug: str) -> None:
                 for name, verdict in entry["components"].items()
                 if (problem := agreement.judge(scores[name], verdict, policy)) is not None]
     assert not problems, "\n".join(problems)
+
+
+def _seen(result: Result) -> dict[str, tuple[float, list[str]]]:
+    """Per component, its score and its failed tests: what a grading path decided."""
+    return {c.name: (c.score, sorted(t.function for t in c.tests if not t.passed)) for c in result.components}
+
+
+@pytest.mark.parametrize("assignment_id,old,new,name", [
+    ("04_multihead", """    def __init__(self, key_size: int, query_size: int, value_size: int, num_hiddens: int,
+                 num_heads: int, dropout: float, bias: bool = False, **kwargs: object) -> None:""",
+     "    def __init__(self, num_hiddens, num_heads, dropout, k_size, query_size, value_size, bias=False, **kwargs):\n"
+     "        key_size = k_size", "MultiHeadAttention"),  # another order, a loose name
+    ("01_kernel_regression", "    def __init__(self, **kwargs: object) -> None:",
+     "    def __init__(self, device, **kwargs: object) -> None:", "NWKernelRegression"),  # an extra device
+])
+def test_in_process_grading_calls_by_name_like_the_sandbox(zygote: Zygote, tmp_path: Path, assignment_id: str,
+                                                           old: str, new: str, name: str) -> None:
+    """The catalogue's in-process path (zoo, evaluate: session.run_in_process) reaches a mistaken
+    signature by name as the sandbox does (signatures.adapted): the same scores and the same failed
+    tests, the signature test alone."""
+    path = tmp_path / f"{assignment_id}.py"
+    path.write_text(changed(assignment_id, old, new))
+    sandboxed = _seen(session.grade_file(zygote, assignment_id, path))
+    assert sandboxed[name][1] == [signatures.signature_test(name)]
+    assert _seen(session.run_in_process(assignment_id, path)) == sandboxed

@@ -97,3 +97,19 @@ def test_every_install_installs_by_the_lock(tmp_path):
     assert kit and all(f'-c "$ROOT/source/{gradescope.LOCK}"' in c for c in kit), kit
     torch = [line for line in setup.splitlines() if '"torch==2.13.0"' in line]
     assert torch and all("--no-deps" in c and "download.pytorch.org/whl/cpu" in c for c in torch)
+
+
+def test_a_results_file_names_no_installation_path():
+    """What a student's code prints may carry the interpreter's paths (torch's warnings name their file):
+    results name them by what they are, so that a fresh virtual environment and CI write the same bytes."""
+    import site
+    import sysconfig
+
+    from autograder.grading.session import stable_paths
+
+    for lib in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}:
+        warning = f"{lib}/torch/nn/modules/rnn.py:1358: UserWarning: dropout option adds dropout"
+        assert stable_paths(warning) == "<site-packages>/torch/nn/modules/rnn.py:1358: UserWarning: dropout option adds dropout"
+    stdlib = sysconfig.get_paths()["stdlib"]
+    assert stable_paths(f"{stdlib}/warnings.py:10") == "<python-lib>/warnings.py:10"
+    assert stable_paths("/sandbox/runtime/procedures.py:80: UserWarning") == "/sandbox/runtime/procedures.py:80: UserWarning"

@@ -180,7 +180,7 @@ def course_run(tmp_path_factory):
         z.writestr("assignment_42_export/submission_metadata.yml", GRADESCOPE_EXPORT)
         z.writestr(f"assignment_42_export/submission_7001/{A}.ipynb", nbformat.writes(notebooks["hal"]))
         z.writestr("assignment_42_export/submission_7002/my attention.ipynb", nbformat.writes(notebooks["ivy"]))
-    nbgrader(root, "zip_collect", A)
+    zip_collect = nbgrader(root, "zip_collect", A)
 
     # `course grade` on the very same files, alongside nbgrader autograde (both sandboxed).
     graded = root / "course-grade"
@@ -196,7 +196,8 @@ def course_run(tmp_path_factory):
                              capture_output=True, text=True, timeout=600)
     run = {"root": root, "log": autograde.stdout + autograde.stderr, "course_grade": graded,
            "db": f"sqlite:///{root / 'gradebook.db'}", "compare": compare, "kit_cli": kit_cli,
-           "nbgrader_logs": autograde.stderr + feedback.stderr + export.stderr}
+           "nbgrader_logs": autograde.stderr + feedback.stderr + export.stderr,
+           "zip_collect": zip_collect.stdout + zip_collect.stderr}
     run["book"] = _gradebook(run["db"])
 
     # Then things go wrong. zed's notebook was filed under the name nbgrader's old regular
@@ -248,6 +249,9 @@ def test_collect_and_zip_collect_put_every_student_in_submitted(course_run):
     # Gradescope's submission times became nbgrader's timestamp.txt; Canvas gives none.
     assert (submitted / "hal" / A / "timestamp.txt").read_text().startswith("2027-01-02 10:00:00")
     assert not (submitted / "frank" / A / "timestamp.txt").exists()
+    # nbgrader counts the extractor's record of who and when as a skipped file: the log says which it is.
+    log = course_run["zip_collect"]
+    assert "is the record of who and when: nbgrader counts it as 1 of the files skipped" in log, log
 
 
 def test_gradebook_scores_equal_course_grade_per_component(course_run):
@@ -448,8 +452,8 @@ def test_feedback_page_in_chromium(course_run, tmp_path):
 
 def test_autograde_grades_a_corrupt_upload_unreadable_and_carries_on(tmp_path):
     """A submitted notebook cut short (not valid JSON) does not fail nbgrader autograde with a traceback:
-    its graded cells are put back with 0 and the one unreadable line (the reason), the other students
-    are graded, and autograde exits 0."""
+    its graded cells are put back with 0 and the one unreadable line (the reason, said once: on the first
+    graded cell), the other students are graded, and autograde exits 0."""
     root = tmp_path / "course"
     root.mkdir()
     course_file = root / "course.yml"
@@ -469,10 +473,13 @@ def test_autograde_grades_a_corrupt_upload_unreadable_and_carries_on(tmp_path):
     nb = nbformat.read(root / "autograded" / "zoe" / A / f"{A}.ipynb", as_version=4)
     graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
     assert set(graded) == {f"test_{c.name}" for c in config.default().assignment(A).components}
-    for grade_id, cell in graded.items():
-        text = cell.outputs[0]["text"]
-        assert text.startswith(f"{grade_id[len('test_'):]}: 0 points: Your submission could not be read"), text
-        assert "is not a readable Jupyter notebook: its JSON breaks off" in text
+    texts = [cell.outputs[0]["text"] for cell in graded.values()]
+    components = [grade_id[len("test_"):] for grade_id in graded]
+    assert texts[0].startswith(f"{components[0]}: 0 points: Your submission could not be read"), texts[0]
+    assert "is not a readable Jupyter notebook: its JSON breaks off" in texts[0]
+    for component, text in zip(components[1:], texts[1:]):  # the reason once, on the first graded cell
+        assert text == f"{component}: 0 points (your submission could not be read: see the first graded cell)\n"
+    assert all(cell.outputs[1]["data"]["text/plain"] == "0.0" for cell in graded.values())
     nbgrader(root, "export")
     _, rows = _sheet(root / "grades.csv")
     assert rows["zoe"]["status"] == "unreadable" and rows["zoe"]["notes"].endswith("ask for a re-upload"), rows

@@ -4,7 +4,8 @@
     python -m autograder.catalogue.evaluate 02_attention_scoring --signatures   # regenerate signatures.json
     python -m autograder.catalogue.evaluate --update-docs       # docs/diagnosis-measured.md's table
 
-Each catalogue entry is graded in-process (trusted code). For mutants: does the feedback name the
+Each catalogue entry is graded in-process (trusted code; a mistaken signature called by name as in
+the sandbox: `signatures.adapted`). For mutants: does the feedback name the
 mutant's own misconception (its family), does it name any other (a wrong diagnosis), and how many
 failing tests carry no diagnosis at all; for correct alternatives: no diagnosis may ever appear.
 """

@@ -3,6 +3,9 @@ is) is composed into a submission, the reference of its assignment followed by t
 graded: a mutant must lose points in its own component only and name its symptom, a correct entry
 must keep full marks, and a degenerate one must earn at most `DEGENERATE_SHARE` of its component.
 The score tables of the documentation (docs/zoo-scores.md) are written from these verdicts.
+Entries are graded in-process (`session.run_in_process`), where a mistaken signature is called by
+name exactly as in the sandbox (`signatures.adapted`, as `remote.Connection` does), so that a verdict
+here is the sandbox's.
 """
 from __future__ import annotations
 

@@ -190,6 +190,7 @@ class InProcessProvider(Runs):
         self.cells = cells
         self.current: Optional[str] = None
         self.ns: Any = None
+        self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
 
     def _end(self) -> None:
         self.current, self.ns = None, None
@@ -214,6 +215,7 @@ class InProcessProvider(Runs):
         try:
             names, report = child.load_submission(job)
             names = {**names, **child.scaffolding(job)}  # what the tests get; the student's code keeps its own
+            names = signatures.adapted(names, self.mismatches.get(component, []))
         finally:
             for n, m in saved.items():
                 if m is None:

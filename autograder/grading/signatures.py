@@ -17,6 +17,7 @@ values it causes as a misconception (`attach` says so). Either way it is named o
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,13 @@ METHODS = ("__init__", "forward", "init_state")
 #: Spellings that name the same parameter (after lower case and a plural "s" are dropped).
 SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_head": "num_head",
             "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
-            "valid_length": "valid_len", "x_train": "key", "y_train": "value", "x_val": "query"}
+            "valid_length": "valid_len", "idx": "i", "x_train": "key", "y_train": "value", "x_val": "query"}
+#: Words that say a parameter is a count or an input's size rather than what it is: `ffn_num_input`
+#: and `ffn_input`, `norm_shape` and `norm_input` name one parameter (`loose_name`).
+FILLER = frozenset({"num", "input", "shape"})
+#: Parameters of the student's that no contract parameter names and no test passes, given the value
+#: a call from the book's code would (`Adapter.supplied`): where the grader runs, a module's start.
+EXTRA_VALUES: dict[str, Any] = {"device": "cpu", "training": True}
 #: What the course's edition changed: shown with a constructor that lacks parameters.
 EDITION_HINT = N_("the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures")
 #: The longest default value shown (a student's default is source text).
@@ -53,6 +60,30 @@ def same_name(name: str) -> str:
     elif name.endswith("s") and len(name) > 2:
         name = name[:-1]
     return SYNONYMS.get(name, name)
+
+
+def loose_name(name: str) -> str:
+    """`same_name` word by word, without the FILLER words (`ffn_num_hiddens` and `ffn_hiddens`:
+    "ffn_hidden"; `q_size` and `query_size`: "query_size")."""
+    words = [same_name(w) for w in same_name(name).split("_") if w]
+    kept = [w for w in words if w not in FILLER]
+    return "_".join(kept or words)
+
+
+def identify(student: Sequence[str], contract: Sequence[str]) -> list[str]:
+    """Per student parameter, the `same_name` of the contract parameter it names: by `same_name`, else
+    by `loose_name` where just one of each side's has that loose name (and the contract's is not
+    named already); else its own `same_name` (a parameter the contract does not have)."""
+    theirs = [same_name(n) for n in contract]
+    mine = [same_name(n) for n in student]
+    loose, mine_loose = [loose_name(n) for n in contract], [loose_name(n) for n in student]
+    out = []
+    for key, lk in zip(mine, mine_loose):
+        if key not in theirs and loose.count(lk) == 1 and mine_loose.count(lk) == 1 and \
+                theirs[loose.index(lk)] not in mine:
+            key = theirs[loose.index(lk)]
+        out.append(key)
+    return out
 
 
 @dataclass(frozen=True)
@@ -92,6 +123,8 @@ class Adapter:
     order: tuple[str, ...]  # the student's positional parameters, in its order
     # the contract's default for a parameter of the student's that has none, where a test leaves it out
     defaults: tuple[tuple[str, Any], ...] = ()
+    # the student's parameters that no contract parameter names, with the value given (EXTRA_VALUES)
+    supplied: tuple[tuple[str, Any], ...] = ()
 
     def translate(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Call:
         """The student's call for the contract's `args` and `kwargs` (by the contract's names)."""
@@ -106,7 +139,7 @@ class Adapter:
             name = self.names[j] if j >= 0 else key  # not a contract name: passed on as it is
             if name is not None:
                 given[name] = value
-        for name, value in self.defaults:
+        for name, value in self.defaults + self.supplied:
             given.setdefault(name, value)
         positional: list[Any] = []
         where: list[Optional[int]] = [None] * len(args)
@@ -123,27 +156,34 @@ class Adapter:
         shown = [c if c == n else _("the {contract} as your {name}").format(contract=c, name=n)
                  for c, n in zip(self.contract, self.names) if n is not None]
         dropped = [c for c, n in zip(self.contract, self.names) if n is None]
+        shown += [_("your {name} = {value} (what a call from the book's code would give it)").format(
+            name=n, value=repr(v)) for n, v in self.supplied]
         return ", ".join(shown) + (" " + _("(and not the {names}, which your code does not take)").format(
             names=", ".join(dropped)) if dropped else "")
 
 
 def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     """The call by name that gives each of the student's parameters what its name says, or None when
-    the names leave it open: a parameter without a default that no contract parameter names, two of
-    the student's that name the same one, or nothing in common."""
+    the names leave it open: a parameter without a default that no contract parameter names (by
+    `same_name`, else by `loose_name` where that is unique on both sides) and that EXTRA_VALUES does
+    not know, two of the student's that name the same one, or nothing in common."""
     theirs = [same_name(n) for n in contract.names]
     if contract.varargs or len(set(theirs)) != len(theirs):
         return None
     names: list[Optional[str]] = [None] * len(theirs)
     defaults: list[tuple[str, Any]] = []
+    supplied: list[tuple[str, Any]] = []
     required = [d is None for d in student.defaults] + [True] * len(student.keywords)
-    for name, need in zip(student.names + student.keywords, required):
-        key = same_name(name)
-        if key not in theirs:
-            if need:
+    every = student.names + student.keywords
+    for name, key, need in zip(every, identify(every, contract.names), required):
+        if key in theirs:
+            j = theirs.index(key)
+        else:
+            if need and key in EXTRA_VALUES:
+                supplied.append((name, EXTRA_VALUES[key]))
+            elif need:
                 return None
             continue
-        j = theirs.index(key)
         if names[j] is not None:
             return None
         names[j] = name
@@ -153,9 +193,9 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
                 defaults.append((name, ast.literal_eval(default)))
             except (ValueError, SyntaxError):
                 pass  # not a literal: a test that leaves it out fails, as the contract's own call would
-    if not any(names):
+    if not any(names) and not supplied:
         return None
-    return Adapter(contract.names, tuple(names), student.names, tuple(defaults))
+    return Adapter(contract.names, tuple(names), student.names, tuple(defaults), tuple(supplied))
 
 
 @dataclass(frozen=True)
@@ -227,6 +267,44 @@ class Mismatch:
         return "\n  " + _("in the contract's order, your parameters got: {got}").format(got=", ".join(got)) if got else ""
 
 
+def adapted(names: dict[str, Any], found: Sequence[Mismatch]) -> dict[str, Any]:
+    """The submission's names as an in-process grading calls them: each callable whose signature an
+    `Adapter` covers (`found`: the mistakes of the component under test) is called by name, as
+    `remote.Connection` calls it in a sandboxed child, so that every path grades alike. A class's
+    constructor is adapted where it is called; its forward or init_state on each object the tests
+    construct. Nothing else changes: the student's own calls inside their code stay as written."""
+    adapters = {m.target: m.adapter for m in found if m.adapter is not None}
+    out = dict(names)
+    for name in {t.partition(".")[0] for t in adapters}:
+        obj = names.get(name)
+        methods = {t.partition(".")[2]: a for t, a in adapters.items() if t.startswith(f"{name}.")}
+        if inspect.isclass(obj):
+            out[name] = _constructed(obj, adapters.get(name), methods)
+        elif callable(obj) and name in adapters:
+            out[name] = _by_name(obj, adapters[name])
+    return out
+
+
+def _by_name(fn: Any, adapter: Adapter) -> Any:
+    """`fn` called in the contract's order and by the contract's names, reaching it by its own."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        translated = adapter.translate(args, kwargs)
+        return fn(*translated.args, **translated.kwargs)
+    return call
+
+
+def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter]) -> Any:
+    """`cls` constructed as the contract calls it; the objects it makes have `methods` adapted."""
+    @functools.wraps(cls, updated=())
+    def construct(*args: Any, **kwargs: Any) -> Any:
+        obj = _by_name(cls, init)(*args, **kwargs) if init is not None else cls(*args, **kwargs)
+        for method, adapter in methods.items():
+            obj.__dict__[method] = _by_name(getattr(obj, method), adapter)  # the object's own: nn.Module calls it
+        return obj
+    return construct
+
+
 def describe(value: Any) -> str:
     """An argument as a message shows it: a tensor by its shape, a number or None by its value."""
     if isinstance(value, torch.Tensor):
@@ -237,9 +315,10 @@ def describe(value: Any) -> str:
 
 
 def compare(component: str, target: str, kind: str, student: Params, contract: Params) -> Optional[Mismatch]:
-    """The mismatch of a student's parameters with the contract's, by name, or None when a call by
-    position gives every parameter what the contract means (other names in the same places are fine)."""
-    mine = [same_name(n) for n in student.names]
+    """The mismatch of a student's parameters with the contract's, by name (`identify`), or None when a
+    call by position gives every parameter what the contract means (other names in the same places are
+    fine)."""
+    mine = identify(student.names, contract.names)
     theirs = [same_name(n) for n in contract.names]
     misplaced = tuple(j for j, n in enumerate(mine) if n in theirs and (j >= len(theirs) or theirs[j] != n))
     missing: tuple[str, ...] = ()
@@ -253,7 +332,7 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
     if not (misplaced or missing or extra or no_default):
         return None
     # By name only where a call by position goes wrong: another order, or a contract argument too many
-    adapted = adapter(student, contract) if misplaced or missing or student.keywords else None
+    adapted = adapter(student, contract) if misplaced or missing or extra or student.keywords else None
     return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default, adapted)
 
 

@@ -208,20 +208,25 @@ class SandboxGrader(NbGraderPreprocessor):
             if float(meta.get("points", 0)) != float(comp.points):
                 raise ValueError(f"graded cell {grade_id} has {meta.get('points')} points, course.yml "
                                  f"{comp.points:g}: regenerate the assignment (`course release`)")
-            self._set(cell, report, comp.name, notes.get(comp.name, []))
+            self._set(cell, report, comp.name, notes.get(comp.name, []), said=bool(found))
             found.add(grade_id)
         for grade_id, comp in wanted.items():
             if grade_id not in found:
                 cell = self._restored_cell(gb, grade_id, info)
-                self._set(cell, report, comp.name, notes.get(comp.name, []))
+                self._set(cell, report, comp.name, notes.get(comp.name, []), said=bool(found))
+                found.add(grade_id)
                 nb.cells.insert(self._insert_at(nb, comp.name), cell)
                 self.log.warning("%s: graded cell %s was missing; put it back", info["student"], grade_id)
 
     @staticmethod
-    def _set(cell: Any, report: dict[str, Any], component: str, notes: list[str]) -> None:
+    def _set(cell: Any, report: dict[str, Any], component: str, notes: list[str], said: bool = False) -> None:
+        """Put the component's feedback and score into its graded cell; of an unreadable file, the
+        reason goes into the first graded cell only (`said`: an earlier cell already has it)."""
         if report["extra_data"].get("status") == "unreadable":  # read by nbgrader, over the grader's limits
-            cell.outputs = graded_outputs(_("{component}: 0 points: {output}").format(
-                component=component, output=report["output"]) + "\n", 0.0)
+            text = _("{component}: 0 points (your submission could not be read: see the first graded cell)").format(
+                component=component) if said else _("{component}: 0 points: {output}").format(
+                component=component, output=report["output"])
+            cell.outputs = graded_outputs(text + "\n", 0.0)
             cell.execution_count = None
             return
         score = report["extra_data"]["components"][component]["score"]
@@ -327,6 +332,10 @@ class LmsExtractor(ExtractorPlugin):
             self.log.warning("skipped %s", line)
         for f in sorted(filed, key=lambda f: f.student):
             self.log.info("%s <- %s (%s%s)", f.student, f.source, f.lms.lms, ", LATE mark" if f.lms.late else "")
+        # nbgrader's collection walks every file of extracted/, the record too, and counts what the
+        # collector does not take as skipped: say which one that is before nbgrader counts it.
+        self.log.info("%d submission(s) filed; %s beside them is the record of who and when: nbgrader counts it "
+                      "as 1 of the files skipped", len(filed), class_record.COLLECTED)
 
 
 class LmsCollector(FileNameCollectorPlugin):

@@ -326,11 +326,14 @@ class Binding:
     `pairs` maps the student's key to the contract's key. Names are matched first (after
     `normalize_key`, then ignoring case and underscores); what is left is matched by structure:
     entries of the same shape and kind (`weight`, `bias`, ...) in the order the modules registered
-    them. `renamed` lists the pairs whose names differ (what a naming test reports)."""
+    them. `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
+    student's biases of layers the contract has without one (`bias=False`): they are set to 0, so
+    that the rest is compared on its maths, and the naming test reports them."""
 
-    def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]]) -> None:
+    def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]], zeroed: Sequence[str] = ()) -> None:
         self.pairs = pairs
         self.renamed = renamed
+        self.zeroed = list(zeroed)
 
     def describe(self, limit: int = 6) -> str:
         shown = _(", ").join(_("your `{mine}` as the contract's `{theirs}`").format(mine=mine, theirs=theirs)
@@ -379,6 +382,10 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         else:
             unmatched.append(key)
     missing = [k for q in groups.values() for k in q]
+    # A bias the contract's layer does not have (its weight is bound): 0 is the contract's maths.
+    bound_layers = {k.rsplit(".", 1)[0] for k in pairs if "." in k and _leaf(k) == "weight"}
+    zeroed = [k for k in unmatched if _leaf(k) == "bias" and "." in k and k.rsplit(".", 1)[0] in bound_layers]
+    unmatched = [k for k in unmatched if k not in zeroed]
     if unmatched:
         key = unmatched[0]
         raise AssertionError(_("your module has a parameter or buffer '{key}' of shape {shape} that matches none of "
@@ -388,7 +395,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         raise AssertionError(_("your module has nothing that matches the course's parameters {missing} (the "
                                "contract's: {contract})").format(missing=missing[:8], contract=_shapes(reference)))
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
-    return Binding(pairs, renamed)
+    return Binding(pairs, renamed, zeroed)
 
 
 def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
@@ -420,6 +427,7 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     theirs, reference, binding = _bound(student_module, reference_module, skip)
     normalized = {normalize_key(k): v for k, v in reference.items()}
     loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
+    loaded.update({mine: torch.zeros_like(theirs[mine]) for mine in binding.zeroed})
     student_module.load_state_dict(loaded, strict=False)
     return binding
 
@@ -435,11 +443,18 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
     """Fail unless the student's parameters and buffers carry the contract's names (block spellings
     aside): the one test that costs a naming difference; the others compare the bound weights."""
     binding = _bound(student_module, reference_module, skip)[2]
-    check(not binding.renamed,
-          f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, shape and "
-                          "registration order: {binding}. Your module's behaviour was graded with these weights; the "
-                          "contract fixes the names (docs/course-api.md): use the contract's").format(
-              binding=binding.describe()))
+    problems = []
+    if binding.renamed:
+        problems.append(f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, "
+                                        "shape and registration order: {binding}. Your module's behaviour was graded "
+                                        "with these weights; the contract fixes the names (docs/course-api.md): use "
+                                        "the contract's").format(binding=binding.describe()))
+    if binding.zeroed:
+        problems.append(_("{what}: your layers have biases the contract's do not have (bias=False): {biases}. The "
+                          "grader set them to 0 to grade the rest of your module's behaviour; the contract's layers "
+                          "have no bias (docs/course-api.md)").format(
+                              what=what, biases=", ".join(f"`{k}`" for k in binding.zeroed[:8])))
+    check(not problems, "\n".join(problems))
 
 
 #: What torch says, in every version, when an uninitialized (lazy) parameter is read.
@@ -483,12 +498,36 @@ def contract(entries: dict[str, torch.Tensor | tuple[int, ...]]) -> Any:
     return _Contract({k: v if isinstance(v, torch.Tensor) else torch.zeros(v) for k, v in entries.items()})
 
 
+def _plain_tensors(module: Any) -> dict[str, torch.Tensor]:
+    """The module's tensors kept as plain attributes (not parameters or buffers: `state_dict` has
+    none of them), by name."""
+    if _is_remote(module):
+        found: dict[str, torch.Tensor] = module.__remote_tensors__()  # a proxy of the grader's (grading/remote.py)
+        return found
+    try:
+        return {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+    except TypeError:  # no __dict__
+        return {}
+
+
+def _same_axes(actual: Sequence[int], wanted: Sequence[int]) -> bool:
+    """Whether a tensor of shape `actual` holds a `wanted` one with its size-1 axes elsewhere or
+    dropped ((max_len, 1, d) or (max_len, d) for (1, max_len, d)): a reshape, not a transpose."""
+    return [n for n in actual if n != 1] == [n for n in wanted if n != 1]
+
+
 def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any:
-    """module.<name>, else the module's one parameter or buffer of this shape (a table stored under another
-    name: the naming test charges the name), else a `Missing` that fails where it is used."""
+    """module.<name>, else the module's one tensor of this shape (a table stored under another name, as
+    a parameter, a buffer or a plain attribute: the naming test charges the name; its size-1 axes may
+    be elsewhere or dropped, and it comes back in the contract's shape), else a `Missing` that fails
+    where it is used."""
     table = attribute(module, name, what)
-    if isinstance(table, Missing):
-        shaped = [v for v in state_dict(module).values() if tuple(v.shape) == tuple(shape)]
+    if not isinstance(table, Missing):
+        return table
+    for found in (state_dict(module), _plain_tensors(module)):  # the attribute tensors only if no entry fits
+        shaped = [v for v in found.values() if _same_axes(tuple(v.shape), shape)]
         if len(shaped) == 1:
-            return shaped[0]
+            return as_plain(shaped[0]).reshape(tuple(shape))
+        if shaped:
+            break
     return table
