@@ -103,6 +103,8 @@ def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[
             if comp.name != entry.component:
                 continue
             for test in comp.tests:
+                if test.function == signatures.signature_test(comp.name):
+                    continue  # a signature mistake is said by its own finding (signatures.attach), once
                 if not test.passed and test.output:
                     key = f"{comp.name}::{test.function}"
                     table.setdefault(key, {}).setdefault(diagnosis.text_hash(test.output), set()).add(
