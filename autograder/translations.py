@@ -31,7 +31,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_python
@@ -47,27 +47,28 @@ KEYWORDS = {"_": None, "N_": None}
 #: A message's placeholders: `{name}`, `{0}`, `{name!r}`, `{x:.2f}` (not `{{` escapes).
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}!:]*)(?:![rsa])?(?::[^{}]*)?\}")
 
-Message = tuple[str, str, int]  # (msgid, file relative to the repository, line)
-
 
 def placeholders(text: str) -> list[str]:
     """The `{...}` placeholders of a message, sorted (a translation may reorder them)."""
     return sorted(_PLACEHOLDER.findall(text))
 
 
-def _python_calls(path: Path) -> Iterator[tuple[str, int]]:
+def _extracted(path: Path, extractor: Callable[..., Iterable[Any]], keywords: Any) -> Iterator[tuple[str, int]]:
+    """The literal messages a Babel extractor finds in a file, with their lines."""
     with path.open("rb") as fh:
-        for lineno, _funcname, message, _comments in extract_python(fh, KEYWORDS, [], {}):
+        for lineno, _funcname, message, _comments in extractor(fh, keywords, [], {}):
             if isinstance(message, str) and message:
                 yield message, lineno
+
+
+def _python_calls(path: Path) -> Iterator[tuple[str, int]]:
+    """The `_("...")` and `N_("...")` calls of a Python file."""
+    return _extracted(path, extract_python, KEYWORDS)
 
 
 def _template_calls(path: Path) -> Iterator[tuple[str, int]]:
     """The `_("...")` calls of a Jinja2 template (Babel's Jinja2 extractor)."""
-    with path.open("rb") as fh:
-        for lineno, _funcname, message, _comments in babel_extract(fh, tuple(KEYWORDS), [], {}):
-            if isinstance(message, str) and message:
-                yield message, lineno
+    return _extracted(path, babel_extract, tuple(KEYWORDS))
 
 
 def _test_docstrings(path: Path) -> Iterator[tuple[str, int]]:
@@ -142,10 +143,7 @@ FIGURE_KEYWORDS = {"tr": None}
 
 def _figure_labels(path: Path) -> Iterator[tuple[str, int]]:
     """The `tr("...")` labels of a notebook's code cells (its markdown is comments, which Babel skips)."""
-    with path.open("rb") as fh:
-        for lineno, _funcname, message, _comments in extract_python(fh, FIGURE_KEYWORDS, [], {}):
-            if isinstance(message, str) and message:
-                yield message, lineno
+    return _extracted(path, extract_python, FIGURE_KEYWORDS)
 
 
 def translate_markdown(cell: str, catalog: Catalog) -> tuple[str, list[str]]:
@@ -153,11 +151,17 @@ def translate_markdown(cell: str, catalog: Catalog) -> tuple[str, list[str]]:
     text, the blocks that have no translation yet, or only a fuzzy one). Display math stays as it is."""
     out, missing = [], []
     for block in notebook_blocks(cell):
-        done = catalog.get(block) if _translatable(block) else None
-        if _translatable(block) and (done is None or not done.string or done.fuzzy):
+        done = _usable(catalog, block) if _translatable(block) else None
+        if _translatable(block) and done is None:
             missing.append(block)
-        out.append(str(done.string) if done is not None and done.string and not done.fuzzy else block)
+        out.append(done or block)
     return "\n\n".join(out), missing
+
+
+def _usable(catalog: Catalog, msgid: str) -> Optional[str]:
+    """The translation gettext would use (a fuzzy one it would not), or None."""
+    done = catalog.get(msgid)
+    return str(done.string) if done is not None and done.string and not done.fuzzy else None
 
 
 def notebook_area(assignment_id: str) -> str:
@@ -277,9 +281,9 @@ def compiled(lang: str, keep: Callable[[str], bool]) -> bytes:
     for area in areas():
         catalog = read(lang, area)
         for msg in extract(area):
-            done = catalog.get(msg.id)
-            if msg.id and done is not None and done.string and not done.fuzzy and any(keep(f) for f, _ in msg.locations):
-                out.add(msg.id, done.string)
+            done = _usable(catalog, str(msg.id)) if msg.id else None
+            if done is not None and any(keep(f) for f, _ in msg.locations):
+                out.add(msg.id, done)
     buffer = io.BytesIO()
     write_mo(buffer, out)
     return buffer.getvalue()
