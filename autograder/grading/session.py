@@ -62,6 +62,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     defined = dependencies.defined_names(cells or [])
     earlier = [n for n in course.closure(own) if n in defined and course.owner(n) not in (None, assignment)]
     wanted = earlier + (components or own)
+    left_out = set(own) - set(components or own)
     names = own + course.closure(own)
     diagnosis = Diagnoser(course, names + list(assignment.given))
     plugin = SessionPlugin(provider, wanted, reference=None if public_only else diagnosis.reference,
@@ -69,6 +70,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
 
     def outcomes(name: str) -> Optional[tuple[int, int]]:
         tests = [o for o in plugin.outcomes.values() if o.component == name]
+        if name in left_out:  # the reference's code, counted full marks: it passes its tests
+            return 1, 1
         if not tests:
             return None
         # a dependency the tests call by name (a mistaken signature) fails its signature test: the
@@ -390,7 +393,9 @@ def _who_is_due(course: config_mod.Course, assignment_id: str, path: Path,
 def run_in_process(assignment_id: str, path: Path | str, public_only: bool = False,
                    components: Optional[list[str]] = None) -> Result:
     """Grade a trusted file in this process (kit development and the catalogue's fast path); with
-    `components`, only those (the others are in the result with no tests and no score)."""
+    `components`, only those (the others are in the result with no tests and no score; they must be
+    the reference's code, which passes its tests: the dependency rule counts them as passing, so a
+    graded component uses them from the first grading, as a whole grading would)."""
     import torch
     torch.set_num_threads(1)
     course = config_mod.default()
