@@ -142,8 +142,10 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
         found: frozenset[str] = frozenset()
         if DIAGNOSE is not None and isinstance(raw_actual, torch.Tensor):
             tol = tolerance(raw_expected.dtype) if isinstance(raw_expected, torch.Tensor) else (0.0, 0.0)
+            rng = torch.random.get_rng_state()  # the diagnosis's replays leave the test's random stream as it was
             found = DIAGNOSE(as_plain(raw_actual), raw_expected, dict(inputs or {}),
                              rtol if rtol is not None else tol[0], atol if atol is not None else tol[1])
+            torch.random.set_rng_state(rng)
         raise Mismatch("\n".join([lines[0], f"  {reason}"] + lines[1:]), found)
 
     if isinstance(actual, Missing):
