@@ -203,6 +203,62 @@ def test_a_failures_text_is_its_message_whatever_notes_hypothesis_adds(tmp_path:
     assert outputs[0] == outputs[1] == "double(0) returned 1, expected 0", outputs[0]
 
 
+_PARTED_SUITE = '''
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from autograder.selfcheck import testing as T
+
+SEEN = []
+
+
+@pytest.mark.component("double")
+@pytest.mark.parametrize("part", ["value", "sign"])
+@settings(max_examples=6)
+@given(x=st.integers(-50, 50))
+def test_doubles(student, part, x):
+    """double: the value and its sign"""
+    got = T.shared(student, lambda: student.double(x), x)
+    SEEN.append((part, x))
+    assert got == 2 * x if part == "value" else (got < 0) == (x < 0)
+'''
+
+
+def test_the_parts_of_a_test_meet_the_same_examples_and_share_one_call_per_example(tmp_path: Path) -> None:
+    """A test split into parts runs the student's code once per example (testing.shared): every part meets
+    the first part's examples (hypothesis would seed each part by its own id) and reuses its results, within
+    one grading (here the names loaded once, `Submission`); another grading calls the code again."""
+    import sys
+
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, Submission, run_pytest
+
+    register_hypothesis_profile()
+    suite = tmp_path / "hidden" / "test_parted.py"
+    suite.parent.mkdir()
+    suite.write_text(_PARTED_SUITE)
+    calls: list[int] = []
+
+    def double(x: int) -> int:
+        calls.append(x)
+        return 2 * x
+
+    class Loaded(LocalProvider):  # the zoo's in-process grading: its names are shared by a component's tests
+        def namespace(self, component: str) -> Any:
+            return names
+
+    for _ in range(2):  # two gradings
+        names = Submission(double=double)
+        plugin = GradingPlugin(Loaded({}), None)
+        run_pytest([suite], plugin, tmp_path)
+        assert [o.passed for o in plugin.outcomes.values()] == [True, True]
+        seen = sys.modules["hidden.test_parted"].SEEN
+        value, sign = ([x for p, x in seen if p == part] for part in ("value", "sign"))
+        assert value == sign and len(value) == 6, seen
+        assert calls == value, "each example's call ran once, in the first part"
+        seen.clear()
+        calls.clear()
+
+
 def test_the_fixtures_reprs_carry_no_memory_address() -> None:
     """Hypothesis shows a failing example as a call with each argument's repr; should a version put it
     where students read it, the `student` and `ref` fixtures still show no address (the same every run)."""

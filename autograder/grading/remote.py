@@ -287,6 +287,10 @@ class RemoteNamespace:
         """Seed the child's random generators before whatever the test asks of it next."""
         self._conn.seed = int(value)
 
+    def __shared_scope__(self) -> object:
+        """What testing.shared's results belong to: this child (a new one for every component's grading)."""
+        return self._conn
+
     def __remote_call__(self, *a: Any, **k: Any) -> Any:  # marks the namespace as remote for helpers
         raise TypeError("call a name of the namespace, not the namespace")
 

@@ -27,6 +27,7 @@ from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck import i18n
 from autograder.selfcheck.i18n import _
+from autograder.selfcheck import testing
 from autograder.selfcheck.plugin import (GradingPlugin, Reference, StudentProvider, TestOutcome, component_of,
                                          fail_fast_kind, register_hypothesis_profile, run_pytest)
 
@@ -243,10 +244,13 @@ class Diagnoser:
         self.course, self.names = course, list(dict.fromkeys(names))
         self.components = {c.name for a in course.assignments for c in a.components}
         self.recorder = Recorder()
+        self.test = ""  # the test self.recorder records (testing.current_test)
 
     def reference(self) -> Reference:
-        """A fresh recording reference for one test: components recorded, given code as it is."""
-        self.recorder = Recorder()
+        """A recording reference for one test (its parts share one recording: a part may reuse the reference
+        calls another part made, testing.shared): components recorded, given code as it is."""
+        if testing.current_test() != self.test or not self.test:
+            self.recorder, self.test = Recorder(), testing.current_test()
         names = {}
         for name in self.names:
             obj = self.course.reference_object(name)

@@ -190,6 +190,26 @@ def part_of(item: pytest.Item) -> str:
     callspec = getattr(item, "callspec", None)
     part = callspec.params.get("part") if callspec is not None else None
     return part if isinstance(part, str) else ""
+
+
+def same_examples(items: list[pytest.Item]) -> dict[str, str]:
+    """For each part of a test (`part_of`), the id of the test's first part, whose examples every part meets.
+
+    Hypothesis draws a parametrized test's examples from its id (its pytest plugin adds the id to the
+    derandomized seed), so each part would meet examples of its own; with one set the parts check
+    pieces of one computation per example, which the suites run once (testing.shared)."""
+    first: dict[tuple[str, str, str], str] = {}
+    out = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if not part_of(item) or callspec is None:
+            continue
+        rest = repr(sorted((k, repr(v)) for k, v in callspec.params.items() if k != "part"))
+        out[item.nodeid] = first.setdefault((str(item.path), getattr(item, "originalname", item.name), rest),
+                                            item.nodeid)
+    return out
+
+
 MISCONCEPTION_PROPERTY = "misconception"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
 #: How a test ends that is not a failure of the student's code: pytest reports these its own way.
@@ -215,6 +235,8 @@ class GradingPlugin:
     calls: dict[str, set[str]] = field(default_factory=dict)
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+    #: A part's test id -> its first part's (`same_examples`); a test without parts is not in it.
+    first_part: dict[str, str] = field(default_factory=dict)
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "component(name): the contract component a test grades")
@@ -236,6 +258,7 @@ class GradingPlugin:
                 kind=kind_of(it), function=getattr(it, "originalname", it.name), part=part_of(it),
                 english=describe_test(it, english=True))
             self.order.append(it.nodeid)
+        self.first_part = same_examples(items)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         outcome = self.outcomes.get(report.nodeid)
@@ -282,10 +305,15 @@ class GradingPlugin:
         diagnoser = self.diagnoser
         testing.DIAGNOSE = None if diagnoser is None or component is None else (
             lambda *args: diagnoser(component, *args))
+        testing.begin_test(self.first_part.get(item.nodeid, item.nodeid))
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(hookwrapper=True, trylast=True)  # inside hypothesis's wrapper, which sets the digest
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
-        """With `watch`, record which watched names the test ran (a profile hook, during the call only)."""
+        """Every part of a test meets its first part's examples (`same_examples`); with `watch`, record
+        which watched names the test ran (a profile hook, during the call only)."""
+        inner = getattr(getattr(getattr(item, "obj", None), "hypothesis", None), "inner_test", None)
+        if inner is not None and item.nodeid in self.first_part:
+            inner._hypothesis_internal_add_digest = self.first_part[item.nodeid].encode()
         if not self.watch:
             yield
             return
@@ -352,6 +380,10 @@ class Submission(types.SimpleNamespace):
 
     def __repr__(self) -> str:
         return STUDENT_REPR
+
+    def __shared_scope__(self) -> object:
+        """What testing.shared's results belong to: these names, loaded once per component."""
+        return self
 
 
 class LocalNamespace:

@@ -9,9 +9,12 @@ This module must stay free of reference solutions: it ships to students with the
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 import re
-from typing import Any, Optional
+import weakref
+from typing import Any, Optional, TypeVar
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
@@ -143,8 +146,10 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
         found: frozenset[str] = frozenset()
         if DIAGNOSE is not None and isinstance(raw_actual, torch.Tensor):
             tol = tolerance(raw_expected.dtype) if isinstance(raw_expected, torch.Tensor) else (0.0, 0.0)
+            rng = torch.random.get_rng_state()  # the diagnosis's replays leave the test's random stream as it was
             found = DIAGNOSE(as_plain(raw_actual), raw_expected, dict(inputs or {}),
                              rtol if rtol is not None else tol[0], atol if atol is not None else tol[1])
+            torch.random.set_rng_state(rng)
         raise Mismatch("\n".join([lines[0], f"  {reason}"] + lines[1:]), found)
 
     if isinstance(actual, Missing):
@@ -186,6 +191,100 @@ def cloned(value: Any) -> Any:
     if type(value) is dict:
         return {k: cloned(v) for k, v in value.items()}
     return value
+
+
+R = TypeVar("R")
+
+
+class _Shared:
+    """What `shared` computed in one component's grading: results by key, the grading they belong to (a
+    weak reference: a new child, a new submission or a second grading starts afresh) and the test's chain."""
+
+    def __init__(self) -> None:
+        self.scope: Optional[weakref.ref[Any]] = None
+        self.results: dict[bytes, tuple[Any, torch.Tensor]] = {}
+        self.chain = b""
+        self.test = ""
+
+
+_SHARED = _Shared()
+
+
+def begin_test(test: str) -> None:
+    """Called by the grader before each test (`test`: its module and function, not its parameters): the
+    keys of `shared` calls start from it."""
+    _SHARED.chain = hashlib.sha256(test.encode()).digest()
+    _SHARED.test = test
+
+
+def current_test() -> str:
+    """The test `begin_test` named last (its parts share one name)."""
+    return _SHARED.test
+
+
+def _digest(h: Any, value: Any) -> None:
+    """Feed `value` (tensors, numbers, strings, dtypes, None, and lists, tuples, dicts and dataclasses of them)
+    to `h`."""
+    if isinstance(value, torch.Tensor):
+        value = torch.Tensor.detach(value).cpu().contiguous()
+        h.update(f"T{value.dtype}{tuple(value.shape)}".encode())
+        h.update(value.reshape(-1).view(torch.uint8).numpy().tobytes() if value.numel() else b"")
+    elif isinstance(value, (list, tuple)):
+        h.update(f"{type(value).__name__}{len(value)}(".encode())
+        for v in value:
+            _digest(h, v)
+        h.update(b")")
+    elif isinstance(value, dict):
+        h.update(f"dict{len(value)}(".encode())
+        for k, v in value.items():
+            _digest(h, k)
+            _digest(h, v)
+        h.update(b")")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        h.update(type(value).__qualname__.encode())
+        _digest(h, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    elif value is None or isinstance(value, (bool, int, float, str, torch.dtype)):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+    else:
+        raise TypeError(f"shared: cannot key on {type(value).__name__}")
+
+
+def _scope(student: Any) -> Any:
+    """The grading `student` belongs to (its child, or the names loaded in this process); None where
+    nothing is shared (a notebook's self-check: the student may change the code between runs)."""
+    scope = getattr(type(student), "__shared_scope__", None)
+    return scope(student) if scope is not None else None
+
+
+def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
+    """`compute()`, run once for all the parts of one test (`@pytest.mark.parametrize("part", ...)`) on the
+    same example: the student's and the reference's computation that every part checks a piece of.
+
+    `inputs` are everything `compute` reads that varies between examples (the drawn inputs); the key
+    is the test (`begin_test`), the `shared` calls before this one in the same run of the test (so a
+    part reuses a result only when the same computations led to it) and the grader's torch random
+    state, which a reuse leaves as `compute` would have. A failure is not kept: the next part runs
+    `compute` again and fails the same way. Tensors come back as copies (a part may change its own);
+    modules as they are (a part may read what `compute`'s last call of them left, never call them).
+    Results last for one component's grading (one child) and never reach another."""
+    scope = _scope(student)
+    if scope is None:
+        return compute()
+    if _SHARED.scope is None or _SHARED.scope() is not scope:
+        _SHARED.scope, _SHARED.results = weakref.ref(scope), {}
+    h = hashlib.sha256(_SHARED.chain)
+    h.update(f"{compute.__code__.co_filename}:{compute.__code__.co_firstlineno}".encode())
+    _digest(h, list(inputs))
+    rng = torch.random.get_rng_state()
+    _digest(h, rng)
+    key = _SHARED.chain = h.digest()
+    found = _SHARED.results.get(key)
+    if found is not None:
+        torch.random.set_rng_state(found[1])
+        return cloned(found[0])
+    value = compute()
+    _SHARED.results[key] = (value, torch.random.get_rng_state())
+    return cloned(value)
 
 
 def _arg_text(value: Any) -> str:

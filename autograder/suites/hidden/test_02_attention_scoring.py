@@ -433,14 +433,20 @@ def _hint(name):
 
 
 def check_matches_reference(student, ref, name, case, part):
-    """The module with the reference's weights against the reference: its output or its stored weights."""
+    """The module with the reference's weights against the reference: its output or its stored weights (both
+    parts check one call: T.shared)."""
     q, k, v = case.data()
-    model, reference = _build(student, ref, name, case)
-    out = _attend(model, name, q, k, v, case.lens)
-    expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
+
+    def run():
+        model, reference = _build(student, ref, name, case)
+        out = _attend(model, name, q, k, v, case.lens)
+        expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
+        return model, out, expected, reference.attention_weights.detach()
+
+    model, out, expected, ref_weights = T.shared(student, run, name, case)
     inputs = _inputs(case, q, k, v)
     if part == "attention_weights":
-        T.assert_close(_weights(model, (case.B, case.Q, case.K)), reference.attention_weights.detach(),
+        T.assert_close(_weights(model, (case.B, case.Q, case.K)), ref_weights,
                        what="model.attention_weights", inputs=inputs, hint=_hint(name))
     else:
         T.assert_close(out, expected, what=_("output"), inputs=inputs, hint=_hint(name))
@@ -448,10 +454,14 @@ def check_matches_reference(student, ref, name, case, part):
 
 def check_convex(student, name, case, part):
     """The stored weights are a distribution over the valid keys that gives the output, or (`part` output) the
-    output lies within the range of the valid values."""
+    output lies within the range of the valid values. Both parts check one call (T.shared)."""
     q, k, v = case.data()
-    model = _student_only(student, name, case)
-    out = _attend(model, name, q, k, v, case.lens)
+
+    def run():
+        model = _student_only(student, name, case)
+        return model, _attend(model, name, q, k, v, case.lens)
+
+    model, out = T.shared(student, run, name, case)
     T.assert_shape(out, (case.B, case.Q, case.dv), _("output (batch, queries, value size)"))
     if part == "attention_weights":
         w = _weights(model, (case.B, case.Q, case.K))

@@ -523,15 +523,20 @@ def test_encoder_block_at_realistic_size(student, ref, steps, d, heads, lens_kin
 ENCODER_PARTS = ("output", "attention_weights")
 
 
-def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Optional[torch.Tensor], layers: int,
+def check_encoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn.Module]], key: tuple,
+                       X: torch.Tensor, lens: Optional[torch.Tensor], layers: int,
                        num_hiddens: int, dtype: torch.dtype, what: str, part: str) -> None:
-    """The student's TransformerEncoder (eval mode) on tokens X against the course's with the same weights:
-    the output (`what`) or every block's attention weights (`part`)."""
-    with torch.no_grad():
-        expected = r(X, lens)
-    ref_weights = [T.as_plain(w) for w in r.attention_weights]
+    """The student's TransformerEncoder (eval mode) on tokens X against the course's with the same weights
+    (`paired_up()`, built from `key`): the output (`what`) or every block's attention weights (`part`).
+    Both parts check one call (T.shared)."""
+    def run() -> tuple:
+        enc, r = paired_up()
+        with torch.no_grad():
+            expected = r(X, lens)
+        return enc, r, expected, [T.as_plain(w) for w in r.attention_weights], enc(X, lens)
+
+    enc, r, expected, ref_weights, Y = T.shared(student, run, X, lens, *key)
     if part == "attention_weights":
-        enc(X, lens)
         weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
         T.check(len(weights) == layers, _("attention_weights should have one entry per block ({layers}), "
                                           "got {count}").format(layers=layers, count=len(weights)))
@@ -554,7 +559,7 @@ def check_encoder_call(enc: Any, r: torch.nn.Module, X: torch.Tensor, lens: Opti
             return H
         return run
 
-    compare(enc(X, lens), expected, what=what, dtype=dtype, inputs={"X": X, "valid_lens": lens},
+    compare(Y, expected, what=what, dtype=dtype, inputs={"X": X, "valid_lens": lens},
             hint="X = pos_encoding(embedding(X) * sqrt(num_hiddens)), then every block in order with valid_lens",
             known={_("embeddings NOT multiplied by sqrt(num_hiddens) before adding the positional encoding"):
                        variant("none"),
@@ -599,8 +604,9 @@ def test_encoder_matches_reference(student, ref, part, case, layers, p):
     """matches the course's encoder (embeddings scaled by sqrt(num_hiddens)), weights included"""
     B, steps, lens, dtype, seed = case
     args = model_args(layers, p)
-    enc, r = paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed, student)
-    check_encoder_call(enc, r, randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
+    check_encoder_call(student, lambda: paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed,
+                                               student), (args, dtype, seed),
+                       randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
                        f"TransformerEncoder output ({layers} blocks, eval mode)", part)
 
 
@@ -638,11 +644,10 @@ REALISTIC_ENCODER = [(40, 32, 4, "1d", 0.0, 431), (64, 64, 8, "none", 0.2, 432)]
                          ids=[f"T{t}-d{d}-h{h}-lens_{k}-p{p}" for t, d, h, k, p, _ in REALISTIC_ENCODER])
 def test_encoder_at_realistic_size(student, ref, steps, d, heads, lens_kind, p, seed, part):
     """matches the course's encoder (2 blocks, eval mode), attention weights included, at realistic sizes (batch 8, 40-64 steps, 32-64 features, 4-8 heads)"""
-    dtype, layers = torch.float32, REAL_LAYERS
-    enc, r = realistic_paired(student.TransformerEncoder, ref.TransformerEncoder, sized_model_args(d, heads, p), seed,
-                              student)
+    dtype, layers, args = torch.float32, REAL_LAYERS, sized_model_args(d, heads, p)
     X = randint(REAL_VOCAB, (REAL_B, steps), seed)
-    check_encoder_call(enc, r, X, realistic_lens(lens_kind, REAL_B, steps, seed + 1), layers, d, dtype,
+    check_encoder_call(student, lambda: realistic_paired(student.TransformerEncoder, ref.TransformerEncoder, args, seed,
+                                                         student), (args, seed), X, realistic_lens(lens_kind, REAL_B, steps, seed + 1), layers, d, dtype,
                        f"TransformerEncoder output ({layers} blocks, num_hiddens={d}, num_heads={heads}, "
                        f"eval mode) on X of shape {tuple(X.shape)}", part)
 
@@ -667,13 +672,20 @@ def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> 
     return [enc, lens, [None] * n]
 
 
-def check_decoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
+def check_decoder_block_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn.Module]], key: tuple,
+                             X: torch.Tensor, enc: torch.Tensor,
                              lens: Optional[torch.Tensor], dtype: torch.dtype, what: str, part: str) -> None:
     """One call of the student's DecoderBlock (eval mode, empty cache) against the course's with the same
-    weights: the output (`what`) or the cache it leaves (`part`)."""
-    with torch.no_grad():
-        expected, _state = r(X, fresh_state(enc, lens))
-    Y, state = blk(X, fresh_state(enc, lens))
+    weights (`paired_up()`, built from `key`): the output (`what`) or the cache it leaves (`part`). Both
+    parts check one call (T.shared)."""
+    def run() -> tuple:
+        blk, r = paired_up()
+        with torch.no_grad():
+            expected, _state = r(X, fresh_state(enc, lens))
+        Y, state = blk(X, fresh_state(enc, lens))
+        return r, expected, Y, state
+
+    r, expected, Y, state = T.shared(student, run, X, enc, lens, *key)
     if part == "cache":
         T.assert_close(state[2][0], X, what=_("state[2][0] after one call on an empty cache"),
                        hint="the cache holds the block's inputs X")
@@ -798,15 +810,20 @@ def test_decoder_block_chunks(student, part, data, case, mode):
     """feeding the sequence in chunks of any sizes gives the same outputs and cache as feeding it at once"""
     B, steps, T_enc, lens, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
-    blk = student_block(student, dtype, seed)
-    blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _state = blk(X, fresh_state(enc, lens))
-    state, outs, start = fresh_state(enc, lens), [], 0
-    for size in sizes:
-        Y, state = blk(X[:, start:start + size], state)
-        outs.append(T.as_plain(Y))
-        start += size
+
+    def run() -> tuple:  # both parts check these calls (T.shared)
+        blk = student_block(student, dtype, seed)
+        blk.train() if mode == "train" else blk.eval()
+        whole, _state = blk(X, fresh_state(enc, lens))
+        state, outs, start = fresh_state(enc, lens), [], 0
+        for size in sizes:
+            Y, state = blk(X[:, start:start + size], state)
+            outs.append(T.as_plain(Y))
+            start += size
+        return whole, state, outs
+
+    whole, state, outs = T.shared(student, run, case, mode, sizes)
     if part == "cache":
         T.assert_close(state[2][0], X, what=_("state[2][0] after chunks of sizes {sizes}").format(sizes=sizes),
                        hint="every call appends its X to the cache")
@@ -848,9 +865,11 @@ def test_decoder_block_encoder_padding(student, case, mode):
 def test_decoder_block_matches_reference(student, ref, part, case, p):
     """matches the course's DecoderBlock with the same weights (eval mode)"""
     B, steps, T_enc, lens, dtype, seed = case
-    blk, r = paired(student.DecoderBlock, ref.DecoderBlock, block_args(p) + (0,), dtype, seed, student)
+    args = block_args(p) + (0,)
     X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
-    check_decoder_block_call(blk, r, X, enc, lens, dtype, f"DecoderBlock output (dropout={p}, eval mode)", part)
+    check_decoder_block_call(student, lambda: paired(student.DecoderBlock, ref.DecoderBlock, args, dtype, seed, student),
+                             (args, dtype, seed), X, enc, lens, dtype, f"DecoderBlock output (dropout={p}, eval mode)",
+                             part)
 
 
 @pytest.mark.component("DecoderBlock")
@@ -873,11 +892,10 @@ REALISTIC_DECODER_BLOCK = [(40, 64, 32, 4, "1d", 0.0, 441), (64, 40, 64, 8, "non
                          ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER_BLOCK])
 def test_decoder_block_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed, part):
     """matches the course's DecoderBlock with the same weights (eval mode) at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads)"""
-    dtype = torch.float32
-    blk, r = realistic_paired(student.DecoderBlock, ref.DecoderBlock, sized_block_args(d, heads, p) + (0,), seed,
-                              student)
+    dtype, args = torch.float32, sized_block_args(d, heads, p) + (0,)
     X, enc = randn((REAL_B, steps, d), seed, dtype, 2.0), randn((REAL_B, T_enc, d), seed + 1, dtype)
-    check_decoder_block_call(blk, r, X, enc, realistic_lens(lens_kind, REAL_B, T_enc, seed + 2), dtype,
+    check_decoder_block_call(student, lambda: realistic_paired(student.DecoderBlock, ref.DecoderBlock, args, seed,
+                                                               student), (args, seed), X, enc, realistic_lens(lens_kind, REAL_B, T_enc, seed + 2), dtype,
                              f"DecoderBlock(num_hiddens={d}, num_heads={heads}) output on X of shape {tuple(X.shape)}, "
                              f"enc_outputs of shape {tuple(enc.shape)} (dropout={p}, eval mode)", part)
 
@@ -918,16 +936,23 @@ def test_decoder_blocks_have_own_weights(student, ref):
 DECODER_PARTS = ("logits", CACHE, "attention_weights")
 
 
-def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch.Tensor,
+def check_decoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn.Module]], key: tuple,
+                       X: torch.Tensor, enc: torch.Tensor,
                        lens: Optional[torch.Tensor], layers: int, dtype: torch.dtype, what: str,
-                       without_lens: Callable[[], torch.Tensor], part: str) -> None:
-    """One whole-sequence call of the student's decoder against the course's: logits (`what`), caches or
-    attention weights (`part`). `without_lens` gives the course's logits with enc_valid_lens dropped (a known
-    mistake)."""
-    with torch.no_grad():
-        expected, ref_state = r(X, r.init_state(enc, lens))
-    ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
-    logits, state = dec(X, dec.init_state(enc, lens))
+                       without_lens: Callable[[Any], torch.Tensor], part: str) -> None:
+    """One whole-sequence call of the student's decoder against the course's with the same weights
+    (`paired_up()`, built from `key`): logits (`what`), caches or attention weights (`part`); every part
+    checks one call (T.shared). `without_lens(course's decoder)` gives the course's logits with
+    enc_valid_lens dropped (a known mistake)."""
+    def run() -> tuple:
+        dec, r = paired_up()
+        with torch.no_grad():
+            expected, ref_state = r(X, r.init_state(enc, lens))
+        ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
+        logits, state = dec(X, dec.init_state(enc, lens))
+        return dec, r, expected, ref_state, ref_self, ref_cross, logits, state
+
+    dec, r, expected, ref_state, ref_self, ref_cross, logits, state = T.shared(student, run, X, enc, lens, *key)
     if part == "cache":
         T.check(len(state) == 3 and len(state[2]) == layers,
                 _("the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots").format(layers=layers))
@@ -947,7 +972,7 @@ def check_decoder_call(dec: Any, r: torch.nn.Module, X: torch.Tensor, enc: torch
             known={_("embeddings NOT multiplied by sqrt(num_hiddens)"):
                        lambda: ref_decoder_run(r, X, r.init_state(enc, lens), None, scale=False)[0],
                    _("enc_valid_lens dropped from the state (padded source positions attended)"):
-                       without_lens})
+                       lambda: without_lens(r)})
 
 
 def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers: int, dtype: torch.dtype) -> None:
@@ -976,10 +1001,12 @@ def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers:
 def test_decoder_matches_reference(student, ref, part, case, p):
     """matches the course's decoder on a whole sequence: logits, caches and attention weights"""
     B, steps, T_enc, lens, layers, dtype, seed = case
-    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, p), dtype, seed, student)
+    args = model_args(layers, p)
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
-    check_decoder_call(dec, r, X, enc, lens, layers, dtype, f"TransformerDecoder logits ({layers} blocks, eval mode)",
-                       lambda: ref_decoder_run(r, X, r.init_state(enc, None), None)[0], part)
+    check_decoder_call(student, lambda: paired(student.TransformerDecoder, ref.TransformerDecoder, args, dtype, seed,
+                                               student), (args, dtype, seed),
+                       X, enc, lens, layers, dtype, f"TransformerDecoder logits ({layers} blocks, eval mode)",
+                       lambda r: ref_decoder_run(r, X, r.init_state(enc, None), None)[0], part)
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -1029,15 +1056,20 @@ def test_decoder_chunks(student, part, data, case, mode):
     """feeding the target in chunks of any sizes gives the whole-sequence logits and caches"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
-    dec = student_decoder(student, layers, dtype, seed)
-    dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
-    whole, whole_state = dec(X, dec.init_state(enc, lens))
-    state, outs, start = dec.init_state(enc, lens), [], 0
-    for size in sizes:
-        logits, state = dec(X[:, start:start + size], state)
-        outs.append(T.as_plain(logits))
-        start += size
+
+    def run() -> tuple:  # both parts check these calls (T.shared)
+        dec = student_decoder(student, layers, dtype, seed)
+        dec.train() if mode == "train" else dec.eval()
+        whole, whole_state = dec(X, dec.init_state(enc, lens))
+        state, outs, start = dec.init_state(enc, lens), [], 0
+        for size in sizes:
+            logits, state = dec(X[:, start:start + size], state)
+            outs.append(T.as_plain(logits))
+            start += size
+        return whole, whole_state, state, outs
+
+    whole, whole_state, state, outs = T.shared(student, run, case, mode, sizes)
     if part == "cache":
         for i in range(layers):
             T.assert_close(state[2][i], whole_state[2][i],
@@ -1174,13 +1206,12 @@ REALISTIC_DECODER = [(40, 64, 32, 4, "1d", 0.0, 451), (64, 40, 64, 8, "none", 0.
                          ids=[f"T{t}-Tenc{e}-d{d}-h{h}-lens_{k}-p{p}" for t, e, d, h, k, p, _ in REALISTIC_DECODER])
 def test_decoder_at_realistic_size(student, ref, steps, T_enc, d, heads, lens_kind, p, seed, part):
     """matches the course's decoder (2 blocks, eval mode) on a whole sequence at realistic sizes (batch 8, 40-64 target and source steps, 32-64 features, 4-8 heads): logits, caches and attention weights"""
-    dtype, layers = torch.float32, REAL_LAYERS
-    dec, r = realistic_paired(student.TransformerDecoder, ref.TransformerDecoder, sized_model_args(d, heads, p), seed,
-                              student)
+    dtype, layers, args = torch.float32, REAL_LAYERS, sized_model_args(d, heads, p)
     X, enc = randint(REAL_VOCAB, (REAL_B, steps), seed), randn((REAL_B, T_enc, d), seed + 1, dtype)
     lens = realistic_lens(lens_kind, REAL_B, T_enc, seed + 2)
     # ref_decoder_run's scaling uses the suite's D = 8: the known mistake without enc_valid_lens runs the course's decoder.
-    check_decoder_call(dec, r, X, enc, lens, layers, dtype,
+    check_decoder_call(student, lambda: realistic_paired(student.TransformerDecoder, ref.TransformerDecoder, args, seed,
+                                                         student), (args, seed), X, enc, lens, layers, dtype,
                        f"TransformerDecoder logits ({layers} blocks, num_hiddens={d}, num_heads={heads}, eval mode) "
                        f"on X of shape {tuple(X.shape)}, enc_outputs of shape {tuple(enc.shape)}",
-                       lambda: r(X, r.init_state(enc, None))[0], part)
+                       lambda r: r(X, r.init_state(enc, None))[0], part)
