@@ -58,6 +58,9 @@ def test_the_check_finds_english_sentences_and_lets_code_numbers_and_names_pass(
         "  fix: keep the positions with index strictly less"]
 
 
+# One worker runs the module: its gradings (`graded`, module scope) are made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("i18n_grading")
+
 ASSIGNMENTS = ("01_kernel_regression", "02_attention_scoring")
 
 

@@ -279,6 +279,26 @@ def test_gradebook_scores_equal_course_grade_per_component(course_run):
     assert book["carol"]["total"] == pytest.approx(10 + auto)
 
 
+def test_every_graded_cell_says_what_course_grade_says_byte_for_byte(course_run):
+    """nbgrader's path agrees with `course grade` on the same files in every word, not only in scores:
+    each graded cell's text is the kit's results file for that student rendered for the cell (the
+    load notes after it, which results files keep in their output). With test_gradescope's and
+    test_cluster's byte-for-byte comparisons, the four grading paths agree with `course grade`."""
+    from autograder.integrations.nbgrader_bridge import component_feedback
+    root, course = course_run["root"], config.default()
+    notes_heading = "  While loading your code:"
+    for student in STUDENTS:
+        kit = json.loads((course_run["course_grade"] / f"{student}.json").read_text())
+        nb = nbformat.read(root / "autograded" / student / A / f"{A}.ipynb", as_version=4)
+        ids = _cells_by_id(nb)
+        for comp in course.assignment(A).components:
+            cell = nb.cells[ids[f"test_{comp.name}"]]
+            shown = "".join(o.get("text", "") for o in cell.outputs if o["output_type"] == "stream")
+            expected = component_feedback(kit, comp.name, [])
+            assert shown == expected or shown.startswith(expected + notes_heading + "\n"), (student, comp.name)
+            assert float(cell.outputs[-1]["data"]["text/plain"]) == kit["extra_data"]["components"][comp.name]["score"]
+
+
 def test_autograde_runs_no_notebook_code_and_restores_deleted_graded_cells(course_run):
     root = course_run["root"]
     assert "Executing notebook" not in course_run["log"]  # nbgrader's Execute is not in the pipeline

@@ -24,6 +24,9 @@ from autograder.authoring import release
 from kit_helpers import this_python_kernel
 from test_release import _execute
 
+# One worker runs the module: its releases (`both`, module scope) are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("release_zh")
+
 IDS = ["01_kernel_regression", "02_attention_scoring"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
