@@ -86,3 +86,31 @@ def test_a_floored_test_says_why_it_counts_half(tmp_path: Path) -> None:
     floored = [t for t in tests if "its failures are one known mistake (see the diagnosis)" in t["output"]]
     assert floored and all(t["output"].startswith("counts 50% of its share") and 0 < t["score"] < t["max_score"]
                            for t in floored)
+
+
+def test_only_the_reported_failure_is_diagnosed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis meets a failure many times while it searches and shrinks, then replays the smallest
+    example once for the report: the diagnosis (replays of the catalogue's mistakes) runs for that
+    replay alone, and its verdict is the reported failure's. A comparison outside hypothesis is
+    diagnosed every time."""
+    from hypothesis import given, settings, strategies as st
+
+    from autograder.selfcheck import testing
+    calls: list[int] = []
+    runs: list[int] = []
+    monkeypatch.setattr(testing, "DIAGNOSE", lambda actual, *rest: calls.append(actual.numel()) or frozenset({"x"}))
+
+    @settings(max_examples=30, derandomize=True, database=None)
+    @given(n=st.integers(1, 50))
+    def compared(n: int) -> None:
+        runs.append(n)
+        expected = torch.zeros(n)
+        testing.assert_close(expected + (n >= 3), expected, what="output")
+
+    with pytest.raises(testing.Mismatch) as failure:
+        compared()
+    assert len(runs) > 3 and calls == [3], (runs, calls)  # shrunk to n = 3, diagnosed once, there
+    assert failure.value.candidates == frozenset({"x"})
+    with pytest.raises(testing.Mismatch):
+        testing.assert_close(torch.ones(2), torch.zeros(2), what="output")
+    assert calls == [3, 2]

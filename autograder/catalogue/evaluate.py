@@ -52,11 +52,19 @@ def grade(entries: Iterable[index.Entry], workdir: Path) -> list[tuple[index.Ent
     return [(e, run_in_process(e.assignment, zoo.compose(e, workdir))) for e in entries]
 
 
+#: The catalogue's families of a parameter order mistake, by the kind of callable; the signature finding
+#: names them ("signature: your AdditiveAttention.forward takes (keys, values, queries, valid_lens); the
+#: contract is ..."), shown on the component's first failed test (signatures.attach).
+ORDER_FAMILIES = {"constructor": "constructor-argument-order", "method": "forward-argument-order"}
+
+
 def named_families(result: Result) -> set[str]:
     """The families the feedback names, with the signatures as they are now (what grading would name)."""
     named = set()
     found = signatures.mismatches(config_mod.default(), read_cells(result.submission))
     for comp in result.components:
+        if any(not t.passed for t in comp.tests):
+            named |= {ORDER_FAMILIES[m.kind] for m in found.get(comp.name, []) if m.misplaced and m.kind in ORDER_FAMILIES}
         if signatures.misleading(found, comp.name):
             continue  # the grader names no misconception there (signatures.attach)
         failed = [t for t in comp.tests if not t.passed]
@@ -86,8 +94,8 @@ def measure(graded: list[tuple[index.Entry, Result]]) -> Tally:
         tally.wrong += len(named - {own})
         tally.failing += len(failing)
         family = own if own in named else ""
-        tally.unhinted += sum(not (family and family in (set(t.replayed) | diagnosis.signature_candidates(
-            comp.name, t.function, t.output))) for t in failing)
+        tally.unhinted += sum(not (family and (family in (set(t.replayed) | diagnosis.signature_candidates(
+            comp.name, t.function, t.output)) or t.function == signatures.signature_test(comp.name))) for t in failing)
         if own not in named:
             tally.misses.append(entry.id)
     return tally
