@@ -265,6 +265,31 @@ def _scope(student: Any) -> Any:
     return scope(student) if scope is not None else None
 
 
+class Snapshot:
+    """What reading the student's objects gave (a value, its tensors copied, or the exception it raised),
+    taken inside `shared`'s computation right after the call it follows. A part that checks it runs
+    after other examples called the student's code again, which may have moved state the student
+    shares between objects (a module-level buffer, a class attribute): the read must not see that."""
+
+    def __init__(self, read: Callable[[], Any]) -> None:
+        self.value: Any = None
+        self.error: Optional[Exception] = None
+        try:
+            self.value = cloned(read())
+        except Exception as exc:  # said by the part that reads it, and by it alone
+            self.error = exc
+
+    def get(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return cloned(self.value)
+
+
+def snapshot(read: Callable[[], Any]) -> Snapshot:
+    """`read()` now, for a part of a `shared` test to check later (`Snapshot.get()`)."""
+    return Snapshot(read)
+
+
 def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     """`compute()`, run once for all the parts of one test (`@pytest.mark.parametrize("part", ...)`) on the
     same example: the student's and the reference's computation that every part checks a piece of.
@@ -273,9 +298,11 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     is the test (`begin_test`), the `shared` calls before this one in the same run of the test (so a
     part reuses a result only when the same computations led to it) and the grader's torch random
     state, which a reuse leaves as `compute` would have. A failure is not kept: the next part runs
-    `compute` again and fails the same way. Tensors come back as copies (a part may change its own);
-    modules as they are (a part may read what `compute`'s last call of them left, never call them).
-    Results last for one component's grading (one child) and never reach another."""
+    `compute` again and fails the same way. Tensors are copied when kept and when given back (a part
+    may change its own, the student's code may change what it returned); modules as they are, never
+    to be called or read by a part: what a part checks of them (stored attention weights), `compute`
+    reads right after its call, as a `snapshot`. Results last for one component's grading (one child)
+    and never reach another."""
     scope = _scope(student)
     if scope is None:
         return compute()
@@ -292,7 +319,7 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
         torch.random.set_rng_state(found[1])
         return cloned(found[0])
     value = compute()
-    _SHARED.results[key] = (value, torch.random.get_rng_state())
+    _SHARED.results[key] = (cloned(value), torch.random.get_rng_state())
     return cloned(value)
 
 

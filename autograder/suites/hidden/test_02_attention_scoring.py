@@ -440,13 +440,14 @@ def check_matches_reference(student, ref, name, case, part):
     def run():
         model, reference = _build(student, ref, name, case)
         out = _attend(model, name, q, k, v, case.lens)
+        weights = T.snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
         expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
-        return model, out, expected, reference.attention_weights.detach()
+        return weights, out, expected, reference.attention_weights.detach()
 
-    model, out, expected, ref_weights = T.shared(student, run, name, case)
+    weights, out, expected, ref_weights = T.shared(student, run, name, case)
     inputs = _inputs(case, q, k, v)
     if part == "attention_weights":
-        T.assert_close(_weights(model, (case.B, case.Q, case.K)), ref_weights,
+        T.assert_close(weights.get(), ref_weights,
                        what="model.attention_weights", inputs=inputs, hint=_hint(name))
     else:
         T.assert_close(out, expected, what=_("output"), inputs=inputs, hint=_hint(name))
@@ -459,12 +460,13 @@ def check_convex(student, name, case, part):
 
     def run():
         model = _student_only(student, name, case)
-        return model, _attend(model, name, q, k, v, case.lens)
+        out = _attend(model, name, q, k, v, case.lens)
+        return T.snapshot(lambda: _weights(model, (case.B, case.Q, case.K))), out
 
-    model, out = T.shared(student, run, name, case)
+    weights, out = T.shared(student, run, name, case)
     T.assert_shape(out, (case.B, case.Q, case.dv), _("output (batch, queries, value size)"))
     if part == "attention_weights":
-        w = _weights(model, (case.B, case.Q, case.K))
+        w = weights.get()
         _check_distribution(w, case, "model.attention_weights",
                             _("{hint} (pass valid_lens to masked_softmax)").format(hint=_(MASK_HINT)))
         T.assert_close(out, torch.bmm(w, v), what=_("output against attention_weights @ values (eval mode)"),

@@ -337,14 +337,15 @@ def check_whole_sequence_matches_reference(student, ref, c, part):
         T.copy_weights(dec, r)
         enc = encoder_outputs(ref, c)
         out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
+        weights = T.snapshot(lambda: step_weights(dec, c, c["T_dec"]))
         with torch.no_grad():
             r_out, r_state = r(X, r.init_state(enc, c["lens"]))
-        return dec, out, state, r_out, r_state, list(r.attention_weights)
+        return weights, out, state, r_out, r_state, list(r.attention_weights)
 
-    dec, out, state, r_out, r_state, r_weights = T.shared(student, run, c)
+    weights, out, state, r_out, r_state, r_weights = T.shared(student, run, c)
     what = _("{module} on X of shape {shape} vs the course's decoder with the same weights").format(module=describe(c), shape=tuple(X.shape))
     if part == "attention_weights":
-        T.assert_close(torch.cat(step_weights(dec, c, c["T_dec"]), 1), torch.cat(r_weights, 1),
+        T.assert_close(torch.cat(weights.get(), 1), torch.cat(r_weights, 1),
                        what=_("{what}: attention weights, step after step").format(what=what), hint=MODULE_HINT)
         return
     T.assert_close(out, r_out, what=f"{what}: logits", hint=MODULE_HINT)

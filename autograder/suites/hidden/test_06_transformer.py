@@ -533,11 +533,13 @@ def check_encoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
         enc, r = paired_up()
         with torch.no_grad():
             expected = r(X, lens)
-        return enc, r, expected, [T.as_plain(w) for w in r.attention_weights], enc(X, lens)
+        Y = enc(X, lens)
+        weights = T.snapshot(lambda: T.attribute(enc, "attention_weights", "TransformerEncoder"))
+        return weights, r, expected, [T.as_plain(w) for w in r.attention_weights], Y
 
-    enc, r, expected, ref_weights, Y = T.shared(student, run, X, lens, *key)
+    weights_read, r, expected, ref_weights, Y = T.shared(student, run, X, lens, *key)
     if part == "attention_weights":
-        weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
+        weights = weights_read.get()
         T.check(len(weights) == layers, _("attention_weights should have one entry per block ({layers}), "
                                           "got {count}").format(layers=layers, count=len(weights)))
         for i in range(layers):  # their values, in the model's dtype: the output part checks the dtype
@@ -950,9 +952,10 @@ def check_decoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
             expected, ref_state = r(X, r.init_state(enc, lens))
         ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
         logits, state = dec(X, dec.init_state(enc, lens))
-        return dec, r, expected, ref_state, ref_self, ref_cross, logits, state
+        weights = T.snapshot(lambda: T.attribute(dec, "attention_weights", "TransformerDecoder"))
+        return weights, r, expected, ref_state, ref_self, ref_cross, logits, state
 
-    dec, r, expected, ref_state, ref_self, ref_cross, logits, state = T.shared(student, run, X, enc, lens, *key)
+    weights, r, expected, ref_state, ref_self, ref_cross, logits, state = T.shared(student, run, X, enc, lens, *key)
     if part == "cache":
         T.check(len(state) == 3 and len(state[2]) == layers,
                 _("the returned state should be [enc_outputs, enc_valid_lens, cache] with {layers} cache slots").format(layers=layers))
@@ -962,8 +965,7 @@ def check_decoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
                            hint="each block appends its own input to its cache slot")
         return
     if part == "attention_weights":
-        check_decoder_weights(T.attribute(dec, "attention_weights", "TransformerDecoder"), ref_self, ref_cross,
-                              layers, dtype)
+        check_decoder_weights(weights.get(), ref_self, ref_cross, layers, dtype)
         return
     compare(logits, expected, what=what, dtype=dtype,
             inputs={"X": X, "enc_valid_lens": lens},
