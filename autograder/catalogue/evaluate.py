@@ -63,11 +63,11 @@ def named_families(result: Result) -> set[str]:
     named = set()
     found = signatures.mismatches(config_mod.default(), read_cells(result.submission))
     for comp in result.components:
-        if any(not t.passed for t in comp.tests):
+        failed = [t for t in comp.tests if not t.passed]
+        if failed:
             named |= {ORDER_FAMILIES[m.kind] for m in found.get(comp.name, []) if m.misplaced and m.kind in ORDER_FAMILIES}
         if signatures.misleading(found, comp.name):
             continue  # the grader names no misconception there (signatures.attach)
-        failed = [t for t in comp.tests if not t.passed]
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
         family, _ = diagnosis.conclude_component(evidence, [set(t.replayed) for t in failed])
         if family and diagnosis.explain(comp.name, family):

@@ -266,7 +266,7 @@ def _scope(student: Any) -> Any:
 
 
 class Snapshot:
-    """What reading the student's objects gave (a value, its tensors copied, or the exception it raised),
+    """`Snapshot(read)`: what reading the student's objects gave (a value, its tensors copied, or the exception it raised),
     taken inside `shared`'s computation right after the call it follows. A part that checks it runs
     after other examples called the student's code again, which may have moved state the student
     shares between objects (a module-level buffer, a class attribute): the read must not see that."""
@@ -285,11 +285,6 @@ class Snapshot:
         return cloned(self.value)
 
 
-def snapshot(read: Callable[[], Any]) -> Snapshot:
-    """`read()` now, for a part of a `shared` test to check later (`Snapshot.get()`)."""
-    return Snapshot(read)
-
-
 def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     """`compute()`, run once for all the parts of one test (`@pytest.mark.parametrize("part", ...)`) on the
     same example: the student's and the reference's computation that every part checks a piece of.
@@ -301,7 +296,7 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     `compute` again and fails the same way. Tensors are copied when kept and when given back (a part
     may change its own, the student's code may change what it returned); modules as they are, never
     to be called or read by a part: what a part checks of them (stored attention weights), `compute`
-    reads right after its call, as a `snapshot`. Results last for one component's grading (one child)
+    reads right after its call, as a `Snapshot`. Results last for one component's grading (one child)
     and never reach another."""
     scope = _scope(student)
     if scope is None:
@@ -319,8 +314,8 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
         torch.random.set_rng_state(found[1])
         return cloned(found[0])
     value = compute()
-    _SHARED.results[key] = (cloned(value), torch.random.get_rng_state())
-    return cloned(value)
+    _SHARED.results[key] = (cloned(value), torch.random.get_rng_state())  # a copy: `value` is the part's
+    return value
 
 
 def _arg_text(value: Any) -> str:

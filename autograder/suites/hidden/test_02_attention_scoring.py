@@ -440,7 +440,7 @@ def check_matches_reference(student, ref, name, case, part):
     def run():
         model, reference = _build(student, ref, name, case)
         out = _attend(model, name, q, k, v, case.lens)
-        weights = T.snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
+        weights = T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
         expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
         return weights, out, expected, reference.attention_weights.detach()
 
@@ -461,7 +461,7 @@ def check_convex(student, name, case, part):
     def run():
         model = _student_only(student, name, case)
         out = _attend(model, name, q, k, v, case.lens)
-        return T.snapshot(lambda: _weights(model, (case.B, case.Q, case.K))), out
+        return T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K))), out
 
     weights, out = T.shared(student, run, name, case)
     T.assert_shape(out, (case.B, case.Q, case.dv), _("output (batch, queries, value size)"))

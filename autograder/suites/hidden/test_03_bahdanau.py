@@ -337,7 +337,7 @@ def check_whole_sequence_matches_reference(student, ref, c, part):
         T.copy_weights(dec, r)
         enc = encoder_outputs(ref, c)
         out, state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
-        weights = T.snapshot(lambda: step_weights(dec, c, c["T_dec"]))
+        weights = T.Snapshot(lambda: step_weights(dec, c, c["T_dec"]))
         with torch.no_grad():
             r_out, r_state = r(X, r.init_state(enc, c["lens"]))
         return weights, out, state, r_out, r_state, list(r.attention_weights)

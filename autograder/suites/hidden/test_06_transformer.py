@@ -534,7 +534,7 @@ def check_encoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
         with torch.no_grad():
             expected = r(X, lens)
         Y = enc(X, lens)
-        weights = T.snapshot(lambda: T.attribute(enc, "attention_weights", "TransformerEncoder"))
+        weights = T.Snapshot(lambda: T.attribute(enc, "attention_weights", "TransformerEncoder"))
         return weights, r, expected, [T.as_plain(w) for w in r.attention_weights], Y
 
     weights_read, r, expected, ref_weights, Y = T.shared(student, run, X, lens, *key)
@@ -952,7 +952,7 @@ def check_decoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
             expected, ref_state = r(X, r.init_state(enc, lens))
         ref_self, ref_cross = ([T.as_plain(w) for w in ws] for ws in r.attention_weights)
         logits, state = dec(X, dec.init_state(enc, lens))
-        weights = T.snapshot(lambda: T.attribute(dec, "attention_weights", "TransformerDecoder"))
+        weights = T.Snapshot(lambda: T.attribute(dec, "attention_weights", "TransformerDecoder"))
         return weights, r, expected, ref_state, ref_self, ref_cross, logits, state
 
     weights, r, expected, ref_state, ref_self, ref_cross, logits, state = T.shared(student, run, X, enc, lens, *key)
