@@ -325,3 +325,37 @@ def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong
     _, report = shown("check_masked_softmax")
     assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in report
     assert "this failure may come from it" in report and "fix:" not in report
+
+
+def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite runs with hypothesis' plugin and the kit's alone (`plugin.PLUGINS`): a pytest plugin
+    installed on the machine (pytest-randomly reorders, pytest-timeout stops tests; here one that fails
+    every test) changes no grade, on the staff's machine or in a student's check()."""
+    import os
+    import subprocess
+    import sys
+
+    from autograder.grading.session import run_in_process
+    site = tmp_path / "site"
+    dist = site / "failing_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: failing-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nfailing = failing_plugin\n")
+    for module in ("failing_plugin", "named_plugin"):  # installed; named in the environment (PYTEST_PLUGINS)
+        (site / f"{module}.py").write_text(
+            "def pytest_runtest_setup(item):\n    raise RuntimeError('an installed plugin ran')\n")
+    (tmp_path / "test_plain.py").write_text("def test_nothing():\n    pass\n")
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(site)})
+    assert "an installed plugin ran" in plain.stdout, "the plugin is installed: pytest on its own runs it"
+
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTEST_PLUGINS", "named_plugin")
+    submission = tmp_path / f"{A}.py"
+    submission.write_text(zoo.reference_source(A))
+    result = run_in_process(A, submission)
+    assert result.score == result.max_score, [(t.name, t.output[:200]) for c in result.components for t in c.tests
+                                              if not t.passed][:3]
+    assert os.environ["PYTEST_PLUGINS"] == "named_plugin" and "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ

@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -458,5 +458,33 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
             del sys.modules[name]
     _SUITE_STAMPS.update(wanted)
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with _only_named_plugins(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         pytest.main(args, plugins=[plugin])
+
+
+#: The pytest plugins a grading loads: hypothesis' own (its reports of a failing example), and the
+#: kit's, which run_pytest hands in.
+PLUGINS = ("_hypothesis_pytestplugin",)
+
+
+@contextlib.contextmanager
+def _only_named_plugins() -> Iterator[None]:
+    """Load no installed plugin but `PLUGINS` while pytest.main runs (PYTEST_DISABLE_PLUGIN_AUTOLOAD,
+    the variable every pytest reads; PYTEST_PLUGINS names the rest).
+
+    The suites' outcome must not depend on what else the machine has installed: pytest-randomly
+    reseeds and reorders, pytest-timeout or pytest-rerunfailures change outcomes, and a student's
+    environment or a Gradescope image has its own. Reading every installed package's entry points
+    was also a cost of every grading run.
+    """
+    saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ["PYTEST_PLUGINS"] = ",".join(PLUGINS)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
