@@ -127,6 +127,17 @@ def later_assignments(component: str) -> list[str]:
             and component in course.closure([c.name for c in a.components])]
 
 
+def built_on(entries: Sequence[Entry], assignment_id: str) -> Optional[list[str]]:
+    """The components of a later assignment that the entries' code can change: those built on an
+    entry's component. None, for all of them, when an entry's file could reach any component
+    (`affected_components`)."""
+    if any(affected_components(e) is None for e in entries):
+        return None
+    course = config_mod.default()
+    return [c.name for c in course.assignment(assignment_id).components
+            if any(e.component in course.closure([c.name]) for e in entries)]
+
+
 def compose_into(entries: Sequence[Entry], assignment_id: str, out_dir: Path) -> Path:
     """A submission of a later assignment that also carries the entries' buggy code (each entry's
     file after the reference, in order; one entry per component, or a later one replaces it)."""
