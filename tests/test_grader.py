@@ -203,25 +203,36 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
-    """`course grade DIR` stopped by a batch scheduler or `kill`: SIGTERM cancels the rest (exit 143, one
-    line, no traceback) and SIGKILL leaves no choice; either way no pool worker or fork server lives on
-    (they had: the workers outlived the parent for good, each holding a warm sandbox)."""
+    """`course grade DIR` stopped by a batch scheduler or `kill`: SIGTERM cancels the rest and ends the
+    submissions in flight at once (exit 143, one line, no traceback) and SIGKILL leaves no choice; either
+    way no pool worker or fork server lives on (they had: the workers outlived the parent for good, each
+    holding a warm sandbox). After the reference, every submission hangs as it loads, under a load limit
+    of an hour: a grading that waited for the ones in flight (as SIGTERM's did) outlasts the wait below."""
     subs = tmp_path / "class"
     subs.mkdir()
-    for i in range(12):
-        (subs / f"s{i:02}.py").write_text(reference_source("02_attention_scoring"))
+    (subs / "a_reference.py").write_text(reference_source("02_attention_scoring"))
+    for i in range(6):
+        (subs / f"hangs_{i}.py").write_text("import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n")
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
+                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
+    assert load(course_file).limits.load_seconds == load(course_file).limits.submission_seconds == 3600
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", "02_attention_scoring", str(subs),
-                             "--out", str(out), "--jobs", "2", "-q"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "--config", str(course_file), "grade",
+                             "02_attention_scoring", str(subs), "--out", str(out), "--jobs", "2", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     poll(lambda: list(out.glob("*.json")) or proc.poll() is not None, bool, time.monotonic() + 300)
     assert proc.poll() is None, proc.communicate()[0][-2000:]
+    assert [p.name for p in out.glob("*.json")] == ["a_reference.json"]
     proc.send_signal(stop)
-    output = proc.communicate(timeout=120)[0]
+    try:
+        output = proc.communicate(timeout=300)[0]
+    finally:
+        proc.kill()
     if stop == signal.SIGTERM:
         assert proc.returncode == 143, output
         assert "course: interrupted (SIGTERM)" in output and "Traceback" not in output, output
-    assert len(list(out.glob("*.json"))) < 12 and not (out / "grades.csv").exists()
+    assert [p.name for p in out.glob("*.json")] == ["a_reference.json"] and not (out / "grades.csv").exists()
     left = poll(lambda: processes_mentioning(str(out)), lambda found: not found, time.monotonic() + 30)
     assert not left, left
 

@@ -246,8 +246,12 @@ def _stopped_at_once_if_interrupted(pool: cf.ProcessPoolExecutor) -> Iterator[No
     try:
         yield
     except BaseException:
+        # No public handle on the workers; shutdown() forgets them, so take them first (taken after it,
+        # there were none to kill, and the exit waited for the submissions in flight to end: up to
+        # their time limit for one that hangs).
+        workers = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
-        for worker in list((getattr(pool, "_processes", None) or {}).values()):  # no public handle on them
+        for worker in workers:
             worker.kill()
         raise
 
