@@ -541,6 +541,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ns = build_parser().parse_args(argv)
     try:
         return int(ns.func(ns) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: one line; a grading stopped midway writes no grade (a class: cmd_grade)
+        print(f"course {ns.command}: interrupted", file=sys.stderr)
+        return 130
     except (config_mod.ConfigError, Refused, GradingRefused) as exc:
         print(f"course: {exc}", file=sys.stderr)
         return 2

@@ -88,6 +88,25 @@ def processes_mentioning(text: str) -> list[str]:
     return [cmdline for _, _, cmdline in _live_processes() if text in cmdline]
 
 
+def descendants(pid: int) -> list[tuple[int, int]]:
+    """(pid, depth) of every live process below `pid` (1: its children, 2: theirs, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for child, _, _ in _live_processes():
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(child)
+    found, todo = [], [(pid, 0)]
+    while todo:
+        parent, depth = todo.pop()
+        for child in children.get(parent, []):
+            found.append((child, depth + 1))
+            todo.append((child, depth + 1))
+    return found
+
+
 def poll(probe: Callable[[], T], done: Callable[[T], bool], deadline: float, interval: float = 0.05) -> T:
     """Call `probe` until `done(value)` holds or time.monotonic() passes `deadline`; the last value
     either way (the caller asserts on it). An idle machine returns at once, a loaded one waits."""

@@ -237,6 +237,43 @@ def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
     assert not left, left
 
 
+@pytest.mark.parametrize("command", ["grade", "check"])
+def test_ctrl_c_during_a_grading_records_no_grade(tmp_path, command):
+    """Ctrl-C while the suites run: pytest ends its session early and returns, and the grading had
+    scored every test that never ran as failed (`course grade FILE` exited 0 and wrote 0/14 to
+    grades.csv; `course check` listed the failures). Now the command says it was interrupted, exits 130
+    and writes nothing. The submission hangs as it loads, under an hour's limit, in the first job."""
+    if os.getuid() != 0:
+        pytest.skip("process mode gives jobs a uid of their own only as root")
+    from kit_helpers import descendants
+    hangs = tmp_path / "02_attention_scoring.py"
+    hangs.write_text(reference_source("02_attention_scoring") + "\n\nimport time\n\n\nclass X:\n"
+                     "    time.sleep(10 ** 6)  # at load time\n")
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
+                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
+    out = tmp_path / "out"
+    extra = ["--out", str(out)] if command == "grade" else []
+    # A background process of a shell ignores SIGINT: the command gets Python's own handler back.
+    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "sys.argv = ['course', *sys.argv[1:]]; runpy.run_module('autograder.cli', run_name='__main__')")
+    proc = subprocess.Popen([sys.executable, "-c", start, "--config", str(course_file), command,
+                             "02_attention_scoring", str(hangs), "--sandbox", "process", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # In process mode the fork server is the command's child and a job its grandchild: a job runs.
+        tree = poll(lambda: descendants(proc.pid), lambda found: any(d >= 2 for _, d in found),
+                    time.monotonic() + 300)
+        assert any(d >= 2 for _, d in tree) and proc.poll() is None, proc.communicate()[0][-2000:]
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=300)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, output[-2000:]
+    assert output.strip() == f"course {command}: interrupted", output[-2000:]
+    assert not out.exists()
+
+
 def test_course_yml_errors_are_clear(tmp_path):
     bad = tmp_path / "course.yml"
     bad.write_text("name: x\nassignments:\n  - id: 2_bad\n    title: t\n    solution: s\n    components: {a: {points: -1}}\n")

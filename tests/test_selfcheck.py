@@ -359,3 +359,15 @@ def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Pa
     assert result.score == result.max_score, [(t.name, t.output[:200]) for c in result.components for t in c.tests
                                               if not t.passed][:3]
     assert os.environ["PYTEST_PLUGINS"] == "named_plugin" and "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
+
+
+def test_an_interrupt_in_the_students_own_process_stops_the_check(tmp_path: Path) -> None:
+    """check() runs the student's code in the notebook's kernel: Jupyter's interrupt (a KeyboardInterrupt
+    raised in whatever code runs, here the student's) stops it, rather than ending pytest's session early
+    and reporting every test that did not run as failed."""
+    from autograder.grading.session import run_in_process
+    submission = tmp_path / f"{A}.py"
+    submission.write_text(zoo.reference_source(A) + "\n\ndef sequence_mask(X, valid_len, value=0):\n"
+                          "    raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        run_in_process(A, submission)

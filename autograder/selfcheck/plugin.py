@@ -458,8 +458,20 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
             del sys.modules[name]
     _SUITE_STAMPS.update(wanted)
     sink = io.StringIO()
+    interrupt = _Interrupt()
     with _only_named_plugins(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        pytest.main(args, plugins=[plugin])
+        pytest.main(args, plugins=[plugin, interrupt])
+    if interrupt.seen:  # pytest ends the session and returns; the tests that did not run make no grade
+        raise KeyboardInterrupt
+
+
+class _Interrupt:
+    """Whether Ctrl-C (SIGINT) stopped the suites: pytest catches it and ends the session early."""
+
+    seen = False
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.seen = True
 
 
 #: The pytest plugins a grading loads: hypothesis' own (its reports of a failing example), and the
