@@ -381,3 +381,19 @@ def test_graded_feedback_points_to_the_cell_as_jupyter_shows_it_and_keeps_the_fi
     assert "fix: fill masked positions" not in report and "fix: fill masked positions" not in format_result(result)
     result.hint_level = 2
     assert "fix: fill masked positions" in json.dumps(results_json(result))
+
+
+def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
+    """course.yml's submission_seconds is the wall clock of a whole submission: loading waited for its own
+    limit in full (load_seconds), so a submission that hangs as it loads ran for that limit instead (here
+    an hour, against 3 s). Every component says which limit it met."""
+    course = config.default()
+    course = course.model_copy(update={"limits": course.limits.model_copy(
+        update={"submission_seconds": 3.0, "load_seconds": 3600.0})})
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text(reference_source("02_attention_scoring") + "\n\nimport time\n\n\nclass X:\n"
+                     "    time.sleep(10 ** 6)  # at load time\n")
+    result = grade_file(zygote, "02_attention_scoring", hangs, course=course)
+    assert result.score == 0
+    said = {t.output for c in result.components for t in c.tests} | {n for c in result.components for n in c.notes}
+    assert any("the whole submission ran past its time limit (3 s)" in s for s in said), sorted(said)[:3]

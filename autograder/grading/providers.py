@@ -126,12 +126,17 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
+        # Loading has its own limit, within what is left of the submission's (which it had outlasted).
+        left = self.started + self.limits.submission_seconds - time.monotonic()
         try:
             self.child = self.zygote.spawn(job, self.limits)
             self.zygote.tainted = self.zygote.tainted or withheld
-            ready = self.child.wait_ready(self.limits.load_seconds)
+            ready = self.child.wait_ready(max(0.0, min(self.limits.load_seconds, left)))
         except ChildDied as exc:
             reason = _("loading your code failed: {reason}").format(reason=exc.reason)
+            if exc.limit == Stop.TIME and left < self.limits.load_seconds:
+                reason = _("the whole submission ran past its time limit ({seconds} s)").format(
+                    seconds=f"{self.limits.submission_seconds:g}")
             if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
                 # Loading is the same for every component: do not wait for the limit again.
                 for c in self.assignment.components:
