@@ -397,3 +397,39 @@ def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
     assert result.score == 0
     said = {t.output for c in result.components for t in c.tests} | {n for c in result.components for n in c.notes}
     assert any("the whole submission ran past its time limit (3 s)" in s for s in said), sorted(said)[:3]
+
+
+def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monkeypatch):
+    """A grading worker dies (the OS's OOM killer, a grader crash: here the worker grading `killer` kills
+    itself) while another submission is in flight: Python's pool ends every worker, and each submission
+    in flight had an attempt counted, so an innocent one graded beside the killer twice got 0 ("the
+    grader's worker process died 2 times"). Those in flight together are now graded again alone, where a
+    death is the submission's own."""
+    from pathlib import Path
+
+    from autograder.grading import pool, session
+    real = session.grade_file
+    flag = tmp_path / "innocent-started"
+    calls = tmp_path / "innocent-calls"
+
+    def grade_file(zygote, assignment_id, path, **kw):  # runs in the pool's forked workers
+        if Path(path).stem == "killer":
+            poll(flag.exists, bool, time.monotonic() + 300)  # the innocent submission is in flight
+            os.kill(os.getpid(), signal.SIGKILL)
+        if Path(path).stem == "innocent":
+            with calls.open("a") as f:
+                f.write("x")
+            flag.touch()
+            if calls.read_text() == "x":  # its first grading: in flight until the killer's death ends it
+                time.sleep(3600)
+        return real(zygote, assignment_id, path, **kw)
+
+    monkeypatch.setattr(session, "grade_file", grade_file)
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for name in ("innocent", "killer"):
+        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
+    rows = {r["name"]: r for r in pool.grade_directory("02_attention_scoring", subs, tmp_path / "out", jobs=2,
+                                                       progress=False)}
+    assert rows["innocent"]["score"] == 14, rows["innocent"]["output"][:500]
+    assert rows["killer"]["score"] == 0 and "died 2 times" in rows["killer"]["output"], rows["killer"]["output"][:500]

@@ -177,7 +177,8 @@ def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Opt
     `grades.csv`.
 
     A worker that dies (a grader crash, the OS killing it) costs no result: its pool is replaced
-    and the submissions it had not finished are graded again; one that takes workers down
+    and the submissions it had not finished are graded again (those that were in flight, each alone,
+    so that a death is charged to the submission that caused it); one that takes workers down
     MAX_ATTEMPTS times gets 0 with a message. Raises GradingRefused before any student code runs
     when the sandbox cannot isolate it (unless allow_unisolated).
     """
@@ -198,15 +199,22 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     attempts: dict[str, int] = dict.fromkeys(gradable, 0)
     done: set[str] = set()
     todo = list(gradable)
+    #: Submissions in flight together when a worker died: which one took it down is not known, so each
+    #: is graded again alone (one worker), where a death is that submission's own and counts for it.
+    alone: list[str] = []
     ctx = multiprocessing.get_context("fork")
-    while todo:
+    while todo or alone:
+        names, width = (alone, 1) if alone else (todo, jobs)
         started = ctx.SimpleQueue()
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_local_worker,
+        with cf.ProcessPoolExecutor(max_workers=width, mp_context=ctx, initializer=_init_local_worker,
                                     initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
             futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
-                                   config_path, batch.releases.get(name)): name for name in todo}
-            todo = []
+                                   config_path, batch.releases.get(name)): name for name in names}
+            if names is alone:
+                alone = []
+            else:
+                todo = []
             broken = False
             for fut in cf.as_completed(futures):
                 name = futures[fut]
@@ -226,16 +234,21 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                 in_flight = set()
                 while not started.empty():
                     in_flight.add(started.get())
+                in_flight -= done
                 for name in futures.values():
                     if name in done:
                         continue
-                    if name in in_flight:
-                        attempts[name] += 1
-                    if attempts[name] >= MAX_ATTEMPTS:
-                        batch.record(name, worker_died(assignment, attempts[name], batch.course.language))
-                        done.add(name)
-                    else:
+                    if name not in in_flight:
                         todo.append(name)
+                    elif len(in_flight) > 1:
+                        alone.append(name)  # one of several: no attempt counted yet
+                    else:
+                        attempts[name] += 1  # the only one in flight: the death was its own
+                        if attempts[name] >= MAX_ATTEMPTS:
+                            batch.record(name, worker_died(assignment, attempts[name], batch.course.language))
+                            done.add(name)
+                        else:
+                            alone.append(name)
 
 
 @contextlib.contextmanager
