@@ -371,3 +371,20 @@ def test_an_interrupt_in_the_students_own_process_stops_the_check(tmp_path: Path
                           "    raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         run_in_process(A, submission)
+
+
+@pytest.mark.parametrize("suite", ["import no_such_module_of_the_course\n",
+                                   "import pytest\n\n\ndef test_x():\n    pytest.exit('stop')\n"],
+                         ids=["collection error", "pytest.exit"])
+def test_only_an_interrupt_stops_a_grading_as_one(tmp_path: Path, suite: str) -> None:
+    """pytest reports a suite that cannot be collected (Session.Interrupted, a KeyboardInterrupt) and
+    pytest.exit() through the same hook as Ctrl-C: neither may pass for Ctrl-C, which stops a whole
+    class grading (`course: interrupted`)."""
+    from autograder.selfcheck.plugin import run_pytest
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "hidden" / "test_x.py").write_text(suite)
+
+    class Nothing:
+        pass
+
+    run_pytest([tmp_path / "hidden" / "test_x.py"], Nothing(), tmp_path)  # type: ignore[arg-type]

@@ -466,12 +466,15 @@ def run_pytest(files: list[Path], plugin: GradingPlugin, suites: Path,
 
 
 class _Interrupt:
-    """Whether Ctrl-C (SIGINT) stopped the suites: pytest catches it and ends the session early."""
+    """Whether Ctrl-C (SIGINT) stopped the suites: pytest catches it and ends the session early. pytest
+    calls this hook for collection errors (Session.Interrupted, a KeyboardInterrupt) and pytest.exit()
+    too: those are not an interrupt."""
 
     seen = False
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        self.seen = True
+        value = excinfo.value
+        self.seen = isinstance(value, KeyboardInterrupt) and not isinstance(value, pytest.Session.Interrupted)
 
 
 #: The pytest plugins a grading loads: hypothesis' own (its reports of a failing example), and the
