@@ -96,8 +96,13 @@ def affected_components(entry: Entry) -> Optional[list[str]]:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) and not (
                 isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
             return None
-    return [c.name for c in course.assignment(entry.assignment).components
-            if c.name == entry.component or entry.component in course.closure([c.name])]
+    return _among_or_built_on(course, entry.assignment, {entry.component})
+
+
+def _among_or_built_on(course: config_mod.Course, assignment_id: str, components: set[str]) -> list[str]:
+    """The assignment's components that are one of `components` or build on one of them."""
+    return [c.name for c in course.assignment(assignment_id).components
+            if c.name in components or components & set(course.closure([c.name]))]
 
 
 def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = None) -> Verdict:
@@ -133,9 +138,7 @@ def built_on(entries: Sequence[Entry], assignment_id: str) -> Optional[list[str]
     (`affected_components`)."""
     if any(affected_components(e) is None for e in entries):
         return None
-    course = config_mod.default()
-    return [c.name for c in course.assignment(assignment_id).components
-            if any(e.component in course.closure([c.name]) for e in entries)]
+    return _among_or_built_on(config_mod.default(), assignment_id, {e.component for e in entries})
 
 
 def compose_into(entries: Sequence[Entry], assignment_id: str, out_dir: Path) -> Path:
