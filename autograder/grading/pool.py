@@ -204,17 +204,16 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     alone: list[str] = []
     ctx = multiprocessing.get_context("fork")
     while todo or alone:
-        names, width = (alone, 1) if alone else (todo, jobs)
+        if alone:
+            names, alone, width = alone, [], 1
+        else:
+            names, todo, width = todo, [], jobs
         started = ctx.SimpleQueue()
         with cf.ProcessPoolExecutor(max_workers=width, mp_context=ctx, initializer=_init_local_worker,
                                     initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
             futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
                                    config_path, batch.releases.get(name)): name for name in names}
-            if names is alone:
-                alone = []
-            else:
-                todo = []
             broken = False
             for fut in cf.as_completed(futures):
                 name = futures[fut]

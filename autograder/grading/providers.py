@@ -95,12 +95,15 @@ class SandboxProvider(Runs):
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
 
+    def _past_submission_limit(self) -> str:
+        return _("the whole submission ran past its time limit ({seconds} s)").format(
+            seconds=f"{self.limits.submission_seconds:g}")
+
     def namespace(self, component: str) -> Any:
         now = time.monotonic()
         self.test_deadline = now + self.limits.test_seconds
         if now > self.started + self.limits.submission_seconds:
-            return Broken(_("the whole submission ran past its time limit ({seconds} s)").format(
-                seconds=f"{self.limits.submission_seconds:g}"))
+            return Broken(self._past_submission_limit())
         if component in self.broken:
             return Broken(self.broken[component])
         if component != self.current or self.child is None or self.child.dead:
@@ -135,8 +138,7 @@ class SandboxProvider(Runs):
         except ChildDied as exc:
             reason = _("loading your code failed: {reason}").format(reason=exc.reason)
             if exc.limit == Stop.TIME and left < self.limits.load_seconds:
-                reason = _("the whole submission ran past its time limit ({seconds} s)").format(
-                    seconds=f"{self.limits.submission_seconds:g}")
+                reason = self._past_submission_limit()
             if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
                 # Loading is the same for every component: do not wait for the limit again.
                 for c in self.assignment.components:
