@@ -61,8 +61,9 @@ def zip_collect_course(root: Path, assignment_id: str, released_notebook: str) -
     return archive
 
 
-def _live_processes() -> Iterator[tuple[int, str, str]]:
-    """(pid, name (comm), command line) of every live (not zombie) process, from the host's /proc."""
+def _live_processes() -> Iterator[tuple[int, str, str, int]]:
+    """(pid, name (comm), command line, parent's pid) of every live (not zombie) process, from the
+    host's /proc."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -72,31 +73,26 @@ def _live_processes() -> Iterator[tuple[int, str, str]]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
+        name, (state, parent) = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()[:2]
         if state != "Z":
-            yield int(entry), name, cmdline
+            yield int(entry), name, cmdline, int(parent)
 
 
 def processes_named(marker: str) -> list[int]:
     """Pids of live processes whose name (comm) is `marker`."""
-    return [pid for pid, name, _ in _live_processes() if name == marker]
+    return [pid for pid, name, _, _ in _live_processes() if name == marker]
 
 
 def processes_mentioning(text: str) -> list[str]:
     """Command lines of live processes that contain `text` (say a class's --out folder: the `course`
     process and its pool workers name it, and each of their fork servers protects it)."""
-    return [cmdline for _, _, cmdline in _live_processes() if text in cmdline]
+    return [cmdline for _, _, cmdline, _ in _live_processes() if text in cmdline]
 
 
 def descendants(pid: int) -> list[tuple[int, int]]:
     """(pid, depth) of every live process below `pid` (1: its children, 2: theirs, ...), from /proc."""
     children: dict[int, list[int]] = {}
-    for child, _, _ in _live_processes():
-        try:
-            with open(f"/proc/{child}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
+    for child, _, _, parent in _live_processes():
         children.setdefault(parent, []).append(child)
     found, todo = [], [(pid, 0)]
     while todo:

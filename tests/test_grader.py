@@ -201,6 +201,19 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
     assert {p.name for p in out.glob("*.json")} == {"reference.json", "stubs.json", "broken.json", "hangs.json"}
 
 
+#: Code that never finishes loading (a class body runs at load time; top-level statements do not run).
+HANGS_AS_IT_LOADS = "import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n"
+
+
+def course_with_an_hour_to_load(tmp_path):
+    """course.yml with load and submission limits of an hour: a hang as it loads outlasts any test's wait."""
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
+                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
+    assert load(course_file).limits.load_seconds == load(course_file).limits.submission_seconds == 3600
+    return course_file
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
     """`course grade DIR` stopped by a batch scheduler or `kill`: SIGTERM cancels the rest and ends the
@@ -212,11 +225,8 @@ def test_a_stopped_class_grading_leaves_no_process_behind(tmp_path, stop):
     subs.mkdir()
     (subs / "a_reference.py").write_text(reference_source("02_attention_scoring"))
     for i in range(6):
-        (subs / f"hangs_{i}.py").write_text("import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n")
-    course_file = tmp_path / "course.yml"
-    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
-                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
-    assert load(course_file).limits.load_seconds == load(course_file).limits.submission_seconds == 3600
+        (subs / f"hangs_{i}.py").write_text(HANGS_AS_IT_LOADS)
+    course_file = course_with_an_hour_to_load(tmp_path)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "--config", str(course_file), "grade",
                              "02_attention_scoring", str(subs), "--out", str(out), "--jobs", "2", "-q"],
@@ -247,11 +257,8 @@ def test_ctrl_c_during_a_grading_records_no_grade(tmp_path, command):
         pytest.skip("process mode gives jobs a uid of their own only as root")
     from kit_helpers import descendants
     hangs = tmp_path / "02_attention_scoring.py"
-    hangs.write_text(reference_source("02_attention_scoring") + "\n\nimport time\n\n\nclass X:\n"
-                     "    time.sleep(10 ** 6)  # at load time\n")
-    course_file = tmp_path / "course.yml"
-    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
-                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
+    hangs.write_text(reference_source("02_attention_scoring") + "\n\n" + HANGS_AS_IT_LOADS)
+    course_file = course_with_an_hour_to_load(tmp_path)
     out = tmp_path / "out"
     extra = ["--out", str(out)] if command == "grade" else []
     # A background process of a shell ignores SIGINT: the command gets Python's own handler back.
@@ -391,8 +398,7 @@ def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
     course = course.model_copy(update={"limits": course.limits.model_copy(
         update={"submission_seconds": 3.0, "load_seconds": 3600.0})})
     hangs = tmp_path / "hangs.py"
-    hangs.write_text(reference_source("02_attention_scoring") + "\n\nimport time\n\n\nclass X:\n"
-                     "    time.sleep(10 ** 6)  # at load time\n")
+    hangs.write_text(reference_source("02_attention_scoring") + "\n\n" + HANGS_AS_IT_LOADS)
     result = grade_file(zygote, "02_attention_scoring", hangs, course=course)
     assert result.score == 0
     said = {t.output for c in result.components for t in c.tests} | {n for c in result.components for n in c.notes}
