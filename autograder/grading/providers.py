@@ -129,11 +129,13 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
-        # Loading has its own limit, within what is left of the submission's (which it had outlasted).
-        left = self.started + self.limits.submission_seconds - time.monotonic()
+        left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
             self.zygote.tainted = self.zygote.tainted or withheld
+            # Loading has its own limit, within what is left of the submission's (which it had outlasted);
+            # taken after spawn, which may have started a new fork server (seconds).
+            left = self.started + self.limits.submission_seconds - time.monotonic()
             ready = self.child.wait_ready(max(0.0, min(self.limits.load_seconds, left)))
         except ChildDied as exc:
             reason = _("loading your code failed: {reason}").format(reason=exc.reason)
