@@ -84,20 +84,41 @@ def test_degenerate_code_earns_at_most_a_tenth_of_its_component(entry, verdicts)
 
 
 def test_an_entry_is_graded_on_the_components_it_can_change(tmp_path):
-    """zoo.judge grades an entry's own component and those built on it; anything else its file runs
-    at load time, or another component it defines, makes it grade them all."""
+    """zoo.affected_components: an entry's own component and those built on it; anything else its file
+    runs at load time, or another component it defines, makes it all of them. zoo.judge grades all of
+    those for a correct alternative, and the entry's own alone for a mutant or degenerate entry whose
+    file can change nothing else (the test below checks what that leaves out)."""
     sm = next(e for e in MUTANTS if e.component == "sequence_mask")
     assert zoo.affected_components(sm) == ["sequence_mask", "masked_softmax", "AdditiveAttention",
                                            "DotProductAttention"]
+    assert zoo.graded_components(sm) == ["sequence_mask"]
+    sm_correct = next(e for e in CORRECT if e.component == "sequence_mask")
+    assert zoo.graded_components(sm_correct) == zoo.affected_components(sm)
     dec = next(e for e in MUTANTS if e.component == "TransformerDecoder")
     assert zoo.affected_components(dec) == ["TransformerDecoder"]
-    assert zoo.affected_components(BY_ID["02_attention_scoring/mutant/ms_book_view_in_place_mask"]) is None
+    in_place = BY_ID["02_attention_scoring/mutant/ms_book_view_in_place_mask"]
+    assert zoo.affected_components(in_place) is None and zoo.graded_components(in_place) is None
     seeded = tmp_path / "seeded.py"
     seeded.write_text(dec.path.read_text() + "\ntorch.manual_seed(0)\n")
     assert zoo.affected_components(dataclasses.replace(dec, path=seeded)) is None
     table = tmp_path / "table.py"
     table.write_text(dec.path.read_text() + "\nSIZES = (1, 2, 3)\nSCALE = math.sqrt(2)\n")
     assert zoo.affected_components(dataclasses.replace(dec, path=table)) is None  # a call, not a literal
+
+
+#: The first mutant (by name) of each component that others of its assignment are built on.
+DEPENDED_ON = list({e.component: e for e in reversed(MUTANTS)
+                 if zoo.graded_components(e) != zoo.affected_components(e)}.values())
+
+
+@pytest.mark.parametrize("entry", DEPENDED_ON, ids=[e.id for e in DEPENDED_ON])
+def test_a_caught_mistake_costs_nothing_in_what_is_built_on_it(entry, tmp_path):
+    """No double jeopardy within an assignment, the reason zoo.judge grades a mutant's own component
+    alone: graded with every component it can change, a mutant loses points in its own only (those
+    built on it are graded with the course's version of it, because it fails its own tests)."""
+    v = zoo.judge(entry, tmp_path, components=zoo.affected_components(entry))
+    assert v.lost == [entry.component], f"{entry.bug}: lost points in {v.lost}"
+    assert v.score == pytest.approx(v.max_score - (v.component_points - v.component_score))
 
 
 def test_every_component_has_degenerate_entries():
@@ -125,12 +146,17 @@ def test_the_diagnosis_names_the_mutants_own_misconception_and_never_a_wrong_one
     assert diagnosed_correct == {}
 
 
-#: Every mutant in the first later assignment that builds on its component, one mutant of each such
-#: component per submission (33 gradings for 61 mutants; a failure names the group); every correct
-#: alternative in every later assignment that builds on it, at most one of each earlier assignment
-#: per submission (two of one assignment can be wrong together: the book's in-place sequence_mask
-#: under the book's masked_softmax writes into X), 24 gradings for 32 pairs.
-CROSS = [("mutants", later, group) for later, group in zoo.cross_groups(MUTANTS)] + [
+#: Mutants: one of each earlier component per later assignment that first builds on it (the first
+#: submission of zoo.cross_groups), and a mutant whose file can reach any component in every
+#: submission of its own (3 + 1 gradings): a mutant fails its own tests, so the later components are
+#: graded with the course's version, which checks the dependency rule once per path, not the mutant.
+#: Correct alternatives: every one in every later assignment that builds on it, at most one of each
+#: earlier assignment per submission (two of one assignment can be wrong together: the book's
+#: in-place sequence_mask under the book's masked_softmax writes into X), 26 gradings: a later
+#: component runs their code.
+REACHING = [e for e in MUTANTS if zoo.affected_components(e) is None]
+CROSS = [("mutants", later, group) for later, group in zoo.cross_groups(MUTANTS, rounds=1)
+         + zoo.cross_groups(REACHING)] + [
     ("correct", later, group) for later, group in zoo.cross_groups(CORRECT, per=lambda e: e.assignment,
                                                                    every_later=True)]
 

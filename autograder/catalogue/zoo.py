@@ -105,14 +105,26 @@ def _among_or_built_on(course: config_mod.Course, assignment_id: str, components
             if c.name in components or components & set(course.closure([c.name]))]
 
 
-def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = None) -> Verdict:
-    """Grade an entry (in-process by default) and summarize which tests caught it. Only the
-    components it can change are graded (`affected_components`); the others count full marks."""
+def graded_components(entry: Entry) -> Optional[list[str]]:
+    """The components `judge` grades. A correct alternative: the ones its code can change
+    (`affected_components`), since those built on it run it. A mutant or degenerate entry: its own
+    alone, when its code can change nothing else. It fails its own tests, so the dependency rule
+    grades whatever is built on it with the course's version: the reference's own code, which scores
+    what the reference scores; grading that again per entry checks the rule, not the entry
+    (test_zoo checks the rule once for each component others are built on). None: all of them."""
+    affected = affected_components(entry)
+    return affected if affected is None or entry.kind == "correct" else [entry.component]
+
+
+def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = None,
+          components: Optional[list[str]] = None) -> Verdict:
+    """Grade an entry (in-process by default) and summarize which tests caught it. Only
+    `components` are graded (by default `graded_components`); the others count full marks."""
     from autograder.grading.session import run_in_process
     grade = grade or run_in_process
-    affected = affected_components(entry)
-    result = grade(entry.assignment, compose(entry, workdir), components=affected)
-    graded = [c for c in result.components if affected is None or c.name in affected]
+    chosen = components if components is not None else graded_components(entry)
+    result = grade(entry.assignment, compose(entry, workdir), components=chosen)
+    graded = [c for c in result.components if chosen is None or c.name in chosen]
     untouched = result.max_score - sum(c.points for c in graded)  # the reference's points, not graded
     lost = [c.name for c in graded if c.score < c.points]
     own = next((c for c in graded if c.name == entry.component), None)
@@ -152,10 +164,11 @@ def compose_into(entries: Sequence[Entry], assignment_id: str, out_dir: Path) ->
 
 
 def cross_groups(entries: Sequence[Entry], *, per: Callable[[Entry], str] = lambda e: e.component,
-                 every_later: bool = False) -> list[tuple[str, list[Entry]]]:
+                 every_later: bool = False, rounds: Optional[int] = None) -> list[tuple[str, list[Entry]]]:
     """The entries grouped for grading in the later assignments that build on them: per later
     assignment (the first one, or with `every_later` each one), the i-th entry of every `per` key
-    (by default its component: one mutant of each component) in one submission."""
+    (by default its component: one mutant of each component) in one submission; with `rounds`, the
+    first `rounds` such submissions per later assignment only."""
     by_later: dict[str, dict[str, list[Entry]]] = {}
     for e in entries:
         later = later_assignments(e.component)
@@ -163,7 +176,7 @@ def cross_groups(entries: Sequence[Entry], *, per: Callable[[Entry], str] = lamb
             by_later.setdefault(a, {}).setdefault(per(e), []).append(e)
     groups = []
     for a, keyed in sorted(by_later.items()):
-        for i in range(max(len(v) for v in keyed.values())):
+        for i in range(min(max(len(v) for v in keyed.values()), rounds or len(entries))):
             groups.append((a, [v[i] for v in keyed.values() if i < len(v)]))
     return groups
 
