@@ -37,13 +37,13 @@ A = "02_attention_scoring"
 REPO = config.REPO_ROOT
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 #: eve attacks the sandbox (tests/hostile/ptrace_init.py in a cell of her own); frank, graded after
-#: her by the same fork server, must not notice. So do gil, jon, lou and mae (the attacks on the fork
-#: server itself and on the end of a job), each followed by correct work (ivy after hal's, kim, mary_ann).
-STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank", "gil", "hal", "ivy", "jon", "kim", "lou", "mae",
-            "mary_ann")
+#: her by the same fork server, must not notice. lou leaves a process behind at the end of a job;
+#: mary_ann is graded after him. The attacks on the fork server's own state (its limits, scheduling
+#: and /proc files) are the fork server's, whichever command started it: test_isolation makes them
+#: through `course grade` in both modes, each followed by a correct submission.
+STUDENTS = ("alice", "bob", "carol", "dave", "eve", "frank", "hal", "ivy", "lou", "mary_ann")
 #: Attackers whose own code is correct, with the hostile fixture each adds in a cell of their own.
-ATTACKERS = {"eve": "ptrace_init", "gil": "limit_fork_server", "jon": "renice_fork_server",
-             "lou": "setsid_survivor", "mae": "proc_write_fork_server"}
+ATTACKERS = {"eve": "ptrace_init", "lou": "setsid_survivor"}
 
 
 def nbgrader(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -158,7 +158,6 @@ def course_run(tmp_path_factory):
         "dave": _edited(_with_solutions(released, source)),
         **{name: _attacker(_with_solutions(released, source), fixture) for name, fixture in ATTACKERS.items()},
         "frank": _with_solutions(released, source),
-        "kim": _with_solutions(released, source),
         "hal": _buggy(_with_solutions(released, source)),
         "ivy": _with_solutions(released, source),
         "mary_ann": _with_solutions(released, source),
@@ -172,7 +171,7 @@ def course_run(tmp_path_factory):
     nbgrader(root, "collect", A)
     archive = root / "downloaded" / A / "archive"  # downloaded from LMSs
     archive.mkdir(parents=True)
-    for name in ("carol", "dave", *ATTACKERS, "kim", "mary_ann"):  # <student>_<notebook>, ids with underscores
+    for name in ("carol", "dave", *ATTACKERS, "mary_ann"):  # <student>_<notebook>, ids with underscores
         nbformat.write(notebooks[name], str(archive / f"{name}_{A}.ipynb"))
     with zipfile.ZipFile(archive / "canvas.zip", "w") as z:  # Canvas: name, user id, file id, re-upload
         z.writestr(f"frank_12345_67890_{A}-1.ipynb", nbformat.writes(notebooks["frank"]))
@@ -271,7 +270,7 @@ def test_gradebook_scores_equal_course_grade_per_component(course_run):
     assert book["dave"]["total"] == 14  # edited, split, reordered and deleted cells: still graded
     for attacker in ATTACKERS:  # every attack failed; their code is otherwise correct
         assert book[attacker]["total"] == 14, attacker
-    for correct in ("frank", "ivy", "kim", "mary_ann"):  # graded after attackers by the same fork server
+    for correct in ("frank", "ivy", "mary_ann"):  # graded after attackers by the same fork server
         assert book[correct]["total"] == 14, correct
     assert "ATTACK SUCCEEDED" not in course_run["log"]
     auto = book["carol"]["grades"]["test_masked_softmax"][0]
