@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
 from autograder import config as config_mod
-from autograder.grading.errors import GradingRefused
+from autograder.grading.errors import GradingFailed, GradingRefused
 from autograder.printable import printable, printable_text
 from autograder.selfcheck import i18n
 from autograder.selfcheck.i18n import _
@@ -544,7 +544,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line; a grading stopped midway writes no grade (a class: cmd_grade)
         print(f"course {ns.command}: interrupted", file=sys.stderr)
         return 130
-    except (config_mod.ConfigError, Refused, GradingRefused) as exc:
+    except (config_mod.ConfigError, Refused, GradingRefused, GradingFailed) as exc:
         print(f"course: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a course file, an LMS download or a path the command cannot use: one line

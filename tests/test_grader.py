@@ -405,6 +405,37 @@ def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
     assert any("the whole submission ran past its time limit (3 s)" in s for s in said), sorted(said)[:3]
 
 
+#: `course grade` whose grading workers fail as they start (as when the sandbox cannot start on a machine).
+WORKERS_FAIL_TO_START = """
+import sys
+from autograder.grading import pool
+def _init_worker(*args):
+    raise RuntimeError("this machine's sandbox cannot start")
+pool._init_worker = _init_worker  # the pool's workers are forked from this process
+from autograder import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_workers_that_die_as_they_start_end_the_grading_with_one_line(tmp_path):
+    """A worker that died in its initializer had no submission in flight, so the pool put every
+    submission back and started a new pool: for ever. Now two such rounds in a row end the command:
+    one line, exit 2, the submissions named as not graded."""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for name in ("a", "b", "c"):
+        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
+    proc = subprocess.run([sys.executable, "-c", WORKERS_FAIL_TO_START, "grade", "02_attention_scoring", str(subs),
+                           "--out", str(tmp_path / "out"), "--jobs", "2", "-q"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == ("course: the grading workers stopped before grading anything, 2 times in a row (their "
+                    "errors are above); 3 submissions were not graded"), proc.stderr[-2000:]
+    assert "this machine's sandbox cannot start" in proc.stderr
+    assert not list((tmp_path / "out").glob("*.json"))
+
+
 def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monkeypatch):
     """A grading worker dies (the OS's OOM killer, a grader crash: here the worker grading `killer` kills
     itself) while another submission is in flight: Python's pool ends every worker, and each submission

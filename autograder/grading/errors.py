@@ -3,3 +3,7 @@
 
 class GradingRefused(Exception):
     """The batch was not graded (for example: no isolation, and --allow-unisolated not given)."""
+
+
+class GradingFailed(Exception):
+    """The grader could not grade the batch itself (its grading workers stopped before grading anything)."""

@@ -19,7 +19,7 @@ from autograder import config as config_mod
 from autograder.config import Assignment
 from autograder.grading.results import GRADER_FAILED, failed_results, results_json, write_csv
 from autograder.grading import late, session
-from autograder.grading.errors import GradingRefused
+from autograder.grading.errors import GradingFailed, GradingRefused
 from autograder.grading.submission import Found, find_submissions
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck import i18n
@@ -180,7 +180,8 @@ def grade_directory(assignment_id: str, directory: Path, out: Path, *, jobs: Opt
     and the submissions it had not finished are graded again (those that were in flight, each alone,
     so that a death is charged to the submission that caused it); one that takes workers down
     MAX_ATTEMPTS times gets 0 with a message. Raises GradingRefused before any student code runs
-    when the sandbox cannot isolate it (unless allow_unisolated).
+    when the sandbox cannot isolate it (unless allow_unisolated), and GradingFailed when the workers
+    die as they start MAX_ATTEMPTS times in a row (the results already written stay).
     """
     protect = [str(out.resolve()), str(directory.resolve())]
 
@@ -202,6 +203,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     #: Submissions in flight together when a worker died: which one took it down is not known, so each
     #: is graded again alone (one worker), where a death is that submission's own and counts for it.
     alone: list[str] = []
+    idle = 0  # rounds in a row whose workers died before any submission reached them
     ctx = multiprocessing.get_context("fork")
     while todo or alone:
         if alone:
@@ -212,9 +214,14 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
         with cf.ProcessPoolExecutor(max_workers=width, mp_context=ctx, initializer=_init_local_worker,
                                     initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
-            futures = {pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
-                                   config_path, batch.releases.get(name)): name for name in names}
+            futures: dict[cf.Future, str] = {}
             broken = False
+            try:
+                for name in names:
+                    futures[pool.submit(_grade_one, name, assignment.id, str(gradable[name].path), public_only,
+                                        config_path, batch.releases.get(name))] = name
+            except cf.process.BrokenProcessPool:  # its workers died before every submission was queued
+                broken = True
             for fut in cf.as_completed(futures):
                 name = futures[fut]
                 try:
@@ -234,7 +241,12 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                 while not started.empty():
                     in_flight.add(started.get())
                 in_flight -= done
-                for name in futures.values():
+                idle = 0 if in_flight or done & set(names) else idle + 1
+                if idle >= MAX_ATTEMPTS:  # the workers die as they start: no submission is to blame
+                    raise GradingFailed(f"the grading workers stopped before grading anything, {idle} times in a "
+                                        f"row (their errors are above); {len(set(gradable) - done)} submissions "
+                                        f"were not graded")
+                for name in names:
                     if name in done:
                         continue
                     if name not in in_flight:
