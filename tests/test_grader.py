@@ -405,6 +405,31 @@ def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
     assert any("the whole submission ran past its time limit (3 s)" in s for s in said), sorted(said)[:3]
 
 
+def test_only_the_workers_of_an_assignment_that_trains_warm_the_optimizers_up(tmp_path, monkeypatch):
+    """Building torch's optimizers up front costs a worker and its fork server about a second each;
+    only suites that train a model (testing.fit) use them. Same grades either way (a training test
+    in a fork server that did not build them imports that machinery in its own child)."""
+    from autograder.grading import pool, session
+    assert {a: session.trains(a) for a in ("01_kernel_regression", "02_attention_scoring", "03_bahdanau",
+                                           "04_multihead", "05_positional_encoding", "06_transformer")} == {
+        "01_kernel_regression": True, "02_attention_scoring": False, "03_bahdanau": True,
+        "04_multihead": False, "05_positional_encoding": False, "06_transformer": True}
+    said = tmp_path / "optimizers"
+    real = pool._init_worker
+
+    def init(*args):  # runs in the pool's forked workers
+        said.write_text(str(args[-1]))
+        real(*args)
+
+    monkeypatch.setattr(pool, "_init_worker", init)
+    for assignment, warmed in (("02_attention_scoring", "False"), ("01_kernel_regression", "True")):
+        subs = tmp_path / assignment
+        subs.mkdir()
+        (subs / "ref.py").write_text(reference_source(assignment))
+        rows = pool.grade_directory(assignment, subs, tmp_path / f"{assignment}-out", jobs=1, progress=False)
+        assert said.read_text() == warmed and rows[0]["score"] == rows[0]["max_score"], (assignment, rows[0]["output"][:500])
+
+
 #: `course grade` whose grading workers fail as they start (as when the sandbox cannot start on a machine).
 WORKERS_FAIL_TO_START = """
 import sys

@@ -40,20 +40,24 @@ class _Worker:
     started: Any = None  # queue of submission names the parent reads to know what was in flight
 
 
-def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any) -> None:
+def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any,
+                       optimizers: bool) -> None:
     """A worker of this machine's pool (a Dask worker runs `_init_worker` alone)."""
     _die_with_parent(parent)
-    _init_worker(mode, protect, allow_unisolated, started)
+    _init_worker(mode, protect, allow_unisolated, started, optimizers)
 
 
-def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started: Any) -> None:
+def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started: Any,
+                 optimizers: bool = True) -> None:
+    """Start the worker's fork server and warm both up; torch's optimizers only if `optimizers` (the
+    assignment trains a model: session.trains)."""
     from autograder.sandbox import bwrap
-    launched = bwrap.launch(mode, protect=protect)  # the fork server warms up while this worker does
+    launched = bwrap.launch(mode, warm_optimizers=optimizers, protect=protect)  # it warms up while we do
     import torch
 
     from autograder.sandbox.runtime.warm import warm_up
     torch.set_num_threads(1)
-    warm_up()
+    warm_up(optimizers=optimizers)
     _Worker.started = started
     _Worker.zygote = Zygote(mode, launched=launched)
     _Worker.zygote.start()
@@ -205,6 +209,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     alone: list[str] = []
     idle = 0  # rounds in a row whose workers died before any submission reached them
     ctx = multiprocessing.get_context("fork")
+    optimizers = session.trains(assignment.id)
     while todo or alone:
         if alone:
             names, alone, width = alone, [], 1
@@ -212,7 +217,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
             names, todo, width = todo, [], jobs
         started = ctx.SimpleQueue()
         with cf.ProcessPoolExecutor(max_workers=width, mp_context=ctx, initializer=_init_local_worker,
-                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started)) as pool, \
+                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started, optimizers)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
             futures: dict[cf.Future, str] = {}
             broken = False

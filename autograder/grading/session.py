@@ -2,6 +2,7 @@
 provider that supplies the student's names, and score the outcomes per component."""
 from __future__ import annotations
 
+import ast
 import copy
 import datetime as dt
 import inspect
@@ -38,6 +39,17 @@ def suite_files(assignment_id: str, public_only: bool, suites: Path = SUITES) ->
     kinds = ["public"] if public_only else ["public", "hidden"]
     files = [suites / kind / f"test_{assignment_id}.py" for kind in kinds]
     return [f for f in files if f.exists()]
+
+
+def trains(assignment_id: str, suites: Path = SUITES) -> bool:
+    """Whether the assignment's suites train a model (they use `testing.fit`). Only then do its
+    grading workers and fork servers build torch's optimizers up front (runtime/warm.py: about a
+    second each); without them a training test would import that machinery in its own child."""
+    for path in suite_files(assignment_id, public_only=False, suites=suites):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if getattr(node, "attr", None) == "fit" or getattr(node, "id", None) == "fit":  # T.fit, fit
+                return True
+    return False
 
 
 def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = False,
