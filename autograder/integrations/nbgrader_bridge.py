@@ -50,17 +50,19 @@ from autograder.integrations import lms
 from autograder.selfcheck import i18n
 from autograder.selfcheck.i18n import _
 
-_ZYGOTES: dict[str, Any] = {}
+_ZYGOTES: dict[tuple[str, bool], Any] = {}
 
 
-def zygote(mode: str) -> Any:
-    """One warm sandbox per process (nbgrader autogrades the submissions one after another)."""
+def zygote(mode: str, optimizers: bool = True) -> Any:
+    """One warm sandbox per process (nbgrader autogrades the submissions one after another), with
+    torch's optimizers built up front if the assignment trains a model (session.trains)."""
+    from autograder.sandbox import bwrap
     from autograder.sandbox.forkserver import Zygote
 
-    if mode not in _ZYGOTES:
-        _ZYGOTES[mode] = Zygote(mode)
-        atexit.register(_ZYGOTES[mode].stop)
-    z = _ZYGOTES[mode]
+    if (mode, optimizers) not in _ZYGOTES:
+        _ZYGOTES[mode, optimizers] = Zygote(mode, launched=bwrap.launch(mode, warm_optimizers=optimizers))
+        atexit.register(_ZYGOTES[mode, optimizers].stop)
+    z = _ZYGOTES[mode, optimizers]
     if not z.alive:
         z.start()  # a sandbox that cannot start fails the autograde loudly, rather than scoring 0
     return z
@@ -157,7 +159,7 @@ class SandboxGrader(NbGraderPreprocessor):
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from autograder.grading.results import results_json
-        from autograder.grading.session import grade_file
+        from autograder.grading.session import grade_file, trains
 
         info = resources["nbgrader"]
         course = config_mod.load(self.course_file) if self.course_file else config_mod.default()
@@ -170,7 +172,8 @@ class SandboxGrader(NbGraderPreprocessor):
                 self.log.warning("grading the sanitized copy of %s/%s", info["student"], info["notebook"])
                 path = Path(tmp) / f"{info['notebook']}.ipynb"
                 nbformat.write(nb, str(path))
-            result = grade_file(zygote(self.sandbox), assignment.id, path, course=course, student=info["student"])
+            sandbox = zygote(self.sandbox, trains(assignment.id))
+            result = grade_file(sandbox, assignment.id, path, course=course, student=info["student"])
         report = results_json(result)
         self.log.info("course grader: %s %s: %g / %g", info["student"], assignment.id,
                       result.score, result.max_score)
