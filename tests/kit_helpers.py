@@ -25,6 +25,21 @@ def reference_source(assignment_id: str) -> str:
     return inspect.getsource(module)
 
 
+#: Code that never finishes loading (a class body runs at load time; top-level statements do not run).
+HANGS_AS_IT_LOADS = "import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n"
+
+
+def course_with_an_hour_to_load(folder: Path) -> Path:
+    """folder/course.yml: the course with load and submission limits of an hour, so that a hang as it
+    loads outlasts any test's wait."""
+    course_file = folder / "course.yml"
+    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
+                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
+    limits = config.load(course_file).limits
+    assert limits.load_seconds == limits.submission_seconds == 3600
+    return course_file
+
+
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
     """A notebook of (kind, source) cells, kind "code" or "markdown"."""
     nb = nbformat.v4.new_notebook()

@@ -23,7 +23,7 @@ distributed = pytest.importorskip("distributed")
 
 from autograder import config  # noqa: E402
 from autograder.authoring.samples import write_samples  # noqa: E402
-from kit_helpers import write_notebook  # noqa: E402
+from kit_helpers import HANGS_AS_IT_LOADS, course_with_an_hour_to_load, write_notebook  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("dask_cluster")
 
@@ -103,8 +103,9 @@ def _as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def course_grade(*args: str, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, *args], cwd=cwd,
+def course_grade(*args: str, cwd: Path, course_file: Path | None = None) -> subprocess.Popen:
+    config_args = ["--config", str(course_file)] if course_file else []
+    return subprocess.Popen([sys.executable, "-m", "autograder.cli", *config_args, "grade", A, *args], cwd=cwd,
                             env=dict(os.environ, **DASK_ENV), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_as_in_a_terminal)
@@ -239,6 +240,38 @@ def test_ctrl_c_cancels_the_rest_and_exits_nonzero(cluster: Cluster, submissions
     with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
         wait_for("the scheduler to forget the cancelled tasks",
                  lambda: client.run_on_scheduler(lambda dask_scheduler: not dask_scheduler.tasks), 30, every=0.5)
+
+
+def test_a_stopped_run_ends_the_gradings_in_progress_at_once(cluster: Cluster, submissions: Path, work: Path):
+    """SIGTERM while every worker grades a submission that hangs as it loads, under load and submission
+    limits of an hour: the client cancelled the tasks, but a running task went on until the limits
+    ended it, holding its worker's grader, so the next `course grade --cluster` waited for it (an
+    hour). Now the stopped run kills those gradings' sandboxes (dask_cluster.stop_grading) and the next
+    run grades its class."""
+    from autograder.integrations import dask_cluster
+    folder = work / "hangs"
+    folder.mkdir()
+    for i in range(2):  # one per worker
+        (folder / f"hangs_{i}.py").write_text(HANGS_AS_IT_LOADS)
+    proc = course_grade(str(folder), "--out", str(work / "hangs-out"), "--cluster-file", str(cluster.scheduler_file),
+                        "-q", cwd=work, course_file=course_with_an_hour_to_load(work))
+    with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
+        def grading() -> bool:  # a task running on each worker, past its set-up (which holds the lock too)
+            assert proc.poll() is None, finish(proc)[1]
+            running = client.run(lambda dask_worker: len(dask_worker.state.executing))
+            return len(running) == 2 and all(running.values())
+        wait_for("both workers grading", grading, 120, every=0.2)
+        time.sleep(2)  # into the load that hangs
+        proc.send_signal(signal.SIGTERM)
+        code, output = finish(proc, timeout=60)
+        assert code == 143 and "Traceback" not in output, output
+        wait_for("the workers to end their gradings", lambda: not any(
+            client.run(lambda: dask_cluster._State.lock.locked()).values()), 60, every=0.2)
+    out = work / "after-a-stop"
+    code, output = finish(course_grade(str(submissions), "--out", str(out), "--cluster-file",
+                                       str(cluster.scheduler_file), "-q", cwd=work), timeout=300)
+    assert code == 0, output
+    assert len(list(out.glob("*.json"))) == 7
 
 
 def test_a_worker_killed_mid_batch_costs_no_result(cluster: Cluster, submissions: Path, local: LocalGrading,

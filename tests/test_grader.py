@@ -16,7 +16,8 @@ from autograder.grading.results import results_json, write_results
 from autograder.grading.session import SUITES, grade_file
 from autograder import config
 from autograder.config import ConfigError, load
-from kit_helpers import poll, processes_mentioning, reference_source, write_notebook
+from kit_helpers import (HANGS_AS_IT_LOADS, course_with_an_hour_to_load, poll, processes_mentioning,
+                         reference_source, write_notebook)
 
 ASSIGNMENTS = ["01_kernel_regression", "02_attention_scoring", "03_bahdanau", "04_multihead",
                "05_positional_encoding", "06_transformer"]
@@ -199,19 +200,6 @@ def test_cli_grades_a_class_directory_and_writes_csv(tmp_path):
     assert set(by_name) == {"reference", "stubs", "broken", "hangs"}
     assert float(by_name["reference"][1]) == 14 and float(by_name["stubs"][1]) == 0
     assert {p.name for p in out.glob("*.json")} == {"reference.json", "stubs.json", "broken.json", "hangs.json"}
-
-
-#: Code that never finishes loading (a class body runs at load time; top-level statements do not run).
-HANGS_AS_IT_LOADS = "import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n"
-
-
-def course_with_an_hour_to_load(tmp_path):
-    """course.yml with load and submission limits of an hour: a hang as it loads outlasts any test's wait."""
-    course_file = tmp_path / "course.yml"
-    course_file.write_text(config.DEFAULT_CONFIG.read_text().replace("  load_seconds: 20 ", "  load_seconds: 3600 ")
-                           .replace("  submission_seconds: 600 ", "  submission_seconds: 3600 "))
-    assert load(course_file).limits.load_seconds == load(course_file).limits.submission_seconds == 3600
-    return course_file
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])

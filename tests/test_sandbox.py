@@ -698,3 +698,43 @@ def test_a_job_reaches_no_socket_but_its_own(zygote: Zygote, mode: str) -> None:
     assert answers == {"vsock": "EPERM", "inet": "EPERM", "unix datagram": "EPERM", "unix seqpacket": "EPERM",
                        "datagram pair": "EPERM", "connect to a path": "EPERM", "unix stream": "ok",
                        "stream pair": "ok"}, answers
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_a_closed_fork_server_ends_the_grading_in_progress_and_never_starts_again(mode: str, tmp_path: Path) -> None:
+    """Zygote.close, from another thread than the one grading (a stopped `course grade --cluster`):
+    the job that hangs as it loads, under an hour's limits, dies now, and the grading ends at once
+    with every component unscored by a sandbox that no longer starts."""
+    import threading
+
+    from autograder.config import load
+    from autograder.grading.session import grade_file
+    from kit_helpers import HANGS_AS_IT_LOADS, course_with_an_hour_to_load, descendants
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if mode == "process" and os.getuid() != 0:
+        pytest.skip("process mode gives jobs a uid of their own only as root")
+    course = load(course_with_an_hour_to_load(tmp_path))
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text(HANGS_AS_IT_LOADS)
+    z = Zygote(mode)
+    z.start()
+    got: list[Any] = []
+    grading = threading.Thread(target=lambda: got.append(grade_file(z, "02_attention_scoring", hangs, course=course)))
+    try:
+        assert z.proc is not None
+        server = len(descendants(z.proc.pid))
+        grading.start()
+        poll(lambda: len(descendants(z.proc.pid)) if z.proc else 0, lambda n: n > server, time.monotonic() + 60)
+        time.sleep(1)  # into the load that hangs
+        z.close()
+        grading.join(timeout=60)
+        assert not grading.is_alive(), "the grading went on after its fork server was closed"
+    finally:
+        z.closed = True
+        z.stop()
+    assert got and got[0].score == 0
+    assert all("sandbox" in t.output for c in got[0].components for t in c.tests), got[0].output[-1000:]
+    assert not z.alive
+    with pytest.raises(sandbox_mod.SandboxError, match="the grading was stopped"):
+        z.start()

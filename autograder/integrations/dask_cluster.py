@@ -159,7 +159,8 @@ class GraderPlugin(WorkerPlugin):
                                   "; ".join(differences) + ". Install the same version of the kit (and its pinned "
                                   "libraries) on every worker")
                 return _State.refusal
-            if _State.key == self.key and not _State.refusal and pool._Worker.zygote is not None:
+            if _State.key == self.key and not _State.refusal and pool._Worker.zygote is not None \
+                    and not pool._Worker.zygote.closed:
                 return ""  # warm from an earlier run with the same options
             _stop()
             _State.key = self.key
@@ -209,6 +210,18 @@ def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: 
             return pool._grade_one(name, assignment_id, str(path), public_only, _State.config_path, release)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop_grading(key: str) -> bool:
+    """Runs on every worker (`Client.run`, in the worker's event loop, not the task thread) when a
+    `course grade --cluster` stops: the grading in progress for that run ends at once (its sandbox is
+    killed and not started again), so its task returns and the worker's next run does not wait for
+    it. Its result is never recorded: the client cancelled the task first."""
+    zygote = pool._Worker.zygote
+    if _State.key != key or zygote is None:
+        return False
+    zygote.close()
+    return True
 
 
 def grade_on_cluster(assignment_id: str, directory: Path, out: Path, *, address: Optional[str] = None,
@@ -322,9 +335,13 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
             batch.record(name, res)
             fut.release()
             submit_more()
-    except BaseException:  # Ctrl-C, a refusal, a lost cluster: nothing more runs for this class
+    except BaseException:  # Ctrl-C, SIGTERM, a refusal, a lost cluster: nothing more runs for this class
         if in_flight:
             client.cancel(list(in_flight), reason="course grade stopped")
+            try:  # and what is running ends now, not when the submission's limits end it
+                client.run(stop_grading, key, on_error="ignore")
+            except Exception:  # a lost cluster: its workers' gradings are lost with it
+                pass
         raise
 
 

@@ -123,6 +123,7 @@ class Zygote:
         self._launched = launched  # started early by the caller; start() waits for it
         # A replacement is launched as the first one was (the paths its probe checks, warm-up).
         self._protect, self._warm_optimizers = (launched.protect, launched.warm_optimizers) if launched else ((), True)
+        self.closed = False  # close(): never started again
         self.isolation: Optional[Isolation] = None  # known once started
         self.child_uid: Optional[int] = None  # the uid the jobs run as (process mode as root: their own)
         self._checked_at = 0.0  # when the server last checked itself (after a job, or asked)
@@ -137,6 +138,8 @@ class Zygote:
 
     def start(self) -> None:
         """Start the fork server (or take the one launched early) and wait until it is warm."""
+        if self.closed:
+            raise SandboxError("the grading was stopped")
         started = self._launched or launch(self.mode, warm_optimizers=self._warm_optimizers, protect=self._protect)
         self._launched = None
         self.proc, self.control = started.proc, started.control
@@ -242,6 +245,24 @@ class Zygote:
         if changed:
             self.stop()
         return changed
+
+    def close(self) -> None:
+        """Kill the sandbox and what runs in it, and never start it again. Safe from another thread
+        than the one grading: that one finds its job dead, and no sandbox for the next (the grading of
+        a stopped `course grade --cluster` ends at once instead of waiting for its limits)."""
+        self.closed = True
+        proc = self.proc
+        if proc is None:
+            return
+        for pid in ([] if self.mode == "bwrap" else reaper.descendants(proc.pid)):  # bwrap: its pid namespace
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
     def stop(self) -> None:
         """Kill the whole sandbox (zygote and anything left in it)."""
