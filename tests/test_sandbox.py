@@ -14,6 +14,7 @@ import pickle
 import shutil
 import re
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -738,3 +739,20 @@ def test_a_closed_fork_server_ends_the_grading_in_progress_and_never_starts_agai
     assert not z.alive
     with pytest.raises(sandbox_mod.SandboxError, match="the grading was stopped"):
         z.start()
+
+
+@pytest.mark.parametrize("seconds,applied", [(0.5, 1), (3.7, 4), (120, 120)])
+def test_a_childs_cpu_limit_is_rounded_up_to_whole_seconds(seconds: float, applied: int) -> None:
+    """The kernel's CPU limit is in whole seconds: a course.yml limit of 0.5 s had become 0 (every
+    child killed at once) and one of 3.7 s 3 (the hostile suite scales its limits by the machine)."""
+    code = ("import os, resource, sys; sys.path.insert(0, sys.argv[1]); import zygote\n"
+            "if os.fork() == 0:  # a fresh child, as the fork server's (its CPU time starts at 0)\n"
+            f"    zygote.apply_limits({{'cpu_seconds': {seconds}, 'memory_mb': 1024, 'processes': 64, "
+            "'file_size_mb': 1})\n"
+            "    print(*resource.getrlimit(resource.RLIMIT_CPU), flush=True)\n"
+            "    os._exit(0)\n"
+            "sys.exit(os.waitstatus_to_exitcode(os.wait()[1]))")
+    proc = subprocess.run([sys.executable, "-c", code, str(bwrap_mod.RUNTIME_DIR)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == [str(applied), str(applied + 1)]

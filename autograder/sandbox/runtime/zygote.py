@@ -11,6 +11,7 @@ every later child, so it must never hold a submission.
 """
 from __future__ import annotations
 
+import math
 import os
 import resource
 import selectors
@@ -47,8 +48,10 @@ def vm_size() -> int:
 
 
 def apply_limits(limits: dict) -> None:
-    """Per-child resource limits; the CPU limit kills (SIGKILL at the hard limit) whatever handlers do."""
-    cpu = int(limits["cpu_seconds"])
+    """Per-child resource limits; the CPU limit kills (SIGKILL at the hard limit) whatever handlers do.
+    The kernel counts CPU time in whole seconds: a limit is rounded up, never cut (0.5 s was 0: the
+    child was killed at once; 3.7 s was 3)."""
+    cpu = max(1, math.ceil(float(limits["cpu_seconds"])))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (vm_size() + int(limits["memory_mb"]) * MiB,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["file_size_mb"]) * MiB,) * 2)
