@@ -393,6 +393,33 @@ def test_the_submission_time_limit_bounds_loading_too(zygote, tmp_path):
     assert any("the whole submission ran past its time limit (3 s)" in s for s in said), sorted(said)[:3]
 
 
+#: A sequence_mask that never returns once called.
+HANGS_WHEN_CALLED = """
+
+def sequence_mask(X, valid_len, value=0):
+    import time
+    time.sleep(10 ** 6)
+"""
+
+
+def test_a_call_that_runs_past_a_time_limit_is_told_which_limit(zygote, tmp_path):
+    """A call cut short by the wall clock said "it ran past the time limit (wall clock)", whether it was
+    the test's limit or the whole submission's. Now it names the limit: the first hanging tests meet the
+    test's (3 s), a later one the submission's (8 s), and what is left says the submission's."""
+    course = config.default()
+    course = course.model_copy(update={"limits": course.limits.model_copy(
+        update={"test_seconds": 3.0, "submission_seconds": 8.0})})
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text(reference_source("02_attention_scoring") + HANGS_WHEN_CALLED)
+    result = grade_file(zygote, "02_attention_scoring", hangs, course=course)
+    said = [t.output for t in result.components[0].tests]
+    assert result.components[0].name == "sequence_mask" and result.components[0].score == 0
+    assert said[0].startswith("your code was stopped: the test ran past its time limit (3 s)"), said[0]
+    assert any(s.startswith("your code was stopped: the whole submission ran past its time limit (8 s)")
+               for s in said), said
+    assert not any("wall clock" in s for c in result.components for t in c.tests for s in [t.output]), said
+
+
 def test_only_the_workers_of_an_assignment_that_trains_warm_the_optimizers_up(tmp_path, monkeypatch):
     """Building torch's optimizers up front costs a worker and its fork server about a second each;
     only suites that train a model (testing.fit) use them. Same grades either way (a training test

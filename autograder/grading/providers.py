@@ -95,6 +95,12 @@ class SandboxProvider(Runs):
     def _deadline(self) -> float:
         return min(self.test_deadline, self.started + self.limits.submission_seconds)
 
+    def _past_deadline(self) -> str:
+        """Which limit a call that ran past `_deadline` ran past: the test's or the whole submission's."""
+        if self.test_deadline >= self.started + self.limits.submission_seconds:
+            return self._past_submission_limit()
+        return _("the test ran past its time limit ({seconds} s)").format(seconds=f"{self.limits.test_seconds:g}")
+
     def _past_submission_limit(self) -> str:
         return _("the whole submission ran past its time limit ({seconds} s)").format(
             seconds=f"{self.limits.submission_seconds:g}")
@@ -153,7 +159,7 @@ class SandboxProvider(Runs):
                 error=exc)
             self._finish_child()
             return
-        self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []))
+        self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []), self._past_deadline)
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
         defined = report.get("defined", []) if isinstance(report, dict) else []

@@ -18,7 +18,7 @@ import torch
 from autograder.grading import bounded
 from autograder.grading.signatures import Mismatch
 from autograder.selfcheck.i18n import _
-from autograder.sandbox.forkserver import Child, ChildDied
+from autograder.sandbox.forkserver import Child, ChildDied, Stop
 from autograder.sandbox.runtime import wire
 from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
 
@@ -55,9 +55,10 @@ class Connection:
     """A child plus the per-test deadline the provider sets."""
 
     def __init__(self, child: Child, deadline: Callable[[], float],
-                 mismatches: Sequence[Mismatch] = ()) -> None:
+                 mismatches: Sequence[Mismatch] = (), past_deadline: Optional[Callable[[], str]] = None) -> None:
         self.child = child
         self.deadline = deadline
+        self.past_deadline = past_deadline  # which limit the deadline was, said when a call runs past it
         # The submission's signature mistakes in the component under test, by what a call reaches;
         # those whose names say what each parameter is are called by name (signatures.Adapter).
         self.mismatches = {m.target: m for m in mismatches}
@@ -105,7 +106,8 @@ class Connection:
             reply = self.child.request(msg, self.deadline() - time.monotonic(),
                                        to_handle=self._to_handle, from_handle=self._from_handle)
         except ChildDied as exc:
-            raise SandboxLimit(_("your code was stopped: {reason}").format(reason=exc.reason)) from None
+            reason = self.past_deadline() if exc.limit == Stop.TIME and self.past_deadline else exc.reason
+            raise SandboxLimit(_("your code was stopped: {reason}").format(reason=reason)) from None
         self.seed = None
         if not isinstance(reply, dict):
             raise SandboxLimit(_("the sandbox sent a malformed reply"))
