@@ -2,14 +2,14 @@
 provider that supplies the student's names, and score the outcomes per component."""
 from __future__ import annotations
 
-import ast
 import copy
 import datetime as dt
 import inspect
 import site
 import sysconfig
 import time
-from collections.abc import Callable, Generator
+import types
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -45,11 +45,15 @@ def trains(assignment_id: str, suites: Path = SUITES) -> bool:
     """Whether the assignment's suites train a model (they use `testing.fit`). Only then do its
     grading workers and fork servers build torch's optimizers up front (runtime/warm.py: about a
     second each); without them a training test would import that machinery in its own child."""
-    for path in suite_files(assignment_id, public_only=False, suites=suites):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if getattr(node, "attr", None) == "fit" or getattr(node, "id", None) == "fit":  # T.fit, fit
-                return True
-    return False
+    def names(code: types.CodeType) -> Iterator[str]:  # every name its bytecode uses, nested code included
+        yield from code.co_names
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                yield from names(const)
+
+    # The suites are the kit's own files: compiled here, never parsed as a submission is.
+    return any("fit" in set(names(compile(path.read_text(), str(path), "exec")))
+               for path in suite_files(assignment_id, public_only=False, suites=suites))
 
 
 def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = False,
