@@ -104,6 +104,22 @@ def test_an_entry_is_graded_on_the_components_it_can_change(tmp_path):
     table = tmp_path / "table.py"
     table.write_text(dec.path.read_text() + "\nSIZES = (1, 2, 3)\nSCALE = math.sqrt(2)\n")
     assert zoo.affected_components(dataclasses.replace(dec, path=table)) is None  # a call, not a literal
+    # What defining a function or class runs as the file loads (found by a review: a decorator that
+    # turned gradients off cost three later components, unseen when only the mutant's own was graded).
+    off_by_one = BY_ID["02_attention_scoring/mutant/sm_off_by_one"]
+    body = off_by_one.path.read_text()
+    for runs in ("\n@torch.no_grad()\ndef helper(x):\n    return x\n",
+                 "\ndef helper(x, n=torch.set_grad_enabled(False)):\n    return x\n",
+                 "\nclass Helper:\n    torch.manual_seed(1)\n",
+                 "\nclass Helper(type('Base', (), {})):\n    pass\n",
+                 "\nclass Helper:\n    @functools.lru_cache\n    def f(self):\n        return 1\n"):
+        loaded = tmp_path / "runs.py"
+        loaded.write_text(body + runs)
+        assert zoo.affected_components(dataclasses.replace(off_by_one, path=loaded)) is None, runs
+    for only_defines in ("\nclass Helper(nn.Module):\n    SIZE = 3\n    @property\n    def f(self):\n        return 1\n",
+                         "\ndef helper(x, n=2, *, scale=None):\n    return x\n"):
+        loaded.write_text(body + only_defines)
+        assert zoo.graded_components(dataclasses.replace(off_by_one, path=loaded)) == ["sequence_mask"], only_defines
 
 
 #: The first mutant (by name) of each component that others of its assignment are built on.

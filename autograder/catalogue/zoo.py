@@ -80,11 +80,15 @@ def affected_components(entry: Entry) -> Optional[list[str]]:
     """The components of the entry's assignment that its code can change: its own and those that
     build on it (the others run the reference's code whatever the entry does). None, for all of
     them, when the file defines another component or runs anything at load time but imports,
-    definitions and literal constants: that could reach any component."""
+    definitions and literal constants (a decorator, a default value, a base class or a class body
+    that calls something runs as every component's child loads the file): that could reach any
+    component."""
     course = config_mod.default()
     contract = {c.name for a in course.assignments for c in a.components}
     for stmt in ast.parse(entry.path.read_text()).body:
         if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in contract - {entry.component}:
+            return None
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not _defines_only(stmt):
             return None
         if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in contract
                                                 for t in stmt.targets):
@@ -97,6 +101,40 @@ def affected_components(entry: Entry) -> Optional[list[str]]:
                 isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
             return None
     return _among_or_built_on(course, entry.assignment, {entry.component})
+
+
+#: Decorators that only wrap what they decorate (nothing of the entry's runs when they are applied).
+_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod"})
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+        return True
+    except ValueError:
+        return False
+
+
+def _defines_only(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Whether defining `stmt` runs nothing of the entry (what loading a file does with a definition:
+    decorators, default values, base classes and class bodies run then, in every component's child)."""
+    if any(not (isinstance(d, ast.Name) and d.id in _PLAIN_DECORATORS) for d in stmt.decorator_list):
+        return False
+    if isinstance(stmt, ast.ClassDef):
+        if stmt.keywords or any(not isinstance(b, (ast.Name, ast.Attribute)) for b in stmt.bases):
+            return False
+        for inner in stmt.body:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not _defines_only(inner):
+                    return False
+            elif isinstance(inner, ast.Assign):
+                if not _literal(inner.value):
+                    return False
+            elif not (isinstance(inner, ast.Pass) or (isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Constant))):
+                return False
+        return True
+    defaults = [*stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d is not None)]
+    return all(_literal(d) for d in defaults)  # annotations are strings (`from __future__ import annotations`)
 
 
 def _among_or_built_on(course: config_mod.Course, assignment_id: str, components: set[str]) -> list[str]:
