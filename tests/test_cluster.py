@@ -274,6 +274,40 @@ def test_a_stopped_run_ends_the_gradings_in_progress_at_once(cluster: Cluster, s
     assert len(list(out.glob("*.json"))) == 7
 
 
+def test_stopping_a_run_touches_no_other_run_with_the_same_options(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    """A review found that stop_grading matched a run's options only: another `course grade --cluster`
+    with the same options (another assignment, say) had its grading in progress on those workers
+    closed, scored 0 ("the grader's sandbox failed (the grading was stopped)") and recorded. Now a stop
+    names its run: another run's grading goes on, and its next task reopens a sandbox closed for a
+    stopped run; a task of the stopped run that starts after the stop returns at once. (The worker's
+    state, set up in this process, with a fork server of its own.)"""
+    from autograder.grading import pool
+    from autograder.integrations import dask_cluster as dc
+    from autograder.sandbox.forkserver import Zygote
+    from kit_helpers import reference_source
+    z = Zygote()
+    z.start()
+    monkeypatch.setattr(pool._Worker, "zygote", z)
+    for attr, value in (("key", "k"), ("private", str(tmp_path)), ("refusal", ""), ("config_path", None),
+                        ("running", ""), ("stopped", ())):
+        monkeypatch.setattr(dc._State, attr, value)
+    source = reference_source(A).encode()
+    try:
+        monkeypatch.setattr(dc._State, "running", "B")
+        assert dc.stop_grading("k", "A") is False and not z.closed  # B's grading goes on
+        monkeypatch.setattr(dc._State, "running", "A")
+        assert dc.stop_grading("k", "A") is True and z.closed  # A's ends
+        monkeypatch.setattr(dc._State, "running", "")
+        graded = dc.grade_task("k", "B", "bob", "bob.py", source, len(source), A, False)
+        assert graded["score"] == 14, graded.get("output", "")[:500]
+        assert dc.grade_task("k", "A", "amy", "amy.py", source, len(source), A, False) == {
+            "refused": "this grading run was stopped"}
+    finally:
+        z.closed = True
+        z.stop()
+
+
 def test_a_worker_killed_mid_batch_costs_no_result(cluster: Cluster, submissions: Path, local: LocalGrading,
                                                   work: Path):
     out = work / "killed"

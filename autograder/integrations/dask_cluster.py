@@ -101,6 +101,9 @@ class _State:
 
     lock = threading.Lock()  # one grading (one pytest session) at a time in this process
     key: str = ""  # the plugin (client options) this process was set up for
+    stop_lock = threading.Lock()  # taken to change `running` and to stop what it names
+    running: str = ""  # the grading run (`course grade --cluster` call) of the task in progress
+    stopped: tuple[str, ...] = ()  # the last runs stopped (a task of one that starts after returns at once)
     refusal: str = ""
     private: Optional[str] = None  # this worker's own folder for the submissions it grades
     config_path: Optional[str] = None  # the client's course file, when it is not this kit's course.yml
@@ -187,7 +190,7 @@ class GraderPlugin(WorkerPlugin):
             _stop()  # the worker is leaving: a grading in progress is run again elsewhere
 
 
-def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: int, assignment_id: str,
+def grade_task(key: str, run: str, name: str, filename: str, data: Optional[bytes], size: int, assignment_id: str,
                public_only: bool, release: Optional[late.Release] = None) -> dict[str, Any]:
     """Runs on a Dask worker: grade one submission given as bytes; the results dict (never raises
     for the submission's sake). `data` is None for a file over the size limit (`size` bytes): a
@@ -198,6 +201,13 @@ def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: 
                                "--cluster` replaced its grader): grade one class at a time per cluster"}
         if _State.refusal or _State.private is None:
             return {"refused": _State.refusal or "this Dask worker's grader is not set up"}
+        with _State.stop_lock:
+            if run in _State.stopped:  # cancelled as it started: its run is over, nobody reads this
+                return {"refused": "this grading run was stopped"}
+            zygote = pool._Worker.zygote
+            if zygote is not None and zygote.closed:  # closed for a stopped run's grading: this is another's
+                zygote.closed = False  # its next job starts a fresh fork server
+            _State.running = run
         folder = tempfile.mkdtemp(dir=_State.private)
         try:
             base = Path(filename).name
@@ -209,19 +219,27 @@ def grade_task(key: str, name: str, filename: str, data: Optional[bytes], size: 
                     f.write(data)
             return pool._grade_one(name, assignment_id, str(path), public_only, _State.config_path, release)
         finally:
+            with _State.stop_lock:
+                _State.running = ""
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def stop_grading(key: str) -> bool:
-    """Runs on every worker (`Client.run`, in the worker's event loop, not the task thread) when a
-    `course grade --cluster` stops: the grading in progress for that run ends at once (its sandbox is
-    killed and not started again), so its task returns and the worker's next run does not wait for
-    it. Its result is never recorded: the client cancelled the task first."""
-    zygote = pool._Worker.zygote
-    if _State.key != key or zygote is None:
-        return False
-    zygote.close()
-    return True
+def stop_grading(key: str, run: str) -> bool:
+    """Runs on every worker (`Client.run`, in the worker's event loop, not the task thread) when the
+    `course grade --cluster` call `run` stops: its grading in progress here ends at once (the sandbox
+    is killed and not started again within that grading), so the task returns and the worker's next
+    task does not wait for it; a task of that run that starts after this returns at once. Nothing of
+    another run is touched (its next task reopens the sandbox). The stopped grading's result is never
+    recorded: the client cancelled its tasks first."""
+    with _State.stop_lock:
+        if _State.key != key:
+            return False
+        _State.stopped = (*_State.stopped[-15:], run)
+        zygote = pool._Worker.zygote
+        if _State.running != run or zygote is None:
+            return False
+        zygote.close()
+        return True
 
 
 def grade_on_cluster(assignment_id: str, directory: Path, out: Path, *, address: Optional[str] = None,
@@ -291,6 +309,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
     assignment = batch.assignment
+    run = uuid.uuid4().hex  # this call's tasks: stop_grading ends this run's gradings, no one else's
     todo: Iterator[str] = iter(batch.gradable)
     in_flight: dict[Future, str] = {}
     running = as_completed(loop=client.loop)
@@ -310,7 +329,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
                 batch.record(name, failed_results(assignment, str(exc), batch.course.language))
                 continue
             data: Optional[bytes] = read if size <= cap else None
-            fut = client.submit(grade_task, key, name, path.name, data, size, assignment.id, public_only,
+            fut = client.submit(grade_task, key, run, name, path.name, data, size, assignment.id, public_only,
                                 batch.releases.get(name), key=f"course-grade-{name}-{uuid.uuid4().hex[:8]}", pure=False)
             in_flight[fut] = name
             running.add(fut)
@@ -339,7 +358,7 @@ def _run(client: Client, key: str, batch: pool.Batch, public_only: bool, where: 
         if in_flight:
             client.cancel(list(in_flight), reason="course grade stopped")
             try:  # and what is running ends now, not when the submission's limits end it
-                client.run(stop_grading, key, on_error="ignore")
+                client.run(stop_grading, key, run, on_error="ignore")
             except Exception:  # a lost cluster: its workers' gradings are lost with it
                 pass
         raise

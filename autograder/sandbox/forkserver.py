@@ -143,6 +143,9 @@ class Zygote:
         started = self._launched or launch(self.mode, warm_optimizers=self._warm_optimizers, protect=self._protect)
         self._launched = None
         self.proc, self.control = started.proc, started.control
+        if self.closed:  # close() came from another thread while this one launched: it saw no process
+            self.stop()
+            raise SandboxError("the grading was stopped")
         try:
             hello = self._recv_control(self.start_timeout)
         except (ChildDied, SandboxError) as exc:
