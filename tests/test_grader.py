@@ -470,10 +470,59 @@ def test_workers_that_die_as_they_start_end_the_grading_with_one_line(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     last = proc.stderr.strip().splitlines()[-1]
-    assert last == ("course: the grading workers stopped before grading anything, 2 times in a row (their "
+    assert last == ("course: the grading workers stopped as they started, 2 times in a row (their "
                     "errors are above); 3 submissions were not graded"), proc.stderr[-2000:]
     assert "this machine's sandbox cannot start" in proc.stderr
     assert not list((tmp_path / "out").glob("*.json"))
+
+
+def test_a_worker_that_dies_as_it_starts_is_charged_to_no_submission(tmp_path, monkeypatch):
+    """A review found: a worker that died as it started broke the pool while another graded `flaky`,
+    the only submission in flight, which was charged with that death; its own first crash then made
+    two, and it got 0 ("died 2 times") though it crashed once. A death as a worker starts is no
+    submission's: `flaky` gets its second chance and full marks."""
+    from pathlib import Path
+
+    from autograder.grading import pool, session
+    real_init, real_grade = pool._init_worker, session.grade_file
+    started = tmp_path / "flaky-started"
+
+    def init(*args):  # runs in the pool's forked workers; the second worker to start dies, once
+        n = next(i for i in range(1, 100) if _created(tmp_path / f"init-{i}"))
+        if n == 2:
+            poll(started.exists, bool, time.monotonic() + 300)
+            raise RuntimeError("this worker could not start")
+        real_init(*args)
+
+    def grade_file(zygote, assignment_id, path, **kw):
+        if Path(path).stem == "flaky":
+            attempt = next(i for i in range(1, 100) if _created(tmp_path / f"flaky-{i}"))
+            started.touch()
+            if attempt == 1:
+                time.sleep(3600)  # in flight when the other worker dies as it starts
+            if attempt == 2:
+                os.kill(os.getpid(), signal.SIGKILL)  # its own crash, once
+        return real_grade(zygote, assignment_id, path, **kw)
+
+    monkeypatch.setattr(pool, "_init_worker", init)
+    monkeypatch.setattr(session, "grade_file", grade_file)
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for name in ("flaky", "other"):
+        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
+    rows = {r["name"]: r for r in pool.grade_directory("02_attention_scoring", subs, tmp_path / "out", jobs=2,
+                                                       progress=False)}
+    assert rows["flaky"]["score"] == 14, rows["flaky"]["output"][:500]
+    assert rows["other"]["score"] == 14, rows["other"]["output"][:500]
+
+
+def _created(path):
+    """Whether this process created `path` (atomic among processes: one of them does)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
 
 
 def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monkeypatch):

@@ -42,9 +42,14 @@ class _Worker:
 
 def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any,
                        optimizers: bool) -> None:
-    """A worker of this machine's pool (a Dask worker runs `_init_worker` alone)."""
+    """A worker of this machine's pool (a Dask worker runs `_init_worker` alone). One that cannot start
+    says so on `started` before it ends: the pool it breaks then blames no submission."""
     _die_with_parent(parent)
-    _init_worker(mode, protect, allow_unisolated, started, optimizers)
+    try:
+        _init_worker(mode, protect, allow_unisolated, started, optimizers)
+    except BaseException:
+        started.put(("could not start", os.getpid()))
+        raise
 
 
 def _init_worker(mode: str, protect: list[str], allow_unisolated: bool, started: Any,
@@ -207,10 +212,11 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
     #: Submissions in flight together when a worker died: which one took it down is not known, so each
     #: is graded again alone (one worker), where a death is that submission's own and counts for it.
     alone: list[str] = []
-    idle = 0  # rounds in a row whose workers died before any submission reached them
+    idle = 0  # rounds in a row that graded nothing and charged nothing (a worker died as it started)
     ctx = multiprocessing.get_context("fork")
     optimizers = session.trains(assignment.id)
     while todo or alone:
+        was_alone = bool(alone)
         if alone:
             names, alone, width = alone, [], 1
         else:
@@ -242,15 +248,24 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                 batch.record(name, res)
                 done.add(name)
             if broken:
-                in_flight = set()
+                in_flight: set[str] = set()
+                failed_to_start = False
                 while not started.empty():
-                    in_flight.add(started.get())
+                    said = started.get()
+                    if isinstance(said, tuple):  # ("could not start", pid) from a worker's initializer
+                        failed_to_start = True
+                    else:
+                        in_flight.add(said)
                 in_flight -= done
-                idle = 0 if in_flight or done & set(names) else idle + 1
-                if idle >= MAX_ATTEMPTS:  # the workers die as they start: no submission is to blame
-                    raise GradingFailed(f"the grading workers stopped before grading anything, {idle} times in a "
-                                        f"row (their errors are above); {len(set(gradable) - done)} submissions "
-                                        f"were not graded")
+                if failed_to_start:  # the pool broke for no submission's sake
+                    idle = 0 if done & set(names) else idle + 1
+                    if idle >= MAX_ATTEMPTS:
+                        raise GradingFailed(f"the grading workers stopped as they started, {idle} times in a row "
+                                            f"(their errors are above); {len(set(gradable) - done)} submissions "
+                                            f"were not graded")
+                    (alone if was_alone else todo).extend(n for n in names if n not in done)
+                    continue
+                idle = 0
                 for name in names:
                     if name in done:
                         continue
