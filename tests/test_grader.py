@@ -420,6 +420,17 @@ def test_a_call_that_runs_past_a_time_limit_is_told_which_limit(zygote, tmp_path
     assert not any("wall clock" in s for c in result.components for t in c.tests for s in [t.output]), said
 
 
+def test_a_load_that_runs_past_its_limit_is_told_so(zygote, tmp_path):
+    """Loading cut by its own limit (load_seconds) said "it ran past the time limit (wall clock)"."""
+    course = config.default()
+    course = course.model_copy(update={"limits": course.limits.model_copy(update={"load_seconds": 2.0})})
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text(reference_source("02_attention_scoring") + "\n\n" + HANGS_AS_IT_LOADS)
+    result = grade_file(zygote, "02_attention_scoring", hangs, course=course)
+    said = {t.output for c in result.components for t in c.tests}
+    assert result.score == 0 and said == {"loading your code failed: it ran past the time limit for loading (2 s)"}, said
+
+
 def test_only_the_workers_of_an_assignment_that_trains_warm_the_optimizers_up(tmp_path, monkeypatch):
     """Building torch's optimizers up front costs a worker and its fork server about a second each;
     only suites that train a model (testing.fit) use them. Same grades either way (a training test

@@ -147,6 +147,10 @@ class SandboxProvider(Runs):
             reason = _("loading your code failed: {reason}").format(reason=exc.reason)
             if exc.limit == Stop.TIME and left < self.limits.load_seconds:
                 reason = self._past_submission_limit()
+            elif exc.limit == Stop.TIME:
+                reason = _("loading your code failed: {reason}").format(reason=_(
+                    "it ran past the time limit for loading ({seconds} s)").format(
+                    seconds=f"{self.limits.load_seconds:g}"))
             if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
                 # Loading is the same for every component: do not wait for the limit again.
                 for c in self.assignment.components:
