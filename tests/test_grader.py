@@ -517,14 +517,20 @@ def test_a_worker_that_dies_as_it_starts_is_charged_to_no_submission(tmp_path, m
 
     monkeypatch.setattr(pool, "_init_worker", init)
     monkeypatch.setattr(session, "grade_file", grade_file)
-    subs = tmp_path / "class"
-    subs.mkdir()
-    for name in ("flaky", "other"):
-        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
-    rows = {r["name"]: r for r in pool.grade_directory("02_attention_scoring", subs, tmp_path / "out", jobs=2,
-                                                       progress=False)}
+    rows = _pool_grades_references(tmp_path, ("flaky", "other"))
     assert rows["flaky"]["score"] == 14, rows["flaky"]["output"][:500]
     assert rows["other"]["score"] == 14, rows["other"]["output"][:500]
+
+
+def _pool_grades_references(tmp_path, names):
+    """The rows of a class of the 02 reference under `names`, graded by the pool with two workers."""
+    from autograder.grading import pool
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for name in names:
+        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
+    return {r["name"]: r for r in pool.grade_directory("02_attention_scoring", subs, tmp_path / "out", jobs=2,
+                                                       progress=False)}
 
 
 def _created(path):
@@ -544,7 +550,7 @@ def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monk
     death is the submission's own."""
     from pathlib import Path
 
-    from autograder.grading import pool, session
+    from autograder.grading import session
     real = session.grade_file
     flag = tmp_path / "innocent-started"
     calls = tmp_path / "innocent-calls"
@@ -562,11 +568,6 @@ def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monk
         return real(zygote, assignment_id, path, **kw)
 
     monkeypatch.setattr(session, "grade_file", grade_file)
-    subs = tmp_path / "class"
-    subs.mkdir()
-    for name in ("innocent", "killer"):
-        (subs / f"{name}.py").write_text(reference_source("02_attention_scoring"))
-    rows = {r["name"]: r for r in pool.grade_directory("02_attention_scoring", subs, tmp_path / "out", jobs=2,
-                                                       progress=False)}
+    rows = _pool_grades_references(tmp_path, ("innocent", "killer"))
     assert rows["innocent"]["score"] == 14, rows["innocent"]["output"][:500]
     assert rows["killer"]["score"] == 0 and "died 2 times" in rows["killer"]["output"], rows["killer"]["output"][:500]
