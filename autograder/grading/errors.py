@@ -6,4 +6,4 @@ class GradingRefused(Exception):
 
 
 class GradingFailed(Exception):
-    """The grader could not grade the batch itself (its grading workers stopped before grading anything)."""
+    """The grader could not grade the batch itself (its grading workers could not start)."""

@@ -32,6 +32,11 @@ WORKER_MEMORY_MB = 4096
 MAX_ATTEMPTS = 2
 
 
+#: What a pool worker whose initializer failed puts on the queue of submissions started (a tuple: never
+#: a submission's name).
+COULD_NOT_START = ("could not start",)
+
+
 class _Worker:
     """The state of one grading worker process (module globals: one per process)."""
 
@@ -48,7 +53,7 @@ def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisola
     try:
         _init_worker(mode, protect, allow_unisolated, started, optimizers)
     except BaseException:
-        started.put(("could not start", os.getpid()))
+        started.put(COULD_NOT_START)
         raise
 
 
@@ -252,7 +257,7 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
                 failed_to_start = False
                 while not started.empty():
                     said = started.get()
-                    if isinstance(said, tuple):  # ("could not start", pid) from a worker's initializer
+                    if said == COULD_NOT_START:
                         failed_to_start = True
                     else:
                         in_flight.add(said)

@@ -144,13 +144,12 @@ class SandboxProvider(Runs):
             left = self.started + self.limits.submission_seconds - time.monotonic()
             ready = self.child.wait_ready(max(0.0, min(self.limits.load_seconds, left)))
         except ChildDied as exc:
-            reason = _("loading your code failed: {reason}").format(reason=exc.reason)
             if exc.limit == Stop.TIME and left < self.limits.load_seconds:
                 reason = self._past_submission_limit()
-            elif exc.limit == Stop.TIME:
-                reason = _("loading your code failed: {reason}").format(reason=_(
-                    "it ran past the time limit for loading ({seconds} s)").format(
-                    seconds=f"{self.limits.load_seconds:g}"))
+            else:
+                cause = exc.reason if exc.limit != Stop.TIME else _(
+                    "it ran past the time limit for loading ({seconds} s)").format(seconds=f"{self.limits.load_seconds:g}")
+                reason = _("loading your code failed: {reason}").format(reason=cause)
             if exc.limit in (Stop.TIME, Stop.CPU, Stop.MEMORY):
                 # Loading is the same for every component: do not wait for the limit again.
                 for c in self.assignment.components:

@@ -206,7 +206,7 @@ def grade_task(key: str, run: str, name: str, filename: str, data: Optional[byte
                 return {"refused": "this grading run was stopped"}
             zygote = pool._Worker.zygote
             if zygote is not None and zygote.closed:  # closed for a stopped run's grading: this is another's
-                zygote.closed = False  # its next job starts a fresh fork server
+                zygote.reopen()
             _State.running = run
         folder = tempfile.mkdtemp(dir=_State.private)
         try:

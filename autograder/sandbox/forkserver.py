@@ -255,9 +255,17 @@ class Zygote:
         a stopped `course grade --cluster` ends at once instead of waiting for its limits)."""
         self.closed = True
         proc = self.proc
-        if proc is None:
-            return
-        for pid in ([] if self.mode == "bwrap" else reaper.descendants(proc.pid)):  # bwrap: its pid namespace
+        if proc is not None:
+            self._kill(proc)
+
+    def reopen(self) -> None:
+        """Undo `close` for a later grading: its next job starts a fresh fork server."""
+        self.closed = False
+
+    def _kill(self, proc: subprocess.Popen) -> None:
+        """Kill the server `proc` and its jobs. In bubblewrap mode its pid namespace takes the jobs down
+        with it; otherwise what descends from it (it is the jobs' subreaper) is killed first."""
+        for pid in ([] if self.mode == "bwrap" else reaper.descendants(proc.pid)):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -271,19 +279,8 @@ class Zygote:
         """Kill the whole sandbox (zygote and anything left in it)."""
         if self._launched is not None:  # launched early, never used
             self.proc, self.control, self._launched = self._launched.proc, self._launched.control, None
-        if self.proc is not None and self.mode != "bwrap":
-            # No pid namespace takes the job down with the server: kill what descends from it first
-            # (it is the jobs' subreaper), then every process of the jobs' own uid (as root).
-            for pid in reaper.descendants(self.proc.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            self._kill(self.proc)  # then, in process mode as root, every process of the jobs' own uid (below)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
