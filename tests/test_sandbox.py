@@ -92,6 +92,19 @@ def test_tensors_decode_as_plain_tensors(make: Any) -> None:
     assert back._base is None  # owns its memory: no view of the receive buffer
 
 
+def test_shapes_travel_without_data_and_only_where_the_reader_asked_for_them() -> None:
+    state = {"W.weight": torch.ones(3, 4, dtype=torch.float64), "b": torch.zeros(2)}
+    header, blobs = wire.encode(state, shapes=True)
+    assert blobs == []
+    back = wire.decode(header, blobs, meta_bytes=1 << 20)
+    assert {k: (v.device.type, tuple(v.shape), v.dtype) for k, v in back.items()} == {
+        "W.weight": ("meta", (3, 4), torch.float64), "b": ("meta", (2,), torch.float32)}
+    with pytest.raises(wire.WireError, match="where its values were asked for"):
+        wire.decode(header, blobs)  # a reply to a request for values
+    with pytest.raises(wire.WireError, match="describe over 100 bytes"):
+        wire.decode(header, blobs, meta_bytes=100)  # 96 + 8 bytes described: more than the data could have been
+
+
 def test_objects_without_a_data_form_are_refused_or_become_handles() -> None:
     with pytest.raises(wire.WireError):
         wire.encode(object())

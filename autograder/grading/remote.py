@@ -202,6 +202,12 @@ class RemoteObject:
         return self._conn.request({"op": "fit", "obj": self._handle, "batches": batches, "loss": loss,
                                    "lr": lr, "steps": steps, "optimizer": optimizer})
 
+    def __remote_state_shapes__(self) -> Any:
+        """`obj.state_dict()` with each tensor sent as its shape and dtype only (a tensor on the meta
+        device here): what binding weights by structure reads, without the values' bytes."""
+        return self._conn.request({"op": "call", "obj": self._handle, "name": "state_dict", "args": [], "kwargs": {},
+                                   "shapes": True})
+
     def __remote_tensors__(self) -> dict[str, torch.Tensor]:
         """The object's tensors kept as plain attributes (its `__dict__`'s), by name: where a test looks
         for a table the contract names and the student stored under another name."""

@@ -348,7 +348,8 @@ class Child:
         except wire.WireError as exc:
             raise SandboxError(str(exc)) from None
         payload = wire.frame(header, blobs)
-        reply = self._exchange(payload, deadline, from_handle)
+        # A reply may describe tensors by shape alone only to a request that asked for shapes.
+        reply = self._exchange(payload, deadline, from_handle, MAX_REPLY_BYTES if msg.get("shapes") is True else 0)
         if not isinstance(reply, dict) or reply.get("rid") != self.requests:
             self._die(_("it sent a reply that answers no request of the grader's"), Stop.PROTOCOL)
         return reply
@@ -358,7 +359,7 @@ class Child:
         payload, self.pending = self.pending, b""
         return self._exchange(payload, time.monotonic() + timeout, None)
 
-    def _exchange(self, payload: bytes, deadline: float, from_handle: Any) -> Any:
+    def _exchange(self, payload: bytes, deadline: float, from_handle: Any, meta_bytes: int = 0) -> Any:
         sel = self.selector
         view = memoryview(payload)
         sent = 0
@@ -408,7 +409,8 @@ class Child:
                         if frame is not None:
                             self._drain_output()
                             try:
-                                return wire.decode(frame[0], frame[1], from_handle, self.limits.reply_bounds())
+                                return wire.decode(frame[0], frame[1], from_handle, self.limits.reply_bounds(),
+                                                   meta_bytes)
                             except wire.WireError as exc:
                                 self._die(_("it sent a malformed reply ({error})").format(error=exc), Stop.PROTOCOL)
         finally:

@@ -421,6 +421,15 @@ def state_dict(module: Any) -> dict[str, torch.Tensor]:
     return {k: as_plain(v) for k, v in dict(module.state_dict()).items() if isinstance(v, torch.Tensor)}
 
 
+def state_shapes(module: Any) -> dict[str, torch.Tensor]:
+    """The module's state without its values: each entry a tensor of its shape and dtype on the meta
+    device, which is all a binding reads (`bind`). The student's own `state_dict()` is called either
+    way; a remote module sends no tensor data back (grading/remote.py)."""
+    state = module.__remote_state_shapes__() if _is_remote(module) else module.state_dict()
+    return {k: torch.empty(v.shape, dtype=v.dtype, device="meta")
+            for k, v in dict(state).items() if isinstance(v, torch.Tensor)}
+
+
 _BLOCK = re.compile(r"(^|\.)block[ _-]?(\d+)(?=\.|$)")
 
 
@@ -533,15 +542,13 @@ def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
     return ", ".join(items) + (", ..." if len(state) > limit else "")
 
 
-def _state(module: Any, skip: set[str]) -> dict[str, torch.Tensor]:
-    return {k: v for k, v in state_dict(module).items() if _leaf(k) not in skip}
-
-
-def _bound(student_module: Any, reference_module: Any, skip: Iterable[str]
+def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], values: bool = False
            ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], Binding]:
-    """The student's entries, the reference's (both without `skip`) and their `bind`ing."""
+    """The student's entries (their values only with `values`, else shapes: `state_shapes`), the
+    reference's (both without `skip`) and their `bind`ing."""
     skip = set(skip)
-    theirs = _state(student_module, skip)
+    theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
+              if _leaf(k) not in skip}
     reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
     return theirs, reference, bind(theirs, reference)
 
@@ -557,14 +564,14 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     theirs, reference, binding = _bound(student_module, reference_module, skip)
     normalized = {normalize_key(k): v for k, v in reference.items()}
     loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
-    loaded.update({mine: torch.zeros_like(theirs[mine]) for mine in binding.zeroed})
+    loaded.update({mine: torch.zeros(theirs[mine].shape, dtype=theirs[mine].dtype) for mine in binding.zeroed})
     student_module.load_state_dict(loaded, strict=False)
     return binding
 
 
 def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> dict[str, torch.Tensor]:
     """The student's parameters and buffers under the contract's names (bound as `copy_weights` does)."""
-    theirs, _, binding = _bound(student_module, reference_module, skip)
+    theirs, _, binding = _bound(student_module, reference_module, skip, values=True)
     return {contract: theirs[mine] for mine, contract in binding.pairs.items()}
 
 

@@ -199,7 +199,8 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
         rid = msg.get("rid") if isinstance(msg, dict) else None  # echoed: the grader matches replies to requests
         try:
             result = server.handle(msg)
-            wire.send(sock, {"ok": server.encodable(result), "rid": rid}, server.to_handle)
+            wire.send(sock, {"ok": server.encodable(result), "rid": rid}, server.to_handle,
+                      shapes=isinstance(msg, dict) and msg.get("shapes") is True)  # tensors as shapes only
         except BaseException as exc:  # student code may raise anything, even SystemExit
             wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
                                        "traceback": loader.student_traceback(exc, error=False)}, "rid": rid})

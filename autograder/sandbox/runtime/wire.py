@@ -49,8 +49,11 @@ class Handle:
         return f"<remote {self.type_name} #{self.id}>"
 
 
-def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tuple[bytes, list[bytes]]:
-    """Encode a value into (JSON bytes, blobs); `to_handle` turns anything else into a Handle."""
+def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
+           shapes: bool = False) -> tuple[bytes, list[bytes]]:
+    """Encode a value into (JSON bytes, blobs); `to_handle` turns anything else into a Handle. With
+    `shapes`, a tensor travels as its shape and dtype only, with no data (the reader gets a tensor on
+    the meta device; see `decode`)."""
     blobs: list[bytes] = []
 
     def enc(v: Any, depth: int = 0) -> Any:
@@ -67,6 +70,11 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None) -> tupl
                 raise WireError("integer too large to send") from None
         if isinstance(v, float):
             return {"__float__": repr(v)}
+        if isinstance(v, torch.Tensor) and shapes:
+            dtype = DTYPE_NAMES.get(v.dtype)
+            if dtype is None:
+                raise WireError(f"unsupported tensor dtype {v.dtype}")
+            return {"__meta__": [int(x) for x in v.shape], "dtype": dtype}
         if isinstance(v, torch.Tensor):
             t = torch.Tensor.detach(v)
             if t.layout != torch.strided:
@@ -101,15 +109,19 @@ BOUNDS = json_bounds.Bounds()
 
 
 def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], Any] | None = None,
-           bounds: json_bounds.Bounds = BOUNDS) -> Any:
+           bounds: json_bounds.Bounds = BOUNDS, meta_bytes: int = 0) -> Any:
     """Decode (JSON bytes, blobs) into plain Python values and plain tensors.
 
     The JSON is measured before it is parsed (size, element count, nesting depth: `bounds`), so a
     header of nested empty lists costs the reader no more than its bytes. Each blob backs at most
     one tensor, so the tensors of a message never take more memory than the message itself (a reply
-    naming one blob a thousand times is refused, not copied).
+    naming one blob a thousand times is refused, not copied). A tensor sent as its shape alone
+    (`encode(shapes=True)`) comes back on the meta device, and only where the reader asked for shapes:
+    `meta_bytes` is the most bytes such tensors may claim together (0: none accepted), so that no shape
+    describes more than the data could have been.
     """
     used: set[int] = set()
+    claimed = [0]
 
     def dec(v: Any) -> Any:
         if v is None or isinstance(v, (bool, int, str)):
@@ -122,6 +134,15 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
             return float(v["__float__"])
         if "__tensor__" in v:
             return _tensor(v, blobs, used)
+        if "__meta__" in v:
+            shape = _shape(v["__meta__"])
+            dtype = DTYPES[v["dtype"]]
+            if not meta_bytes:
+                raise WireError("a tensor sent as its shape alone, where its values were asked for")
+            claimed[0] += _numel(shape) * ITEMSIZE[v["dtype"]]
+            if claimed[0] > meta_bytes:
+                raise WireError(f"tensor shapes that describe over {meta_bytes} bytes, more than a reply may hold")
+            return torch.empty(shape, dtype=dtype, device="meta")
         if "__dtype__" in v:
             return DTYPES[v["__dtype__"]]
         if "__handle__" in v:
@@ -147,13 +168,24 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         raise WireError(f"malformed message: {str(exc)[:200]}") from None
 
 
-def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
-    dtype, itemsize = DTYPES[v["dtype"]], ITEMSIZE[v["dtype"]]
-    shape = v["shape"]
+def _shape(shape: Any) -> list[int]:
     if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(type(s) is int for s in shape):
         raise WireError("a tensor shape must be a list of at most 64 integers")
     if any(s < 0 for s in shape):
         raise WireError("negative tensor dimension")
+    return shape
+
+
+def _numel(shape: list[int]) -> int:
+    numel = 1
+    for s in shape:
+        numel *= s
+    return numel
+
+
+def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
+    dtype, itemsize = DTYPES[v["dtype"]], ITEMSIZE[v["dtype"]]
+    shape = _shape(v["shape"])
     index = v["__tensor__"]
     if type(index) is not int or not 0 <= index < len(blobs):
         raise WireError("a tensor refers to a missing blob")
@@ -161,9 +193,7 @@ def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
         raise WireError("two tensors refer to the same blob")
     used.add(index)
     blob = blobs[index]
-    numel = 1
-    for s in shape:
-        numel *= s
+    numel = _numel(shape)
     if numel * itemsize != len(blob):
         raise WireError("tensor bytes do not match its shape")
     if numel == 0:
@@ -181,9 +211,10 @@ def frame(header: bytes, blobs: list[bytes]) -> bytes:
     return b"".join([_HEADER.pack(total, len(header)), header, struct.pack("!I", len(blobs)), sizes, *blobs])
 
 
-def send(sock: socket.socket, value: Any, to_handle: Callable[[Any], Handle] | None = None) -> None:
+def send(sock: socket.socket, value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
+         shapes: bool = False) -> None:
     """Send one framed message in a single write (one wake-up of the reader, not one per piece)."""
-    sock.sendall(frame(*encode(value, to_handle)))
+    sock.sendall(frame(*encode(value, to_handle, shapes=shapes)))
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:
