@@ -96,6 +96,25 @@ def test_a_bias_the_contract_does_not_have_is_zeroed_and_costs_the_naming_test()
     assert set(T.bound_state(mine, ref)) == {"W_k.weight", "W_q.weight", "w_v.weight"}
 
 
+def test_lazy_layers_are_named_as_such_by_the_naming_test_and_bound_after_one_call() -> None:
+    """d2l 1.0 builds nn.LazyLinear layers: no shapes before the first call. The naming test says so in
+    the contract's terms (not torch's "uninitialized parameter"); copying weights calls the module once."""
+    class Lazy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.W_k, self.W_q, self.w_v = nn.LazyLinear(4, bias=False), nn.LazyLinear(4, bias=False), nn.LazyLinear(1, bias=False)
+
+        def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+            return self.w_v(torch.tanh(self.W_q(q) + self.W_k(k)))
+
+    with pytest.raises(AssertionError, match=r"^AdditiveAttention: your layers are lazy \(nn.LazyLinear") as info:
+        T.assert_contract_names(Lazy(), Reference(), "AdditiveAttention")
+    assert "uninitialized" not in str(info.value)
+    mine, ref, q = Lazy(), Reference(), torch.randn(2, 3)
+    T.with_lazy_parameters(lambda: T.copy_weights(mine, ref), mine, q, q)
+    assert torch.equal(mine.W_k.weight, ref.W_k.weight) and torch.equal(mine.w_v.weight, ref.w_v.weight)
+
+
 def test_a_table_under_another_name_is_found_by_its_shape() -> None:
     """stored_table: a plain attribute (not a buffer) under another name, or a buffer with its size-1
     axis elsewhere, is the table (in the contract's shape); two candidates or none: Missing."""

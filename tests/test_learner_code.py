@@ -39,6 +39,8 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     assert "d2l 1.0 changed these signatures" in signature[0]
     # called by name (its LazyLinear layers need no sizes): the signature test costs the signature
     assert scores["AdditiveAttention"] > 0
+    lazy = [t for t in texts(result, "AdditiveAttention") if "your layers are lazy (nn.LazyLinear" in t]
+    assert len(lazy) == 1 and "uninitialized" not in lazy[0]  # the naming test, in the contract's terms
 
 
 def test_blocks_named_with_a_space_are_the_same_blocks(zygote: Zygote) -> None:

@@ -578,8 +578,17 @@ def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[st
 def assert_contract_names(student_module: Any, reference_module: Any, what: str, *,
                           skip: Iterable[str] = ("P",)) -> None:
     """Fail unless the student's parameters and buffers carry the contract's names (block spellings
-    aside): the one test that costs a naming difference; the others compare the bound weights."""
-    binding = _bound(student_module, reference_module, skip)[2]
+    aside): the one test that costs a naming difference; the others compare the bound weights. Lazy
+    layers (nn.LazyLinear, as d2l 1.0 builds them) have no shapes to check: said so, in the contract's terms."""
+    try:
+        binding = _bound(student_module, reference_module, skip)[2]
+    except Exception as exc:  # torch's own words, from the student's process or this one
+        if _LAZY not in str(exc):
+            raise
+        raise AssertionError(_("{what}: your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them): they have no "
+                               "shapes until their first call, so the grader cannot check them. The contract's "
+                               "constructor gives every layer its sizes: nn.Linear(in_features, out_features) "
+                               "(docs/course-api.md)").format(what=what)) from None
     problems = []
     if binding.renamed:
         problems.append(f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, "
