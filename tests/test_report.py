@@ -460,6 +460,21 @@ def test_statistics_of_ungraded_and_finalized_results(course: Any) -> None:
     assert stats.point_biserial([True, True], [1.0, 2.0]) is None
 
 
+def test_a_failed_test_counts_as_one_problem_the_most_specific_its_message_says(course: Any) -> None:
+    assignment = course.assignment(A)
+    said = {"t1": "your code was stopped: the whole submission ran past its time limit (600 s)",
+            "t2": "your code was stopped: the test ran past its time limit (10 s)",
+            "t3": "loading your code failed: it ran past the time limit for loading (60 s)",
+            "t4": "your code ran out of memory (limit: 1024 MB above the interpreter): no room"}
+    tests = [{"name": f"masked_softmax: {name}", "output": text, "score": 0.0, "max_score": 1.0, "status": "failed",
+              "extra_data": {"component": "masked_softmax"}} for name, text in said.items()]
+    sub = loading.parse("cut", {"score": 0.0, "max_score": 14.0, "tests": tests, "output": ""}, A)
+    cls = loading.ClassResults(A, "t", [(c.name, c.points) for c in assignment.components], [sub], Path("."))
+    assert sorted((i.kind, i.message) for i in stats.problems(cls)) == [
+        ("loading failed", said["t3"]), ("out of memory", "your code ran out of memory (limit: 1024 MB above the interpreter)"),
+        ("stopped", said["t2"]), ("submission time limit", "the whole submission ran past its time limit (600 s)")]
+
+
 def test_page_escapes_what_it_shows(tmp_path: Path) -> None:
     evil = "<script>alert(1)</script>"
     folder = tmp_path / "results"

@@ -298,17 +298,17 @@ def problems(cls: ClassResults) -> list[Issue]:
             add("not graded", first_line or "no tests ran", sub.who)
             continue
         for t in sub.tests:
-            text = t.output
-            for pattern, kind in ((_STOPPED, "stopped"), (_LOAD_FAILED, "loading failed")):
-                m = pattern.search(text)
-                if m:
-                    add(kind, _normalize(m.group(0)), sub.who, t.component)
-            for pattern, kind in ((_MEMORY, "out of memory"), (_SUBMISSION_TIME, "submission time limit"),
-                                  (_SANDBOX, "sandbox failure")):
-                m = pattern.search(text)
-                if m:
-                    add(kind, _normalize(m.group(0)), sub.who, t.component)
+            # One kind per failed test, the most specific that its message says: a call cut by the
+            # submission's time limit is "your code was stopped: the whole submission ran past ...".
+            said = next(((kind, m) for pattern, kind in _KINDS if (m := pattern.search(t.output))), None)
+            if said is not None:
+                add(said[0], _normalize(said[1].group(0)), sub.who, t.component)
     return _sorted(found.values())
+
+
+#: The problems a failed test's message can say, most specific first (`problems` takes the first).
+_KINDS = ((_MEMORY, "out of memory"), (_SUBMISSION_TIME, "submission time limit"), (_SANDBOX, "sandbox failure"),
+          (_LOAD_FAILED, "loading failed"), (_STOPPED, "stopped"))
 
 
 def _load_note_blocks(output: str, components: list[str]) -> list[tuple[str, str]]:
