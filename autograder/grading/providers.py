@@ -88,6 +88,7 @@ class SandboxProvider(Runs):
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
+        self._contract: Optional[dict[str, dict[str, signatures.Params]]] = None  # signatures.contract, when needed
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
         self.withholds: Callable[[list[dependencies.DependencyUse]], bool] = lambda uses: False
@@ -162,7 +163,8 @@ class SandboxProvider(Runs):
                 error=exc)
             self._finish_child()
             return
-        self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []), self._past_deadline)
+        self.conn = Connection(self.child, self._deadline, self.mismatches.get(component, []), self._past_deadline,
+                               self._course_signatures(job["inject"]))
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
         defined = report.get("defined", []) if isinstance(report, dict) else []
@@ -173,6 +175,16 @@ class SandboxProvider(Runs):
         total = len(errors) + (omitted if type(omitted) is int else 0)
         self.notes[component] = bounded.notes([f"{e.get('where')}: {e.get('error')}" for e in
                                                errors[:self.limits.notes] if isinstance(e, dict)], self.limits, total)
+
+    def _course_signatures(self, names: list[str]) -> dict[str, str]:
+        """The contract's signature of each callable of the course's components `names` ("AdditiveAttention":
+        "AdditiveAttention(key_size, query_size, num_hiddens, dropout)", "AdditiveAttention.forward": ...)."""
+        if not names:
+            return {}
+        if self._contract is None:
+            self._contract = signatures.contract(self.course)
+        return {target: f"{target.removesuffix('.__init__')}({params.show(defaults=True)})"
+                for name in names for target, params in self._contract.get(name, {}).items()}
 
     def _finish_child(self) -> None:
         if self.child is not None:

@@ -25,6 +25,8 @@ from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
 
 #: The most of an exception's message and traceback from the student's code that a test shows.
 MESSAGE_CHARS = 4000
+#: The callable a TypeError's message names: "AdditiveAttention.__init__() missing ...", "masked_softmax() got ...".
+_CALLED = re.compile(r"^(\w+)(?:\.(\w+))?\(\) ")
 
 
 class StudentError(AssertionError):
@@ -55,7 +57,8 @@ class Connection:
     """A child plus the per-test deadline the provider sets."""
 
     def __init__(self, child: Child, deadline: Callable[[], float],
-                 mismatches: Sequence[Mismatch] = (), past_deadline: Optional[Callable[[], str]] = None) -> None:
+                 mismatches: Sequence[Mismatch] = (), past_deadline: Optional[Callable[[], str]] = None,
+                 course_parts: Optional[dict[str, str]] = None) -> None:
         self.child = child
         self.deadline = deadline
         self.past_deadline = past_deadline  # which limit the deadline was, said when a call runs past it
@@ -63,6 +66,9 @@ class Connection:
         # those whose names say what each parameter is are called by name (signatures.Adapter).
         self.mismatches = {m.target: m for m in mismatches}
         self.adapters = {m.target: m.adapter for m in mismatches if m.adapter is not None}
+        # The course's components the child holds in place of the student's (dependencies.job's inject),
+        # by what a call reaches ("AdditiveAttention", "AdditiveAttention.forward"): the contract's signature.
+        self.course_parts = course_parts or {}
         self.handle_names: dict[int, str] = {}  # handle id -> the contract name it was looked up as
         # (type name, attribute) pairs known to be methods: calling them takes one round trip.
         self.methods: set[tuple[str, str]] = set()
@@ -130,8 +136,23 @@ class Connection:
             mismatch = self._called(msg)
             if mismatch is not None:
                 text += mismatch.call_note(msg.get("args") or [])
+            text += self._course_part_note(kind, message)
             raise StudentError(text, kind)
         return reply.get("ok")
+
+    def _course_part_note(self, kind: str, message: str) -> str:
+        """Where the student's code called one of the course's components with arguments its signature
+        does not take (d2l 1.0's `AdditiveAttention(num_hiddens, dropout)`): that it is the course's, and
+        the contract's signature. Python's TypeError names the callable: `AdditiveAttention.__init__()`."""
+        found = _CALLED.match(message) if kind == "TypeError" and self.course_parts else None
+        if found is None:
+            return ""
+        name, method = found.group(1), found.group(2)
+        shown = self.course_parts.get(name if method in (None, "__init__") else f"{name}.{method}")
+        if shown is None:
+            return ""
+        return "\n  " + _("{name} here is the course's, which your code is graded with: its signature is {signature} "
+                          "(docs/course-api.md)").format(name=name, signature=shown)
 
     def _called(self, msg: dict[str, Any]) -> Optional[Mismatch]:
         """The signature mistake of what a call message reaches, if it has one."""
