@@ -88,7 +88,7 @@ class SandboxProvider(Runs):
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
-        self._contract: Optional[dict[str, dict[str, signatures.Params]]] = None  # signatures.contract, when needed
+        self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
         self.withholds: Callable[[list[dependencies.DependencyUse]], bool] = lambda uses: False
@@ -179,12 +179,8 @@ class SandboxProvider(Runs):
     def _course_signatures(self, names: list[str]) -> dict[str, str]:
         """The contract's signature of each callable of the course's components `names` ("AdditiveAttention":
         "AdditiveAttention(key_size, query_size, num_hiddens, dropout)", "AdditiveAttention.forward": ...)."""
-        if not names:
-            return {}
-        if self._contract is None:
-            self._contract = signatures.contract(self.course)
         return {target: f"{target.removesuffix('.__init__')}({params.show(defaults=True)})"
-                for name in names for target, params in self._contract.get(name, {}).items()}
+                for name in names for target, params in self.contract.get(name, {}).items()}
 
     def _finish_child(self) -> None:
         if self.child is not None:

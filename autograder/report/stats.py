@@ -300,9 +300,10 @@ def problems(cls: ClassResults) -> list[Issue]:
         for t in sub.tests:
             # One kind per failed test, the most specific that its message says: a call cut by the
             # submission's time limit is "your code was stopped: the whole submission ran past ...".
-            said = next(((kind, m) for pattern, kind in _KINDS if (m := pattern.search(t.output))), None)
-            if said is not None:
-                add(said[0], _normalize(said[1].group(0)), sub.who, t.component)
+            for pattern, kind in _KINDS:
+                if m := pattern.search(t.output):
+                    add(kind, _normalize(m.group(0)), sub.who, t.component)
+                    break
     return _sorted(found.values())
 
 

@@ -8,6 +8,7 @@ functions) travel as opaque numbered handles that only the child can resolve.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import struct
 from typing import Any
@@ -121,9 +122,10 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
     describes more than the data could have been.
     """
     used: set[int] = set()
-    claimed = [0]
+    claimed = 0  # bytes the shape-only tensors so far describe
 
     def dec(v: Any) -> Any:
+        nonlocal claimed
         if v is None or isinstance(v, (bool, int, str)):
             return v
         if isinstance(v, list):
@@ -139,8 +141,8 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
             dtype = DTYPES[v["dtype"]]
             if not meta_bytes:
                 raise WireError("a tensor sent as its shape alone, where its values were asked for")
-            claimed[0] += _numel(shape) * ITEMSIZE[v["dtype"]]
-            if claimed[0] > meta_bytes:
+            claimed += math.prod(shape) * ITEMSIZE[v["dtype"]]
+            if claimed > meta_bytes:
                 raise WireError(f"tensor shapes that describe over {meta_bytes} bytes, more than a reply may hold")
             return torch.empty(shape, dtype=dtype, device="meta")
         if "__dtype__" in v:
@@ -176,13 +178,6 @@ def _shape(shape: Any) -> list[int]:
     return shape
 
 
-def _numel(shape: list[int]) -> int:
-    numel = 1
-    for s in shape:
-        numel *= s
-    return numel
-
-
 def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
     dtype, itemsize = DTYPES[v["dtype"]], ITEMSIZE[v["dtype"]]
     shape = _shape(v["shape"])
@@ -193,7 +188,7 @@ def _tensor(v: dict, blobs: list[bytes], used: set[int]) -> torch.Tensor:
         raise WireError("two tensors refer to the same blob")
     used.add(index)
     blob = blobs[index]
-    numel = _numel(shape)
+    numel = math.prod(shape)
     if numel * itemsize != len(blob):
         raise WireError("tensor bytes do not match its shape")
     if numel == 0:
