@@ -96,9 +96,11 @@ def test_a_bias_the_contract_does_not_have_is_zeroed_and_costs_the_naming_test()
     assert set(T.bound_state(mine, ref)) == {"W_k.weight", "W_q.weight", "w_v.weight"}
 
 
-def test_lazy_layers_are_named_as_such_by_the_naming_test_and_bound_after_one_call() -> None:
+def test_lazy_layers_are_named_as_such_by_the_naming_test_and_bound_by_name_or_after_one_call() -> None:
     """d2l 1.0 builds nn.LazyLinear layers: no shapes before the first call. The naming test says so in
-    the contract's terms (not torch's "uninitialized parameter"); copying weights calls the module once."""
+    the contract's terms (not torch's "uninitialized parameter"); under the contract's names the weights
+    are copied in without a call (torch's lazy load hook gives the layers their shapes); under other
+    names only the module's first call gives the shapes that binding by structure reads."""
     class Lazy(nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -109,10 +111,25 @@ def test_lazy_layers_are_named_as_such_by_the_naming_test_and_bound_after_one_ca
 
     with pytest.raises(AssertionError, match=r"^AdditiveAttention: your layers are lazy \(nn.LazyLinear") as info:
         T.assert_contract_names(Lazy(), Reference(), "AdditiveAttention")
-    assert "uninitialized" not in str(info.value)
-    mine, ref, q = Lazy(), Reference(), torch.randn(2, 3)
-    T.with_lazy_parameters(lambda: T.copy_weights(mine, ref), mine, q, q)
+    assert "uninitialized" not in str(info.value) and "(`W_k.weight`, `W_q.weight`, `w_v.weight`)" in str(info.value)
+    mine, ref = Lazy(), Reference()
+    T.copy_weights(mine, ref)
     assert torch.equal(mine.W_k.weight, ref.W_k.weight) and torch.equal(mine.w_v.weight, ref.w_v.weight)
+
+    class Renamed(Lazy):
+        def __init__(self) -> None:
+            super().__init__()
+            self.key_proj, self.query_proj, self.score = self.W_k, self.W_q, self.w_v
+            del self.W_k, self.W_q, self.w_v
+
+        def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+            return self.score(torch.tanh(self.query_proj(q) + self.key_proj(k)))
+
+    with pytest.raises(T.LazyLayers, match="their names are not the contract's: `key_proj.weight`"):
+        T.copy_weights(Renamed(), ref)
+    mine, q = Renamed(), torch.randn(2, 3)
+    T.with_lazy_parameters(lambda: T.copy_weights(mine, ref), mine, q, q)
+    assert torch.equal(mine.key_proj.weight, ref.W_k.weight) and torch.equal(mine.score.weight, ref.w_v.weight)
 
 
 def test_a_table_under_another_name_is_found_by_its_shape() -> None:

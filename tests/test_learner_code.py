@@ -44,16 +44,6 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     assert len(lazy) == 1 and "uninitialized" not in lazy[0]  # the naming test, in the contract's terms
 
 
-def test_a_call_to_the_course_s_component_with_another_signature_says_whose_it_is(zygote: Zygote) -> None:
-    """A decoder written for d2l 1.0 builds `d2l.AdditiveAttention(num_hiddens, dropout)`; the file does not
-    hand in AdditiveAttention, so the child holds the course's, whose signature the contract fixes."""
-    result = session.grade_file(zygote, "03_bahdanau", LEARNERS / "corpus" / "03_bahdanau" / "mkirby42_bahdanau.py")
-    failed = texts(result, "Seq2SeqAttentionDecoder")
-    called = [t for t in failed if "AdditiveAttention.__init__() missing 2 required positional arguments" in t]
-    assert called and all("AdditiveAttention here is the course's, which your code is graded with: its signature is "
-                          "AdditiveAttention(key_size, query_size, num_hiddens, dropout)" in t for t in called)
-
-
 def test_the_course_s_signature_is_named_only_for_a_type_error_in_calling_a_course_component() -> None:
     conn = Connection(None, lambda: 0.0, course_parts={  # type: ignore[arg-type]  # the note reads no child
         "AdditiveAttention": "AdditiveAttention(key_size, query_size, num_hiddens, dropout)",

@@ -32,22 +32,18 @@ from learners.corpus import agreement
 
 ENTRIES = agreement.manifest()
 
-_EDITION = ("the student's code calls a course component with d2l 1.0's signature inside the sandbox (lazy layers "
-            "without the input sizes the contract's constructor needs): under the contract that call cannot run")
 #: Disagreements left (issue #23's notes): file -> why the grader still scores it below the verdict.
 KNOWN = {
     "yanruhai_nw_d2l1": ("nadaraya_watson(..., kernel): d2l 1.0's kernel is a function, which no call into the sandbox "
                          "can carry (calls carry data), and the contract's function takes none"),
     "quan0811_masked_softmax": ("the kit is right, the verdict lenient: it crashes on every input form the tests draw "
                                 "(None always; (B,) and (B, Q) unless Q == K <= every length), so nothing right is seen"),
-    "blameitonme1_bahdanau": _EDITION,
     "nahz1chen_multihead": ("called by name now, but its (d_model, d_model) projections fit only key_size = query_size "
                             "= value_size = num_hiddens and its forward takes no valid_lens and views the keys with "
                             "the queries' length: every test crashes; this design cannot meet the contract"),
     "chenkehan_pe": ("two realistic mistakes (base 1000, `x +=` in place), not one, so no floor; and with the base "
                      "changing every column pair but the first, no comparison with the course passes: the gate "
                      "leaves the passed property tests nothing"),
-    "blameitonme1_transformer": _EDITION,
     "chenkehan_transformer": ("TransformerEncoder/Decoder build PositionalEncoding(encoding_dim=...) with the keyword of "
                               "the learner's own 05 code, which this file does not hand in: the course's "
                               "PositionalEncoding standing in has no such parameter"),

@@ -105,6 +105,18 @@ def test_shapes_travel_without_data_and_only_where_the_reader_asked_for_them() -
         wire.decode(header, blobs, meta_bytes=100)  # 96 + 8 bytes described: more than the data could have been
 
 
+def test_a_lazy_layer_s_parameters_travel_as_shapeless_and_only_where_shapes_were_asked_for() -> None:
+    """nn.LazyLinear (d2l 1.0) has no shape before its first call: sent as such, it comes back as an
+    uninitialized parameter on the meta device, which binds by name (selfcheck/testing.bind)."""
+    header, blobs = wire.encode(dict(torch.nn.LazyLinear(3).state_dict()), shapes=True)
+    back = wire.decode(header, blobs, meta_bytes=1)
+    assert all(torch.nn.parameter.is_lazy(v) and v.device.type == "meta" for v in back.values()) and list(back) == ["weight", "bias"]
+    with pytest.raises(wire.WireError, match="a lazy parameter, where tensor values were asked for"):
+        wire.decode(header, blobs)
+    with pytest.raises(wire.WireError):
+        wire.decode(b'{"__lazy__": "object"}', [], meta_bytes=1)  # not a dtype of the allow-list
+
+
 def test_objects_without_a_data_form_are_refused_or_become_handles() -> None:
     with pytest.raises(wire.WireError):
         wire.encode(object())

@@ -39,6 +39,7 @@ DEPS_MODULE = "__course_deps__"
 HEADER = ("from __future__ import annotations\nimport math\nfrom typing import Any, Optional\n"
           "import torch\nfrom torch import nn\n")
 TOOLKIT_MODULES = ("solutions.datasets", "solutions.training")
+EDITIONS_MODULE = "solutions.d2l_v1"  # d2l 1.0's constructors of the course's classes, for code written for it
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.M)
 
 
@@ -85,11 +86,13 @@ def support_exports(course: Course, assignment: Assignment) -> list[str]:
 
 
 def reference_source(course: Course, names: list[str]) -> str:
-    """Given code plus the reference source of `names` (in dependency order), as one module."""
+    """Given code plus the reference source of `names` (in dependency order), as one module; then
+    d2l 1.0's constructors for those of its classes that have them (EDITIONS_MODULE)."""
     parts = [HEADER, module_source(course.given_module)]
     for name in names:
         if course.owner(name) is not None:
             parts.append(object_source(course.reference_object(name)))
+    parts += [module_source(EDITIONS_MODULE), "_install(globals())\n"]
     return "\n\n".join(parts)
 
 

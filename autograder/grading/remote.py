@@ -237,6 +237,10 @@ class RemoteObject:
             return {}
         return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, torch.Tensor)}
 
+    def __remote_is_method__(self) -> bool:
+        """Whether the object is a bound method (what a `def` without @property gives)."""
+        return self._handle.type_name == "method"
+
     def __repr__(self) -> str:
         return f"<student's {self._handle.type_name}>"
 
@@ -268,6 +272,9 @@ class _BoundMethod:
 
     def __remote_fit__(self, *args: Any) -> Any:
         return self._real().__remote_fit__(*args)
+
+    def __remote_is_method__(self) -> bool:
+        return True
 
 
 class RemoteNamespace:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import math
 import re
 import weakref
@@ -121,11 +122,18 @@ class Missing:
 
 
 def attribute(obj: Any, name: str, what: str) -> Any:
-    """obj.<name>, or a `Missing` that fails the test only where it is used."""
+    """obj.<name>, or a `Missing` that fails the test only where it is used: where `obj` has no such
+    attribute, or has a method of that name (a `def attention_weights(self)` without @property)."""
     try:
-        return getattr(obj, name)
+        value = getattr(obj, name)
     except AttributeError:
         return Missing(f"{what}: " + _("your module has no attribute `{name}` (the contract names it so)").format(name=name))
+    remote_is_method = getattr(value, "__remote_is_method__", None)  # a proxy of the grader's (grading/remote.py)
+    if remote_is_method() if remote_is_method is not None else inspect.ismethod(value):
+        return Missing(f"{what}: " + _("your module's `{name}` is a method, and the contract reads it as an attribute "
+                                       "(`obj.{name}`, not `obj.{name}()`): put @property above `def {name}(self)`"
+                                       ).format(name=name))
+    return value
 
 
 def reported() -> bool:
@@ -426,8 +434,23 @@ def state_shapes(module: Any) -> dict[str, torch.Tensor]:
     device, which is all a binding reads (`bind`). The student's own `state_dict()` is called either
     way; a remote module sends no tensor data back (grading/remote.py)."""
     state = module.__remote_state_shapes__() if _is_remote(module) else module.state_dict()
-    return {k: torch.empty(v.shape, dtype=v.dtype, device="meta")
+    return {k: v if is_lazy(v) else torch.empty(v.shape, dtype=v.dtype, device="meta")
             for k, v in dict(state).items() if isinstance(v, torch.Tensor)}
+
+
+def is_lazy(value: Any) -> bool:
+    """Whether a state entry is a lazy layer's (nn.LazyLinear, as d2l 1.0 builds them): it has no shape
+    until the layer's first call or until a state with shapes is loaded into it (torch's lazy load hook)."""
+    return bool(torch.nn.parameter.is_lazy(value))
+
+
+class LazyLayers(AssertionError):
+    """Lazy entries a binding cannot place by name: their shapes, which binding by structure reads, come
+    only with the module's first call (`with_lazy_parameters`)."""
+
+    def __init__(self, message: str, keys: Sequence[str]) -> None:
+        super().__init__(message)
+        self.keys = list(keys)
 
 
 _BLOCK = re.compile(r"(^|\.)block[ _-]?(\d+)(?=\.|$)")
@@ -490,19 +513,24 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     for key, value in student_state.items():  # 1. the contract's names (block spellings aside)
         norm = normalize_key(key)
         if norm in reference:
-            check(tuple(value.shape) == tuple(reference[norm].shape),
-                  _("parameter '{key}' has shape {actual}, expected {expected}").format(
-                      key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape)))
+            if not is_lazy(value):  # a lazy one takes the contract's shape when the reference's state is loaded
+                check(tuple(value.shape) == tuple(reference[norm].shape),
+                      _("parameter '{key}' has shape {actual}, expected {expected}").format(
+                          key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape)))
             pairs[key] = norm
     free = [k for k in reference if k not in pairs.values()]
     loose = {_loose(k): k for k in free}
     if len(loose) == len(free):  # 2. the same name in another case or spelling (`W_V`, `add_norm1`)
         for key, value in student_state.items():
             match = loose.get(_loose(key)) if key not in pairs else None
-            if match is not None and tuple(value.shape) == tuple(reference[match].shape):
+            if match is not None and (is_lazy(value) or tuple(value.shape) == tuple(reference[match].shape)):
                 pairs[key] = loose.pop(_loose(key))
     # 3. structure: the rest, by shape and kind, in registration order
     left_mine = [k for k in student_state if k not in pairs]
+    lazy = [k for k in left_mine if is_lazy(student_state[k])]  # have no shape: only a bias left over may stay
+    if [k for k in lazy if not (_leaf(k) == "bias" and f"{k.rsplit('.', 1)[0]}.weight" in pairs)]:
+        raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
+                           "the contract's: {keys}").format(keys=", ".join(f"`{k}`" for k in lazy[:8])), lazy)
     left_theirs = [k for k in reference if k not in pairs.values()]
 
     def signature(key: str, value: torch.Tensor) -> tuple[str, tuple[int, ...]]:
@@ -511,8 +539,8 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for key in left_theirs:
         groups.setdefault(signature(key, reference[key]), []).append(key)
-    unmatched = []
-    for key in left_mine:
+    unmatched = list(lazy)  # only lazy biases are left: zeroed below, as their layers' weights are bound
+    for key in [k for k in left_mine if k not in lazy]:
         queue = groups.get(signature(key, student_state[key]))
         if queue:
             same_role = [k for k in queue if _role(k) and _role(k) == _role(key)]
@@ -564,7 +592,10 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     theirs, reference, binding = _bound(student_module, reference_module, skip)
     normalized = {normalize_key(k): v for k, v in reference.items()}
     loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
-    loaded.update({mine: torch.zeros(theirs[mine].shape, dtype=theirs[mine].dtype) for mine in binding.zeroed})
+    for mine in binding.zeroed:  # a lazy bias has no shape yet: its layer's bound weight gives it
+        shape = ((normalized[binding.pairs[f"{mine.rsplit('.', 1)[0]}.weight"]].shape[0],) if is_lazy(theirs[mine])
+                 else theirs[mine].shape)
+        loaded[mine] = torch.zeros(shape, dtype=theirs[mine].dtype)
     student_module.load_state_dict(loaded, strict=False)
     return binding
 
@@ -581,14 +612,16 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
     aside): the one test that costs a naming difference; the others compare the bound weights. Lazy
     layers (nn.LazyLinear, as d2l 1.0 builds them) have no shapes to check: said so, in the contract's terms."""
     try:
-        binding = _bound(student_module, reference_module, skip)[2]
+        theirs, _reference, binding = _bound(student_module, reference_module, skip)
+    except LazyLayers as exc:
+        raise AssertionError(_lazy_layers(what, exc.keys)) from None
     except Exception as exc:  # torch's own words, from the student's process or this one
         if _LAZY not in str(exc):
             raise
-        raise AssertionError(_("{what}: your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them): they have no "
-                               "shapes until their first call, so the grader cannot check them. The contract's "
-                               "constructor gives every layer its sizes: nn.Linear(in_features, out_features) "
-                               "(docs/course-api.md)").format(what=what)) from None
+        raise AssertionError(_lazy_layers(what, [])) from None
+    lazy = [k for k, v in theirs.items() if is_lazy(v)]
+    if lazy:
+        raise AssertionError(_lazy_layers(what, lazy))
     problems = []
     if binding.renamed:
         problems.append(f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, "
@@ -603,6 +636,17 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
     check(not problems, "\n".join(problems))
 
 
+def _lazy_layers(what: str, keys: Sequence[str]) -> str:
+    """The naming test's message for lazy layers (`keys`: the lazy entries, where known)."""
+    shown = ", ".join(f"`{k}`" for k in keys[:8])
+    return _("{what}: your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them; the grader builds the course's "
+             "classes that way where your code calls them with d2l 1.0's arguments, such as "
+             "AdditiveAttention(num_hiddens, dropout)){keys}: they have no shapes until their first call, so the "
+             "grader cannot check them. The contract's constructor gives every layer its sizes: "
+             "nn.Linear(in_features, out_features) (docs/course-api.md)").format(
+                 what=what, keys=f" ({shown})" if shown else "")
+
+
 #: What torch says, in every version, when an uninitialized (lazy) parameter is read.
 _LAZY = "uninitialized parameter"
 
@@ -614,8 +658,8 @@ def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> 
     lazy parameters is bound once, with no extra call."""
     try:
         return step()
-    except Exception as exc:  # the message is torch's, from the student's process or this one
-        if _LAZY not in str(exc):
+    except Exception as exc:  # LazyLayers, or torch's message from the student's process or this one
+        if not isinstance(exc, LazyLayers) and _LAZY not in str(exc):
             raise
     call(_("its first forward call (which gives lazy parameters their shapes)"), module, *inputs)
     return step()

@@ -75,6 +75,8 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
             dtype = DTYPE_NAMES.get(v.dtype)
             if dtype is None:
                 raise WireError(f"unsupported tensor dtype {v.dtype}")
+            if torch.nn.parameter.is_lazy(v):  # a lazy layer's (nn.LazyLinear): no shape yet
+                return {"__lazy__": dtype}
             return {"__meta__": [int(x) for x in v.shape], "dtype": dtype}
         if isinstance(v, torch.Tensor):
             t = torch.Tensor.detach(v)
@@ -117,7 +119,8 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
     header of nested empty lists costs the reader no more than its bytes. Each blob backs at most
     one tensor, so the tensors of a message never take more memory than the message itself (a reply
     naming one blob a thousand times is refused, not copied). A tensor sent as its shape alone
-    (`encode(shapes=True)`) comes back on the meta device, and only where the reader asked for shapes:
+    (`encode(shapes=True)`) comes back on the meta device (a lazy layer's parameter, which has no
+    shape yet, as an uninitialized one), and only where the reader asked for shapes:
     `meta_bytes` is the most bytes such tensors may claim together (0: none accepted), so that no shape
     describes more than the data could have been.
     """
@@ -145,6 +148,11 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
             if claimed > meta_bytes:
                 raise WireError(f"tensor shapes that describe over {meta_bytes} bytes, more than a reply may hold")
             return torch.empty(shape, dtype=dtype, device="meta")
+        if "__lazy__" in v:  # a lazy layer's parameter, where shapes were asked for: it describes no bytes
+            if not meta_bytes:
+                raise WireError("a lazy parameter, where tensor values were asked for")
+            return torch.nn.UninitializedParameter(  # type: ignore[call-arg]  # torch's stub lacks them
+                requires_grad=False, device="meta", dtype=DTYPES[v["__lazy__"]])
         if "__dtype__" in v:
             return DTYPES[v["__dtype__"]]
         if "__handle__" in v:

@@ -54,7 +54,7 @@ def test_decoder_contract_names(student):
     The one check of the names (the hidden suite does not check them again): the hidden tests bind the
     course's weights to yours by structure when the names differ."""
     dec = decoder(student)
-    shapes = {k: tuple(v.shape) for k, v in T.state_dict(dec).items()}
+    shapes = {k: tuple(v.shape) for k, v in T.state_shapes(dec).items() if not T.is_lazy(v)}
     gru_input = shapes.get("rnn.weight_ih_l0", CONTRACT["rnn.weight_ih_l0"])
     T.check(gru_input == CONTRACT["rnn.weight_ih_l0"],
             _("'rnn.weight_ih_l0' has shape {gru_input}, expected {expected}: the GRU reads "

@@ -1,0 +1,101 @@
+"""Code written for d2l 1.0 that builds the course's classes with 1.0's constructors (issue #23).
+
+d2l 1.0 builds `AdditiveAttention(num_hiddens, dropout)`, `MultiHeadAttention(num_hiddens, num_heads,
+dropout, bias)` and `PositionWiseFFN(ffn_num_hiddens, ffn_num_outputs)` with lazy layers. Where the
+course's class stands in for the learner's own (the dependency rule), the grader builds it that way
+(solutions/d2l_v1.py), so the learner's component is graded on what it does; its naming test alone
+says that the layers are lazy and what the contract wants. A call that fits neither signature keeps
+the contract's TypeError, with the course's signature named.
+"""
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+import torch
+from test_learner_code import texts
+from test_signatures import changed, grade
+
+from autograder import config
+from autograder.grading import dependencies, session
+from autograder.sandbox.forkserver import Zygote
+from solutions import attention_scoring, d2l_v1, multihead, transformer
+
+QKV = (torch.randn(2, 3, 5), torch.randn(2, 4, 3), torch.randn(2, 4, 6), None)  # queries, keys, values, valid_lens
+CASES = [  # the course's class, a call with the contract's arguments, one with d2l 1.0's, its lazy layers, inputs
+    (attention_scoring.AdditiveAttention, (3, 5, 4, 0.0), (4, 0.0), ["W_k", "W_q"], QKV),
+    (multihead.MultiHeadAttention, (3, 5, 6, 4, 2, 0.0, True), (4, 2, 0.0, True), ["W_q", "W_k", "W_v"], QKV),
+    (transformer.PositionWiseFFN, (3, 6, 4), (6, 4), ["dense1"], (torch.randn(2, 3, 3),)),
+]
+
+
+@pytest.mark.parametrize("cls,contract_args,v1_args,lazy,inputs", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_the_contract_s_call_builds_the_contract_s_module_and_1_0_s_call_its_lazy_twin(
+        cls: type, contract_args: tuple, v1_args: tuple, lazy: list[str], inputs: tuple) -> None:
+    edition = d2l_v1._with_d2l_v1(cls)
+    assert (edition.__name__, edition.__qualname__) == (cls.__name__, cls.__qualname__)
+    assert inspect.signature(edition) == inspect.signature(cls)  # what the grader's describe() reads
+    torch.manual_seed(0)
+    mine = edition(*contract_args)
+    torch.manual_seed(0)
+    theirs = cls(*contract_args)
+    assert {k: v.shape for k, v in mine.state_dict().items()} == {k: v.shape for k, v in theirs.state_dict().items()}
+    assert all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), theirs.state_dict().values()))
+
+    v1 = edition(*v1_args)
+    assert list(v1.state_dict()) == list(theirs.state_dict())  # the contract's names, in its order
+    assert sorted(name for name, m in v1.named_children() if isinstance(m, torch.nn.LazyLinear)) == sorted(lazy)
+    v1.load_state_dict(theirs.state_dict())  # torch's lazy load hook gives the lazy layers the contract's shapes
+    v1.eval(), theirs.eval()
+    torch.testing.assert_close(v1(*inputs), theirs(*inputs), rtol=0, atol=0)
+
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__init__\(\)"):
+        edition(*v1_args[:1])  # fits neither signature: the contract's own error
+
+
+def test_a_grading_child_s_course_classes_take_1_0_s_constructors() -> None:
+    """dependencies.reference_source ends with the editions: every class of _EDITIONS it holds is wrapped."""
+    namespace: dict = {}
+    source = dependencies.reference_source(config.default(), ["sequence_mask", "masked_softmax", "AdditiveAttention",
+                                                             "DotProductAttention", "MultiHeadAttention"])
+    exec(compile(source, "<course deps>", "exec"), namespace)
+    assert namespace["AdditiveAttention"](4, 0.0).W_k.__class__ is torch.nn.LazyLinear
+    assert namespace["MultiHeadAttention"](4, 2, 0.0).W_v.__class__ is torch.nn.LazyLinear
+    assert not [n for n in namespace if n in ("V1", "with_d2l_v1", "inspect")]  # nothing new for `import *`
+
+
+def failed_tests(result: session.Result, component: str) -> list[str]:
+    comp = next(c for c in result.components if c.name == component)
+    return sorted({t.function for t in comp.tests if not t.passed})
+
+
+def test_a_decoder_building_the_course_s_attention_the_1_0_way_loses_its_naming_test_only(
+        zygote: Zygote, tmp_path: Path) -> None:
+    source = changed("03_bahdanau", "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)",
+                     "AdditiveAttention(num_hiddens, dropout)")
+    result = grade(zygote, tmp_path, "03_bahdanau", source)
+    assert failed_tests(result, "Seq2SeqAttentionDecoder") == ["test_decoder_contract_names"]
+    [said] = texts(result, "Seq2SeqAttentionDecoder")
+    assert "your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them" in said and "`attention.W_k.weight`" in said
+
+
+def test_an_encoder_block_building_the_course_s_multi_head_attention_the_1_0_way_loses_its_naming_test_only(
+        zygote: Zygote, tmp_path: Path) -> None:
+    source = changed("06_transformer", """        self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,
+                                            num_heads, dropout, use_bias)""",
+                     "        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)")
+    result = grade(zygote, tmp_path, "06_transformer", source)
+    assert failed_tests(result, "EncoderBlock") == ["test_encoder_block_contract_names"]
+    assert all(c.score == c.points for c in result.components if c.name != "EncoderBlock")
+
+
+def test_a_call_that_fits_neither_signature_names_the_course_s(zygote: Zygote, tmp_path: Path) -> None:
+    """The file does not hand in AdditiveAttention, so the child holds the course's, whose signature the contract fixes."""
+    source = changed("03_bahdanau", "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)",
+                     "AdditiveAttention(num_hiddens, num_hiddens, dropout)")
+    result = grade(zygote, tmp_path, "03_bahdanau", source)
+    failed = texts(result, "Seq2SeqAttentionDecoder")
+    called = [t for t in failed if "AdditiveAttention.__init__() missing 1 required positional argument" in t]
+    assert called and all("AdditiveAttention here is the course's, which your code is graded with: its signature is "
+                          "AdditiveAttention(key_size, query_size, num_hiddens, dropout)" in t for t in called)
