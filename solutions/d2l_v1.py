@@ -8,6 +8,11 @@ builds it as d2l 1.0 does, so that the rest of the learner's code is graded on w
 naming test of the learner's component then fails on the lazy layers, with what the contract wants
 (selfcheck/testing.assert_contract_names), and only that test.
 
+The learner's own class of one of these names, standing as a dependency (it passes its tests),
+gets 1.0's constructors too where it takes the contract's parameters (`_install_own`): a call the
+1.0 way then meets the same class whoever wrote it, so a correct class of one's own never does worse
+than a broken one that the course's replaces.
+
 This module's source goes into a grading child after the course's classes (grading/dependencies.py);
 its names start with `_`, so that `from attention_support import *` exports none of them.
 """
@@ -39,6 +44,11 @@ def _position_wise_ffn(ffn_num_hiddens: int, ffn_num_outputs: int, **kwargs: Any
 #: the keyword arguments passed on, the layers 1.0 makes lazy).
 _EDITIONS = {"AdditiveAttention": _additive_attention, "MultiHeadAttention": _multi_head_attention,
              "PositionWiseFFN": _position_wise_ffn}
+#: The contract's required constructor parameters of each (docs/course-api.md): a learner's own class
+#: that takes them first gets 1.0's constructors too (`_install_own`).
+_CONTRACT = {"AdditiveAttention": ("key_size", "query_size", "num_hiddens", "dropout"),
+             "MultiHeadAttention": ("key_size", "query_size", "value_size", "num_hiddens", "num_heads", "dropout"),
+             "PositionWiseFFN": ("ffn_num_input", "ffn_num_hiddens", "ffn_num_outputs")}
 
 
 def _with_d2l_v1(cls: type) -> type:
@@ -60,10 +70,11 @@ def _with_d2l_v1(cls: type) -> type:
             else:
                 sizes, rest, lazy = v1(*bound.args, **bound.kwargs)
                 cls.__init__(self, *sizes, **rest)
-                for name in lazy:  # replaced in place: the registration order stays the contract's
-                    layer = getattr(self, name)
-                    setattr(self, name, nn.LazyLinear(layer.out_features, bias=layer.bias is not None))
-                return
+                layers = [getattr(self, name, None) for name in lazy]
+                if all(isinstance(layer, nn.Linear) for layer in layers):  # a learner's own may lack them
+                    for name, layer in zip(lazy, layers):  # in place: the registration order stays the contract's
+                        setattr(self, name, nn.LazyLinear(layer.out_features, bias=layer.bias is not None))
+                    return
         cls.__init__(self, *args, **kwargs)
 
     __init__.__signature__ = contract  # type: ignore[attr-defined]  # what inspect shows: the contract's
@@ -77,3 +88,18 @@ def _install(namespace: dict[str, Any]) -> None:
     for name in _EDITIONS:
         if isinstance(namespace.get(name), type):
             namespace[name] = _with_d2l_v1(namespace[name])
+
+
+def _install_own(namespace: dict[str, Any], names: list[str]) -> None:
+    """Give the learner's own classes `names` in `namespace` (the submission's, dependencies standing as
+    theirs) d2l 1.0's constructors, where they take the contract's parameters in its order."""
+    for name in names:
+        cls = namespace.get(name)
+        if name not in _EDITIONS or not isinstance(cls, type) or not issubclass(cls, nn.Module):
+            continue
+        try:
+            params = tuple(p.name for p in _inspect.signature(cls).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        if params[:len(_CONTRACT[name])] == _CONTRACT[name]:
+            namespace[name] = _with_d2l_v1(cls)

@@ -125,7 +125,7 @@ def test_lazy_layers_are_named_as_such_by_the_naming_test_and_bound_by_name_or_a
         def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
             return self.score(torch.tanh(self.query_proj(q) + self.key_proj(k)))
 
-    with pytest.raises(T.LazyLayers, match="their names are not the contract's: `key_proj.weight`"):
+    with pytest.raises(T.LazyLayers, match=r"their names are not the contract's: `key_proj\.weight`"):
         T.copy_weights(Renamed(), ref)
     mine, q = Renamed(), torch.randn(2, 3)
     T.with_lazy_parameters(lambda: T.copy_weights(mine, ref), mine, q, q)
@@ -170,3 +170,18 @@ def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote)
     assert comp.points - comp.score <= naming + 1e-9
     assert not comp.misconceptions
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
+
+
+def test_a_method_where_the_contract_stores_a_value_is_said_so_and_a_method_submodule_is_kept() -> None:
+    """`def attention_weights(self)` without @property (seen in learners' code) fails the tests that read
+    the weights with what to write; a `def dropout(self, X)` (functional dropout) is the student's to call."""
+    class Module(nn.Module):
+        def attention_weights(self) -> list:
+            return []
+
+        def dropout(self, X: torch.Tensor) -> torch.Tensor:
+            return X
+
+    weights = T.attribute(Module(), "attention_weights", "decoder")
+    assert isinstance(weights, T.Missing) and "put @property above `def attention_weights(self)`" in weights.reason
+    assert callable(T.attribute(Module(), "dropout", "PositionalEncoding"))

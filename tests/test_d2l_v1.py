@@ -80,14 +80,27 @@ def test_a_decoder_building_the_course_s_attention_the_1_0_way_loses_its_naming_
     assert "your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them" in said and "`attention.W_k.weight`" in said
 
 
+def test_a_correct_own_attention_called_the_1_0_way_does_no_worse_than_the_course_s(zygote: Zygote,
+                                                                                  tmp_path: Path) -> None:
+    """The learner's own AdditiveAttention (the contract's, passing 02's tests) stands as the decoder's
+    dependency: it gets 1.0's constructors too, so breaking it to have the course's stand in gains nothing."""
+    source = changed("03_bahdanau", "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)",
+                     "AdditiveAttention(num_hiddens, dropout)") + "\n\n" + inspect.getsource(attention_scoring.AdditiveAttention)
+    result = grade(zygote, tmp_path, "03_bahdanau", source)
+    assert failed_tests(result, "Seq2SeqAttentionDecoder") == ["test_decoder_contract_names"]
+    [comp] = result.components
+    assert [u.student for u in comp.dependencies if u.name == "AdditiveAttention"] == [True]
+
+
 def test_an_encoder_block_building_the_course_s_multi_head_attention_the_1_0_way_loses_its_naming_test_only(
-        zygote: Zygote, tmp_path: Path) -> None:
-    source = changed("06_transformer", """        self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,
+        tmp_path: Path) -> None:
+    """In process (the catalogue's path, the same child code): the sandbox's wire is the decoder's test above."""
+    path = tmp_path / "06_transformer.py"
+    path.write_text(changed("06_transformer", """        self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,
                                             num_heads, dropout, use_bias)""",
-                     "        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)")
-    result = grade(zygote, tmp_path, "06_transformer", source)
+                            "        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)"))
+    result = session.run_in_process("06_transformer", path, components=["EncoderBlock"])
     assert failed_tests(result, "EncoderBlock") == ["test_encoder_block_contract_names"]
-    assert all(c.score == c.points for c in result.components if c.name != "EncoderBlock")
 
 
 def test_a_call_that_fits_neither_signature_names_the_course_s(zygote: Zygote, tmp_path: Path) -> None:

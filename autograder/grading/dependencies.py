@@ -51,6 +51,7 @@ class Job(TypedDict):
     modules: dict[str, str]  # module name -> source, installed before loading
     prelude: list[str]  # names put into the student's namespace before loading (given code, deps)
     inject: list[str]  # names put there again after loading (dependencies override the student's)
+    own: list[str]  # the component's dependencies the student's own code provides (solutions/d2l_v1.py)
     scaffold: list[str]  # given names a test gets as the course's, whatever the submission defines
     deps_module: str
     words: dict[str, str]  # procedures.WORDS in the student's language
@@ -260,5 +261,6 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     modules = {DEPS_MODULE: reference_source(course, deps), course.support_module: support}
     return Job(cells=[list(c) for c in cells], seed=procedures.TEST_SEED, modules=modules,
                prelude=sorted(set(assignment.given) | set(deps)), inject=sorted(replaced),
+               own=sorted(u.name for u in uses if u.student),
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()})

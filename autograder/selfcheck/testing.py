@@ -121,13 +121,20 @@ class Missing:
     __matmul__ = __radd__ = __rsub__ = __rmul__ = __neg__ = __abs__ = __len__ = __iter__ = __float__ = _fail
 
 
+#: The attributes the contract defines as stored values (tensors, or lists of them), never as methods.
+STORED_VALUES = frozenset({"attention_weights", "P"})
+
+
 def attribute(obj: Any, name: str, what: str) -> Any:
     """obj.<name>, or a `Missing` that fails the test only where it is used: where `obj` has no such
-    attribute, or has a method of that name (a `def attention_weights(self)` without @property)."""
+    attribute, or has a method where the contract stores a value (`def attention_weights(self)`
+    without @property; a submodule such as `dropout` may be a method)."""
     try:
         value = getattr(obj, name)
     except AttributeError:
         return Missing(f"{what}: " + _("your module has no attribute `{name}` (the contract names it so)").format(name=name))
+    if name not in STORED_VALUES:
+        return value
     remote_is_method = getattr(value, "__remote_is_method__", None)  # a proxy of the grader's (grading/remote.py)
     if remote_is_method() if remote_is_method is not None else inspect.ismethod(value):
         return Missing(f"{what}: " + _("your module's `{name}` is a method, and the contract reads it as an attribute "

@@ -166,6 +166,9 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     report = loader.load([tuple(c) for c in job["cells"]], namespace)
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
+    install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
+    if callable(install_own):
+        install_own(namespace, [n for n in job.get("own", []) if isinstance(n, str)])
     return namespace, report
 
 
