@@ -51,17 +51,20 @@ _CONTRACT = {"AdditiveAttention": ("key_size", "query_size", "num_hiddens", "dro
              "PositionWiseFFN": ("ffn_num_input", "ffn_num_hiddens", "ffn_num_outputs")}
 
 
-def _with_d2l_v1(cls: type) -> type:
-    """`cls` that also takes d2l 1.0's constructor arguments: a call that binds to the contract's
-    signature is the contract's; one that binds only to 1.0's builds the contract's module with the
-    layers 1.0 makes lazy (the same out_features and bias); one that binds to neither gets the
-    contract's own TypeError."""
-    contract, v1 = _inspect.signature(cls.__init__), _EDITIONS[cls.__name__]
+def _give_d2l_v1(cls: type, name: str) -> None:
+    """Make `cls` (in place: its identity, `super(Cls, self)` calls and subclasses stay as they are) also
+    take d2l 1.0's constructor arguments for `name`: a call that binds to its own signature is its own;
+    one that binds only to 1.0's builds the module with the contract's sizes and the layers 1.0 makes
+    lazy (the same out_features and bias); one that binds to neither gets its own TypeError."""
+    original = cls.__dict__.get("__init__")
+    if original is None or getattr(original, "_d2l_v1", False):
+        return  # it inherits its constructor (not this course's class), or has 1.0's already
+    own, v1 = _inspect.signature(original), _EDITIONS[name]
     edition = _inspect.signature(v1)
 
     def __init__(self: nn.Module, *args: Any, **kwargs: Any) -> None:
         try:
-            contract.bind(self, *args, **kwargs)
+            own.bind(self, *args, **kwargs)
         except TypeError:
             try:
                 bound = edition.bind(*args, **kwargs)
@@ -69,25 +72,25 @@ def _with_d2l_v1(cls: type) -> type:
                 pass
             else:
                 sizes, rest, lazy = v1(*bound.args, **bound.kwargs)
-                cls.__init__(self, *sizes, **rest)
-                layers = [getattr(self, name, None) for name in lazy]
+                original(self, *sizes, **rest)
+                layers = [getattr(self, layer, None) for layer in lazy]
                 if all(isinstance(layer, nn.Linear) for layer in layers):  # a learner's own may lack them
-                    for name, layer in zip(lazy, layers):  # in place: the registration order stays the contract's
-                        setattr(self, name, nn.LazyLinear(layer.out_features, bias=layer.bias is not None))
+                    for attribute, layer in zip(lazy, layers):  # in place: the registration order stays
+                        setattr(self, attribute, nn.LazyLinear(layer.out_features, bias=layer.bias is not None))
                     return
-        cls.__init__(self, *args, **kwargs)
+        original(self, *args, **kwargs)
 
-    __init__.__signature__ = contract  # type: ignore[attr-defined]  # what inspect shows: the contract's
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__, "__module__": cls.__module__,
-                                       "__qualname__": cls.__qualname__})
+    __init__.__signature__ = own  # type: ignore[attr-defined]  # what inspect shows: its own
+    __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
+    __init__._d2l_v1 = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[misc]
 
 
 def _install(namespace: dict[str, Any]) -> None:
     """Give the course's classes in `namespace` (a grading child's module of course code) d2l 1.0's constructors."""
     for name in _EDITIONS:
         if isinstance(namespace.get(name), type):
-            namespace[name] = _with_d2l_v1(namespace[name])
+            _give_d2l_v1(namespace[name], name)
 
 
 def _install_own(namespace: dict[str, Any], names: list[str]) -> None:
@@ -102,4 +105,4 @@ def _install_own(namespace: dict[str, Any], names: list[str]) -> None:
         except (TypeError, ValueError):
             continue
         if params[:len(_CONTRACT[name])] == _CONTRACT[name]:
-            namespace[name] = _with_d2l_v1(cls)
+            _give_d2l_v1(cls, name)

@@ -172,6 +172,28 @@ def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote)
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
 
 
+def test_a_course_class_built_lazily_under_another_attribute_binds_by_the_names_inside_it() -> None:
+    """A d2l 1.0 decoder keeping the course's AdditiveAttention (built the 1.0 way: lazy W_k, W_q) as `attn`:
+    each lazy entry binds to the reference entry that ends the same way, and loading gives it that shape."""
+    class Decoder(nn.Module):
+        def __init__(self, lazy: bool) -> None:
+            super().__init__()
+            attention = nn.Module()
+            attention.W_k = nn.LazyLinear(4, bias=False) if lazy else nn.Linear(3, 4, bias=False)
+            attention.W_q = nn.LazyLinear(4, bias=False) if lazy else nn.Linear(5, 4, bias=False)
+            attention.w_v = nn.Linear(4, 1, bias=False)
+            if lazy:
+                self.attn = attention
+            else:
+                self.attention = attention
+            self.dense = nn.Linear(4, 2)
+
+    mine, ref = Decoder(lazy=True), Decoder(lazy=False)
+    binding = T.copy_weights(mine, ref)
+    assert binding.pairs["attn.W_k.weight"] == "attention.W_k.weight" and mine.attn.W_k.weight.shape == (4, 3)
+    assert all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), ref.state_dict().values()))
+
+
 def test_a_method_where_the_contract_stores_a_value_is_said_so_and_a_method_submodule_is_kept() -> None:
     """`def attention_weights(self)` without @property (seen in learners' code) fails the tests that read
     the weights with what to write; a `def dropout(self, X)` (functional dropout) is the student's to call."""

@@ -127,17 +127,22 @@ def test_the_en_page_is_as_before(pages):
 #: box, "tofu"), each alone in a cell of its own at whole pixels, inside the element `arguments[0]` (its font).
 GLYPH_CELLS = r"""
 const el = document.querySelector(arguments[0]);
+const style = getComputedStyle(el);
 const chars = Array.from(new Set(document.body.innerText.match(/\p{Script=Han}/gu) || [])).slice(0, 12);
-const size = Math.ceil(parseFloat(getComputedStyle(el).fontSize) * 1.6);
+const size = Math.ceil(parseFloat(style.fontSize) * 1.6);
+// The cells are drawn in the element's font, on top of the page (fixed, opaque): nothing of the page's
+// layout may paint over them.
 const box = document.createElement('span');
-box.style.cssText = `display:block;position:relative;height:${size}px;width:${size * (chars.length + 1)}px`;
+box.style.cssText = `display:block;position:fixed;left:0;top:0;z-index:2147483647;background:#fff;color:#000;` +
+                    `height:${size}px;width:${size * (chars.length + 1)}px`;
+for (const key of ['fontFamily', 'fontSize', 'fontWeight', 'fontStyle']) box.style[key] = style[key];
 [...chars, '\uFFFF'].forEach((ch, i) => {
   const cell = document.createElement('span');
   cell.textContent = ch;
   cell.style.cssText = `position:absolute;top:0;left:${i * size}px;width:${size}px;height:${size}px;line-height:${size}px`;
   box.appendChild(cell);
 });
-el.appendChild(box);
+document.body.appendChild(box);
 return [box, chars.join(''), size];
 """
 

@@ -433,7 +433,8 @@ def seed(student: Any, value: int) -> None:
 
 def state_dict(module: Any) -> dict[str, torch.Tensor]:
     """The module's state as plain tensors."""
-    return {k: as_plain(v) for k, v in dict(module.state_dict()).items() if isinstance(v, torch.Tensor)}
+    return {k: as_plain(v) for k, v in dict(module.state_dict()).items()
+            if isinstance(k, str) and isinstance(v, torch.Tensor)}  # a state_dict of the student's own may hold anything
 
 
 def state_shapes(module: Any) -> dict[str, torch.Tensor]:
@@ -442,7 +443,7 @@ def state_shapes(module: Any) -> dict[str, torch.Tensor]:
     way; a remote module sends no tensor data back (grading/remote.py)."""
     state = module.__remote_state_shapes__() if _is_remote(module) else module.state_dict()
     return {k: v if is_lazy(v) else torch.empty(v.shape, dtype=v.dtype, device="meta")
-            for k, v in dict(state).items() if isinstance(v, torch.Tensor)}
+            for k, v in dict(state).items() if isinstance(k, str) and isinstance(v, torch.Tensor)}
 
 
 def is_lazy(value: Any) -> bool:
@@ -534,7 +535,17 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
                 pairs[key] = loose.pop(_loose(key))
     # 3. structure: the rest, by shape and kind, in registration order
     left_mine = [k for k in student_state if k not in pairs]
-    lazy = [k for k in left_mine if is_lazy(student_state[k])]  # have no shape: only a bias left over may stay
+    # A lazy entry has no shape: it binds to a reference entry that ends the same way (`attn.W_k.weight` and
+    # `attention.W_k.weight`: a course class built the d2l 1.0 way under another attribute), the first left
+    # in registration order (the same role first); loading the reference's gives it that entry's shape.
+    for key in [k for k in left_mine if is_lazy(student_state[k])]:
+        tail = _loose(".".join(key.split(".")[-2:]))
+        same = [k for k in reference if k not in pairs.values() and _loose(k).endswith("." + tail)]
+        same_role = [k for k in same if _role(k) and _role(k) == _role(key)]
+        if same:
+            pairs[key] = (same_role or same)[0]
+    left_mine = [k for k in left_mine if k not in pairs]
+    lazy = [k for k in left_mine if is_lazy(student_state[k])]  # only a bias left over may stay
     if [k for k in lazy if not (_leaf(k) == "bias" and f"{k.rsplit('.', 1)[0]}.weight" in pairs)]:
         raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
                            "the contract's: {keys}").format(keys=", ".join(f"`{k}`" for k in lazy[:8])), lazy)
