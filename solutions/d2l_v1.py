@@ -83,7 +83,7 @@ def _give_d2l_v1(cls: type, name: str) -> None:
     __init__.__signature__ = own  # type: ignore[attr-defined]  # what inspect shows: its own
     __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
     __init__._d2l_v1 = True  # type: ignore[attr-defined]
-    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__init__ = __init__
 
 
 def _install(namespace: dict[str, Any]) -> None:
