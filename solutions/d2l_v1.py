@@ -45,7 +45,7 @@ def _position_wise_ffn(ffn_num_hiddens: int, ffn_num_outputs: int, **kwargs: Any
 _EDITIONS = {"AdditiveAttention": _additive_attention, "MultiHeadAttention": _multi_head_attention,
              "PositionWiseFFN": _position_wise_ffn}
 #: The contract's required constructor parameters of each (docs/course-api.md): a learner's own class
-#: that takes them first gets 1.0's constructors too (`_install_own`).
+#: whose constructor takes that many arguments by position gets 1.0's constructors too (`_install_own`).
 _CONTRACT = {"AdditiveAttention": ("key_size", "query_size", "num_hiddens", "dropout"),
              "MultiHeadAttention": ("key_size", "query_size", "value_size", "num_hiddens", "num_heads", "dropout"),
              "PositionWiseFFN": ("ffn_num_input", "ffn_num_hiddens", "ffn_num_outputs")}
@@ -56,9 +56,9 @@ def _give_d2l_v1(cls: type, name: str) -> None:
     take d2l 1.0's constructor arguments for `name`: a call that binds to its own signature is its own;
     one that binds only to 1.0's builds the module with the contract's sizes and the layers 1.0 makes
     lazy (the same out_features and bias); one that binds to neither gets its own TypeError."""
-    original = cls.__dict__.get("__init__")
-    if original is None or getattr(original, "_d2l_v1", False):
-        return  # it inherits its constructor (not this course's class), or has 1.0's already
+    original = cls.__init__  # its own, or the one it inherits (given to it, not to its base)
+    if getattr(original, "_d2l_v1", False):
+        return  # it has 1.0's already, or inherits them
     own, v1 = _inspect.signature(original), _EDITIONS[name]
     edition = _inspect.signature(v1)
 
@@ -95,14 +95,14 @@ def _install(namespace: dict[str, Any]) -> None:
 
 def _install_own(namespace: dict[str, Any], names: list[str]) -> None:
     """Give the learner's own classes `names` in `namespace` (the submission's, dependencies standing as
-    theirs) d2l 1.0's constructors, where they take the contract's parameters in its order."""
+    theirs) d2l 1.0's constructors, where their constructor takes the contract's arguments by position
+    (whatever it calls them)."""
     for name in names:
         cls = namespace.get(name)
         if name not in _EDITIONS or not isinstance(cls, type) or not issubclass(cls, nn.Module):
             continue
         try:
-            params = tuple(p.name for p in _inspect.signature(cls).parameters.values())
+            _inspect.signature(cls.__init__).bind(None, *_CONTRACT[name])
         except (TypeError, ValueError):
             continue
-        if params[:len(_CONTRACT[name])] == _CONTRACT[name]:
-            _give_d2l_v1(cls, name)
+        _give_d2l_v1(cls, name)

@@ -172,6 +172,19 @@ def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote)
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
 
 
+def test_a_lazy_layer_of_the_wrong_size_fails_the_binding_as_an_nn_linear_of_that_size_does() -> None:
+    """Loading would give a lazy layer the course's shape whatever it declares: its out_features is checked."""
+    class Wrong(nn.Module):
+        def __init__(self, lazy: bool) -> None:
+            super().__init__()
+            self.W_k = nn.LazyLinear(9, bias=False) if lazy else nn.Linear(3, 9, bias=False)
+            self.W_q, self.w_v = nn.Linear(3, 4, bias=False), nn.Linear(4, 1, bias=False)
+
+    for lazy, shape in ((True, r"\(9, \.\.\.\)"), (False, r"\(9, 3\)")):
+        with pytest.raises(AssertionError, match=rf"parameter 'W_k.weight' has shape {shape}, expected \(4, 3\)"):
+            T.copy_weights(Wrong(lazy), Reference())
+
+
 def test_a_course_class_built_lazily_under_another_attribute_binds_by_the_names_inside_it() -> None:
     """A d2l 1.0 decoder keeping the course's AdditiveAttention (built the 1.0 way: lazy W_k, W_q) as `attn`:
     each lazy entry binds to the reference entry that ends the same way, and loading gives it that shape."""

@@ -67,28 +67,47 @@ def test_a_grading_child_s_course_classes_take_1_0_s_constructors() -> None:
     assert public <= {"annotations", "Any", "nn"}, public  # `import *` of the course's module gets nothing new
 
 
-def test_an_own_class_calling_super_by_name_keeps_working() -> None:
-    """d2l 0.17's code calls `super(PositionWiseFFN, self).__init__()`: 1.0's constructors are given in place
-    (no subclass under the class's name, which such a call would reach with no arguments)."""
-    namespace: dict = {}
-    exec(compile("""
-import torch
-from torch import nn
-class PositionWiseFFN(nn.Module):
+OWN_FFN = {  # learners' own PositionWiseFFN classes that take the contract's arguments (found by a review)
+    "super_by_name": """
+class PositionWiseFFN(nn.Module):  # d2l 0.17's style: super() by the class's name
     def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs, **kwargs):
         super(PositionWiseFFN, self).__init__(**kwargs)
-        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)
-        self.relu = nn.ReLU()
+        self.dense1, self.relu = nn.Linear(ffn_num_input, ffn_num_hiddens), nn.ReLU()
         self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
-    def forward(self, X):
-        return self.dense2(self.relu(self.dense1(X)))
-""", "<learner>", "exec"), namespace)
+""",
+    "inherited_init": """
+class Base(nn.Module):
+    def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs):
+        super().__init__()
+        self.dense1, self.relu = nn.Linear(ffn_num_input, ffn_num_hiddens), nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)
+class PositionWiseFFN(Base):
+    pass
+""",
+    "other_names": """
+class PositionWiseFFN(nn.Module):
+    def __init__(self, d_in, d_hidden, d_out, dropout_p=0.0):
+        super().__init__()
+        self.dense1, self.relu = nn.Linear(d_in, d_hidden), nn.ReLU()
+        self.dense2 = nn.Linear(d_hidden, d_out)
+""",
+}
+
+
+@pytest.mark.parametrize("style", sorted(OWN_FFN))
+def test_an_own_class_that_takes_the_contract_s_arguments_gets_1_0_s_constructors_in_place(style: str) -> None:
+    """In place, not as a subclass under the class's name (which a `super(Cls, self)` call would reach with no
+    arguments); an inherited constructor is given them on the class itself; the parameters' names do not matter."""
+    namespace: dict = {}
+    exec(compile("import torch\nfrom torch import nn\n" + OWN_FFN[style], "<learner>", "exec"), namespace)
     cls = namespace["PositionWiseFFN"]
     d2l_v1._install_own(namespace, ["PositionWiseFFN"])
     d2l_v1._install_own(namespace, ["PositionWiseFFN"])  # once only
     assert namespace["PositionWiseFFN"] is cls
     assert cls(3, 6, 4).dense1.weight.shape == (6, 3)
     assert isinstance(cls(6, 4).dense1, torch.nn.LazyLinear)
+    if style == "inherited_init":
+        assert not isinstance(namespace["Base"](6, 4, 2).dense1, torch.nn.LazyLinear)  # its base keeps its own
 
 
 def failed_tests(result: session.Result, component: str) -> list[str]:

@@ -538,9 +538,11 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     # A lazy entry has no shape: it binds to a reference entry that ends the same way (`attn.W_k.weight` and
     # `attention.W_k.weight`: a course class built the d2l 1.0 way under another attribute), the first left
     # in registration order (the same role first); loading the reference's gives it that entry's shape.
+    loose_reference = {k: "." + _loose(k) for k in reference}
     for key in [k for k in left_mine if is_lazy(student_state[k])]:
-        tail = _loose(".".join(key.split(".")[-2:]))
-        same = [k for k in reference if k not in pairs.values() and _loose(k).endswith("." + tail)]
+        tail = "." + _loose(".".join(key.split(".")[-2:]))
+        bound = set(pairs.values())
+        same = [k for k, lk in loose_reference.items() if lk.endswith(tail) and k not in bound]
         same_role = [k for k in same if _role(k) and _role(k) == _role(key)]
         if same:
             pairs[key] = (same_role or same)[0]
@@ -596,7 +598,31 @@ def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], valu
     theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
               if _leaf(k) not in skip}
     reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
-    return theirs, reference, bind(theirs, reference)
+    binding = bind(theirs, reference)
+    _check_lazy_sizes(student_module, theirs, reference, binding)
+    return theirs, reference, binding
+
+
+def _check_lazy_sizes(student_module: Any, theirs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor],
+                      binding: Binding) -> None:
+    """A lazy layer bound to a course entry must declare that entry's output size (`out_features`): loading
+    would give it the course's shape whatever it declares, and a wrong size must cost what it costs an
+    nn.Linear. Read from the layer itself (one attribute read per lazy entry; none for other code)."""
+    normalized = {normalize_key(k): v for k, v in reference.items()}
+    for mine, contract in binding.pairs.items():
+        if not is_lazy(theirs[mine]) or "." not in mine:
+            continue
+        layer: Any = student_module
+        try:
+            for name in mine.split(".")[:-1]:
+                layer = getattr(layer, name)
+            declared = getattr(layer, "out_features", None)
+        except AttributeError:
+            continue
+        expected = tuple(normalized[contract].shape)
+        if type(declared) is int and expected and declared != expected[0]:
+            raise AssertionError(_("parameter '{key}' has shape {actual}, expected {expected}").format(
+                key=mine, actual=f"({declared}, ...)", expected=expected))
 
 
 def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> Binding:
