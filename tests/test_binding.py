@@ -220,3 +220,11 @@ def test_a_method_where_the_contract_stores_a_value_is_said_so_and_a_method_subm
     weights = T.attribute(Module(), "attention_weights", "decoder")
     assert isinstance(weights, T.Missing) and "put @property above `def attention_weights(self)`" in weights.reason
     assert callable(T.attribute(Module(), "dropout", "PositionalEncoding"))
+
+
+def test_what_a_binding_reads_is_bounded_by_the_contract_s_state() -> None:
+    """A module that claims thousands of entries (a state_dict of its own) is refused before any matching:
+    the grader's work per binding stays proportional to the contract's state."""
+    flood = {f"junk{i}.weight": torch.zeros(1) for i in range(2000)}
+    with pytest.raises(AssertionError, match=r"your module's state holds 2000 entries, far more than the contract's 3"):
+        T.bind(flood, Reference().state_dict())

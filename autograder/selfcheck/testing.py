@@ -517,6 +517,10 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
 
     Fails, naming the entries, when no binding covers both sides with the same shapes."""
     reference = {normalize_key(k): v for k, v in reference_state.items()}
+    # What a binding reads is bounded by the contract's state, not by what a module claims to hold.
+    check(len(student_state) <= 10 * len(reference) + 1000,
+          _("your module's state holds {count} entries, far more than the contract's {expected}: {contract}").format(
+              count=len(student_state), expected=len(reference), contract=_shapes(reference)))
     pairs: dict[str, str] = {}
     for key, value in student_state.items():  # 1. the contract's names (block spellings aside)
         norm = normalize_key(key)

@@ -1,6 +1,6 @@
 """attack: lie about a module's state with lazy entries, which travel without a shape: AdditiveAttention's
 state_dict() calls every entry an uninitialized (lazy) parameter, adds keys that are not strings and a
-complex-typed lazy one, and 3,000 lazy buffers no contract names. A lazy entry binds by name without a
+complex-typed lazy one, and 500 lazy buffers no contract names. A lazy entry binds by name without a
 shape check (loading the course's weights gives it their shape), so it looks like a way to pass a binding
 with nothing behind it, or to make the grader stumble over the keys.
 expect: the keys that are not strings are left out, the contract's names bind, the junk does not:
@@ -42,7 +42,7 @@ class AdditiveAttention(nn.Module):
         state = {k: nn.UninitializedParameter() for k in super().state_dict(*args, **kwargs)}
         state[5] = nn.UninitializedBuffer()
         state[("W_k", 1)] = nn.UninitializedParameter(dtype=torch.complex128)
-        state.update({f"junk{i}.weight": nn.UninitializedBuffer(dtype=torch.bool) for i in range(3000)})
+        state.update({f"junk{i}.weight": nn.UninitializedBuffer(dtype=torch.bool) for i in range(500)})
         return state
 
     def forward(self, queries, keys, values, valid_lens):
