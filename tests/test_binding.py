@@ -228,3 +228,24 @@ def test_what_a_binding_reads_is_bounded_by_the_contract_s_state() -> None:
     flood = {f"junk{i}.weight": torch.zeros(1) for i in range(2000)}
     with pytest.raises(AssertionError, match=r"your module's state holds 2000 entries, far more than the contract's 3"):
         T.bind(flood, Reference().state_dict())
+
+
+def test_a_decoder_block_s_attentions_bind_by_what_their_names_say_not_by_their_order() -> None:
+    """`cross_attn` registered before `self_attn` (a correct block under its own names, found by a review) binds
+    to the contract's attention2 and attention1: registration order decides only where the names say nothing."""
+    def attention(sizes: int) -> nn.Module:
+        module = nn.Module()
+        module.W_q, module.W_k = nn.Linear(sizes, sizes, bias=False), nn.Linear(sizes, sizes, bias=False)
+        return module
+
+    class Block(nn.Module):
+        def __init__(self, contract: bool) -> None:
+            super().__init__()
+            if contract:
+                self.attention1, self.attention2 = attention(4), attention(4)
+            else:
+                self.cross_attn, self.self_attn = attention(4), attention(4)
+
+    binding = T.copy_weights(Block(contract=False), Block(contract=True))
+    assert binding.pairs["self_attn.W_q.weight"] == "attention1.W_q.weight"
+    assert binding.pairs["cross_attn.W_k.weight"] == "attention2.W_k.weight"

@@ -486,6 +486,36 @@ def _role(key: str) -> str:
     return roles.pop() if len(roles) == 1 else ""
 
 
+#: Which attention a module's name says it is, in a decoder block: the contract's `attention1` is the
+#: masked self-attention, `attention2` the encoder-decoder (cross) attention (docs/course-api.md).
+_ATTENTION_OF_CONTRACT = {"attention1": "self", "attention2": "cross"}
+_SELF_WORDS = frozenset({"self", "masked", "mask", "causal"})
+_CROSS_WORDS = frozenset({"cross", "enc", "encoder", "memory", "src", "context"})
+
+
+def _attention_role(key: str) -> str:
+    """Which attention of a decoder block a parameter's modules say it belongs to ("self" for `self_attn` and
+    `attention1`, "cross" for `enc_dec_attention` and `attention2`), if they say one."""
+    for part in key.split(".")[:-1]:
+        if part in _ATTENTION_OF_CONTRACT:
+            return _ATTENTION_OF_CONTRACT[part]
+        words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", part)}
+        if words & _SELF_WORDS and not words & _CROSS_WORDS:
+            return "self"
+        if words & _CROSS_WORDS and not words & _SELF_WORDS:
+            return "cross"
+    return ""
+
+
+def _preferred(candidates: Sequence[str], key: str) -> str:
+    """Of the course's entries `candidates` (in registration order), the one for the student's `key`: the
+    first that agrees most with what its names say (which attention of a block first, then which projection)."""
+    def agrees(candidate: str) -> int:
+        attention, role = _attention_role(key), _role(key)
+        return 2 * bool(attention and attention == _attention_role(candidate)) + bool(role and role == _role(candidate))
+    return max(candidates, key=agrees)  # the first of the best, in registration order
+
+
 def _leaf(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
@@ -496,7 +526,8 @@ class Binding:
     `pairs` maps the student's key to the contract's key. Names are matched first (after
     `normalize_key`, then ignoring case and underscores); what is left is matched by structure:
     entries of the same shape and kind (`weight`, `bias`, ...) in the order the modules registered
-    them. `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
+    them, where the names say nothing else (`_preferred`: `cross_attn` is a decoder block's `attention2`,
+    `query_proj` a `W_q`). `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
     student's biases of layers the contract has without one (`bias=False`): they are set to 0, so
     that the rest is compared on its maths, and the naming test reports them."""
 
@@ -542,15 +573,14 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     left_mine = [k for k in student_state if k not in pairs]
     # A lazy entry has no shape: it binds to a reference entry that ends the same way (`attn.W_k.weight` and
     # `attention.W_k.weight`: a course class built the d2l 1.0 way under another attribute), the first left
-    # in registration order (the same role first); loading the reference's gives it that entry's shape.
+    # in registration order (what the names say first: `_preferred`); loading the reference's gives it that entry's shape.
     loose_reference = {k: "." + _loose(k) for k in reference}
     for key in [k for k in left_mine if is_lazy(student_state[k])]:
         tail = "." + _loose(".".join(key.split(".")[-2:]))
         bound = set(pairs.values())
         same = [k for k, lk in loose_reference.items() if lk.endswith(tail) and k not in bound]
-        same_role = [k for k in same if _role(k) and _role(k) == _role(key)]
         if same:
-            pairs[key] = (same_role or same)[0]
+            pairs[key] = _preferred(same, key)
     left_mine = [k for k in left_mine if k not in pairs]
     lazy = [k for k in left_mine if is_lazy(student_state[k])]  # only a bias left over may stay
     if [k for k in lazy if not (_leaf(k) == "bias" and f"{k.rsplit('.', 1)[0]}.weight" in pairs)]:
@@ -568,8 +598,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     for key in [k for k in left_mine if k not in lazy]:
         queue = groups.get(signature(key, student_state[key]))
         if queue:
-            same_role = [k for k in queue if _role(k) and _role(k) == _role(key)]
-            pairs[key] = same_role[0] if same_role else queue[0]
+            pairs[key] = _preferred(queue, key)
             queue.remove(pairs[key])
         else:
             unmatched.append(key)
