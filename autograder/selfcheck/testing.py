@@ -479,10 +479,14 @@ _ROLES = {"q": "q", "query": "q", "queries": "q", "k": "k", "key": "k", "keys": 
           "value": "v", "values": "v", "o": "o", "out": "o", "output": "o"}
 
 
+def _words(name: str) -> set[str]:
+    """The words of a name in lower case (`query_proj`, `queryProj`, `W_q1`: query/proj, query/proj, w/q/1)."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)}
+
+
 def _role(key: str) -> str:
     """Which projection a parameter's module name says it is (`query_proj` and `W_q`: "q"), if one."""
-    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", key.rsplit(".", 1)[0])
-    roles = {_ROLES[w.lower()] for w in words if w.lower() in _ROLES}
+    roles = {_ROLES[w] for w in _words(key.rsplit(".", 1)[0]) if w in _ROLES}
     return roles.pop() if len(roles) == 1 else ""
 
 
@@ -499,7 +503,7 @@ def _attention_role(key: str) -> str:
     for part in key.split(".")[:-1]:
         if part in _ATTENTION_OF_CONTRACT:
             return _ATTENTION_OF_CONTRACT[part]
-        words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", part)}
+        words = _words(part)
         if words & _SELF_WORDS and not words & _CROSS_WORDS:
             return "self"
         if words & _CROSS_WORDS and not words & _SELF_WORDS:
@@ -510,8 +514,9 @@ def _attention_role(key: str) -> str:
 def _preferred(candidates: Sequence[str], key: str) -> str:
     """Of the course's entries `candidates` (in registration order), the one for the student's `key`: the
     first that agrees most with what its names say (which attention of a block first, then which projection)."""
+    attention, role = _attention_role(key), _role(key)
+
     def agrees(candidate: str) -> int:
-        attention, role = _attention_role(key), _role(key)
         return 2 * bool(attention and attention == _attention_role(candidate)) + bool(role and role == _role(candidate))
     return max(candidates, key=agrees)  # the first of the best, in registration order
 
