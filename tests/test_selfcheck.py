@@ -153,6 +153,28 @@ def test_a_submissions_literals_do_not_change_the_examples_hypothesis_draws(
     assert len(before) == 20 and drawn == before
 
 
+def test_a_tests_seed_is_its_own_digest_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the course profile hypothesis reads a test's source once per function object (plugin.py,
+    digests_computed_once): the seed is the digest hypothesis computes, and later runs (every part of a
+    split test, every submission a worker grades) do not read the source again."""
+    import hypothesis.core
+    from hypothesis.internal import reflection
+
+    register_hypothesis_profile()
+
+    def a_test(n: int) -> None:  # a new function object: not yet known to the memo
+        assert n >= 0
+
+    expected = reflection.function_digest(a_test)
+    reads: list[object] = []
+    real_getsource = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource", lambda obj: reads.append(obj) or real_getsource(obj))
+    assert [hypothesis.core.function_digest(a_test) for _ in range(3)] == [expected] * 3
+    assert reads == [a_test]
+    register_hypothesis_profile()  # a second registration keeps the memo, not a memo of the memo
+    assert hypothesis.core.function_digest(a_test) == expected and reads == [a_test]
+
+
 _NOTED_SUITE = '''
 import pytest
 from hypothesis import given, strategies as st

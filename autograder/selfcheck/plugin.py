@@ -95,10 +95,47 @@ def examples_from_the_test_alone() -> None:
     providers._get_local_constants = lambda: empty
 
 
+def digests_computed_once() -> None:
+    """Compute each test function's digest once per process, not on every run.
+
+    A derandomized test's seed is a digest of its source (`function_digest`: inspect.getsource, then
+    tokenize to drop comments, about 2 ms), which hypothesis computes twice per run (the seed and the
+    unused database key). Every part of a split test is a run, and a grading worker runs the same
+    test functions for every submission: 90 digests per 02 grading, about a tenth of its time. The
+    digest of a function object cannot change while it lives (its source is read from the file it was
+    compiled from), so it is kept per function object: the same seeds, computed once.
+    """
+    import weakref
+
+    from hypothesis import core
+    from hypothesis.internal import reflection
+
+    compute = reflection.function_digest
+    if getattr(core.function_digest, "computed_once", False):
+        return
+    known: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()
+
+    def function_digest(function: Any) -> bytes:
+        try:
+            return known[function]
+        except (KeyError, TypeError):  # TypeError: not weakly referenceable; computed every time
+            digest = compute(function)
+        try:
+            known[function] = digest
+        except TypeError:
+            pass
+        return digest
+
+    function_digest.computed_once = True  # type: ignore[attr-defined]
+    core.function_digest = function_digest  # core calls it by this name (seed and database key)
+
+
 def register_hypothesis_profile(max_examples: int = 20, derandomize: bool = True) -> None:
-    """Deterministic hypothesis: derandomized, no example database, no deadline, quiet, and no
-    examples drawn from the literals of loaded modules (`examples_from_the_test_alone`)."""
+    """Deterministic hypothesis: derandomized, no example database, no deadline, quiet, no examples
+    drawn from the literals of loaded modules (`examples_from_the_test_alone`) and each test's seed
+    computed once per process (`digests_computed_once`)."""
     examples_from_the_test_alone()
+    digests_computed_once()
     settings.register_profile(
         HYPOTHESIS_PROFILE, max_examples=max_examples, derandomize=derandomize, database=None,
         deadline=None, print_blob=False, report_multiple_bugs=False,
