@@ -172,6 +172,35 @@ def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote)
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
 
 
+def naming_share_only(result: session.Result, component: str) -> list[str]:
+    """The failures of `component` other than its naming test, after checking the component lost no more
+    than that test's share."""
+    comp = next(c for c in result.components if c.name == component)
+    shares = scoring.shares(comp.points, comp.tests, result.scoring)
+    naming = sum(s.max_score for s in shares if "_contract_names" in s.outcome.function and not s.outcome.passed)
+    failed = [t.output[:300] for t in comp.tests if not t.passed and "_contract_names" not in t.function]
+    assert failed or comp.points - comp.score <= naming + 1e-9, (comp.score, comp.points, naming)
+    return failed
+
+
+def test_a_renamed_attention_inside_a_correct_decoder_costs_only_the_naming_test(zygote: Zygote,
+                                                                                 tmp_path: Path) -> None:
+    """The book's decoder with its attention under another name (`self.attn`): the one SGD step is compared
+    under the binding copy_weights made (it read the student's weights by the contract's names: KeyError,
+    7.92 of 10 instead of 9.63)."""
+    from kit_helpers import reference_source
+
+    source = reference_source("03_bahdanau")
+    at = source.index("class Seq2SeqAttentionDecoder")
+    decoder = source[at:].replace("self.attention =", "self.attn =").replace("self.attention(", "self.attn(")
+    decoder = decoder.replace("self.attention.", "self.attn.")
+    assert "self.attention" not in decoder
+    path = tmp_path / "renamed_attention.py"
+    path.write_text(source[:at] + decoder)
+    result = session.grade_file(zygote, "03_bahdanau", path)
+    assert naming_share_only(result, "Seq2SeqAttentionDecoder") == []
+
+
 def test_a_lazy_layer_of_the_wrong_size_fails_the_binding_as_an_nn_linear_of_that_size_does() -> None:
     """Loading would give a lazy layer the course's shape whatever it declares: its out_features is checked."""
     class Wrong(nn.Module):
