@@ -256,10 +256,13 @@ def test_a_stopped_run_ends_the_gradings_in_progress_at_once(cluster: Cluster, s
     proc = course_grade(str(folder), "--out", str(work / "hangs-out"), "--cluster-file", str(cluster.scheduler_file),
                         "-q", cwd=work, course_file=course_with_an_hour_to_load(work))
     with distributed.Client(cluster.address, timeout=30, set_as_default=False) as client:
-        def grading() -> bool:  # a task running on each worker, past its set-up (which holds the lock too)
+        def grading() -> bool:  # a task of this run on each worker, past its set-up (which holds the lock too)
             assert proc.poll() is None, finish(proc)[1]
-            running = client.run(lambda dask_worker: len(dask_worker.state.executing))
-            return len(running) == 2 and all(running.values())
+            # Only this run's tasks count: the interrupted run of the test before may still be executing one
+            # while this command imports torch, and a SIGTERM then would find it without its handler.
+            running = client.run(lambda dask_worker: [str(ts.key) for ts in dask_worker.state.executing])
+            return len(running) == 2 and all(any(k.startswith("course-grade-hangs_") for k in keys)
+                                             for keys in running.values())
         wait_for("both workers grading", grading, 120, every=0.2)
         time.sleep(2)  # into the load that hangs
         proc.send_signal(signal.SIGTERM)
