@@ -230,12 +230,15 @@ class RemoteObject:
                                    "shapes": True})
 
     def __remote_tensors__(self) -> dict[str, torch.Tensor]:
-        """The object's tensors kept as plain attributes (its `__dict__`'s), by name: where a test looks
-        for a table the contract names and the student stored under another name."""
+        """The object's tensors kept as plain attributes (its `__dict__`'s) and its buffers (a module's
+        `_buffers`, the non-persistent ones included, which `state_dict` leaves out), by name: where a test
+        looks for a table the contract names and the student stored under another name."""
         found = self._conn.request({"op": "getattr", "obj": self._handle, "name": "__dict__"})
         if not isinstance(found, dict):
             return {}
-        return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, torch.Tensor)}
+        buffers = found.get("_buffers")
+        pairs = [*found.items(), *(buffers.items() if isinstance(buffers, dict) else ())]
+        return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, torch.Tensor)}
 
     def __remote_is_method__(self) -> bool:
         """Whether the object is a bound method (what a `def` without @property gives)."""

@@ -476,7 +476,10 @@ def _loose(key: str) -> str:
 
 
 _ROLES = {"q": "q", "query": "q", "queries": "q", "k": "k", "key": "k", "keys": "k", "v": "v",
-          "value": "v", "values": "v", "o": "o", "out": "o", "output": "o"}
+          "value": "v", "values": "v", "o": "o", "out": "o", "output": "o",
+          # a decoder's output layer (the contract's `dense`) and its token embedding: both (vocab, d)
+          "dense": "o", "fc": "o", "logits": "o", "classifier": "o",
+          "emb": "e", "embed": "e", "embedding": "e", "embeddings": "e", "tok": "e", "token": "e"}
 
 
 def _words(name: str) -> set[str]:
@@ -485,7 +488,8 @@ def _words(name: str) -> set[str]:
 
 
 def _role(key: str) -> str:
-    """Which projection a parameter's module name says it is (`query_proj` and `W_q`: "q"), if one."""
+    """Which projection a parameter's module name says it is (`query_proj` and `W_q`: "q"; `out` and `dense`:
+    "o"; `emb` and `embedding`: "e"), if one."""
     roles = {_ROLES[w] for w in _words(key.rsplit(".", 1)[0]) if w in _ROLES}
     return roles.pop() if len(roles) == 1 else ""
 
@@ -634,12 +638,34 @@ def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], valu
     """The student's entries (their values only with `values`, else shapes: `state_shapes`), the
     reference's (both without `skip`) and their `bind`ing."""
     skip = set(skip)
-    theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
-              if _leaf(k) not in skip}
     reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    widths, taken = _table_widths(reference_module, skip), {tuple(v.shape) for v in reference.values()}
+    theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
+              if _leaf(k) not in skip and (is_lazy(v) or not _is_table(tuple(v.shape), widths, taken))}
     binding = bind(theirs, reference)
     _check_lazy_sizes(student_module, theirs, reference, binding)
     return theirs, reference, binding
+
+
+def _table_widths(reference_module: Any, skip: set[str]) -> set[int]:
+    """The widths of the tables the course's module keeps under the skipped names (`P`: (1, max_len, d) gives d)."""
+    widths: set[int] = set()
+    modules = getattr(reference_module, "modules", None)
+    for module in modules() if callable(modules) else ():
+        for name in skip:
+            table = getattr(module, name, None)
+            sizes = [n for n in table.shape if n != 1] if isinstance(table, torch.Tensor) else []
+            if len(sizes) == 2:
+                widths.add(sizes[1])
+    return widths
+
+
+def _is_table(shape: tuple[int, ...], widths: set[int], taken: set[tuple[int, ...]]) -> bool:
+    """Whether a student's entry of this shape is such a table under another name (a persistent buffer
+    `pe` of shape (1, 5000, d) or (5000, 1, d)): not bound, as `P` is not; a shape that a course entry
+    has (an embedding's (vocab, d)) is never taken for one."""
+    sizes = [n for n in shape if n != 1]
+    return len(sizes) == 2 and sizes[1] in widths and shape not in taken
 
 
 def _check_lazy_sizes(student_module: Any, theirs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor],
@@ -774,15 +800,18 @@ def contract(entries: dict[str, torch.Tensor | tuple[int, ...]]) -> Any:
 
 
 def _plain_tensors(module: Any) -> dict[str, torch.Tensor]:
-    """The module's tensors kept as plain attributes (not parameters or buffers: `state_dict` has
-    none of them), by name."""
+    """The module's tensors kept as plain attributes and its buffers, non-persistent ones included
+    (`register_buffer(..., persistent=False)`: `state_dict` has neither), by name."""
     if _is_remote(module):
         found: dict[str, torch.Tensor] = module.__remote_tensors__()  # a proxy of the grader's (grading/remote.py)
         return found
     try:
-        return {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+        attributes = vars(module)
     except TypeError:  # no __dict__
         return {}
+    buffers = attributes.get("_buffers")
+    pairs = [*attributes.items(), *(buffers.items() if isinstance(buffers, dict) else ())]
+    return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, torch.Tensor)}
 
 
 def _same_axes(actual: Sequence[int], wanted: Sequence[int]) -> bool:
