@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from typing import Any, Optional
 from collections.abc import Callable
 
-import torch
-
 from autograder.grading import bounded
 from autograder.grading.signatures import Mismatch
 from autograder.selfcheck.i18n import _
@@ -229,16 +227,12 @@ class RemoteObject:
         return self._conn.request({"op": "call", "obj": self._handle, "name": "state_dict", "args": [], "kwargs": {},
                                    "shapes": True})
 
-    def __remote_tensors__(self) -> dict[str, torch.Tensor]:
-        """The object's tensors kept as plain attributes (its `__dict__`'s) and its buffers (a module's
-        `_buffers`, the non-persistent ones included, which `state_dict` leaves out), by name: where a test
-        looks for a table the contract names and the student stored under another name."""
+    def __remote_attributes__(self) -> dict[str, Any]:
+        """The object's `__dict__` as it came back (tensors as plain tensors, a module's `_buffers` as a dict,
+        other objects as handles; {} if it has none): where a test looks for a table the contract names and
+        the student stored under another name (`testing._plain_tensors` picks the tensors)."""
         found = self._conn.request({"op": "getattr", "obj": self._handle, "name": "__dict__"})
-        if not isinstance(found, dict):
-            return {}
-        buffers = found.get("_buffers")
-        pairs = [*found.items(), *(buffers.items() if isinstance(buffers, dict) else ())]
-        return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, torch.Tensor)}
+        return found if isinstance(found, dict) else {}
 
     def __remote_is_method__(self) -> bool:
         """Whether the object is a bound method (what a `def` without @property gives)."""

@@ -802,11 +802,8 @@ def contract(entries: dict[str, torch.Tensor | tuple[int, ...]]) -> Any:
 def _plain_tensors(module: Any) -> dict[str, torch.Tensor]:
     """The module's tensors kept as plain attributes and its buffers, non-persistent ones included
     (`register_buffer(..., persistent=False)`: `state_dict` has neither), by name."""
-    if _is_remote(module):
-        found: dict[str, torch.Tensor] = module.__remote_tensors__()  # a proxy of the grader's (grading/remote.py)
-        return found
-    try:
-        attributes = vars(module)
+    try:  # a proxy of the grader's reads the child's (grading/remote.py)
+        attributes = module.__remote_attributes__() if _is_remote(module) else vars(module)
     except TypeError:  # no __dict__
         return {}
     buffers = attributes.get("_buffers")
