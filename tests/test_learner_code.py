@@ -6,11 +6,13 @@ the real sandbox with the real suites.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from autograder.grading import session
+from autograder.grading import scoring, session
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
+from kit_helpers import reference_source
 
 LEARNERS = Path(__file__).resolve().parent / "learners"
 A = "02_attention_scoring"
@@ -71,6 +73,34 @@ def test_a_misspelt_attribute_costs_only_the_tests_that_read_it(zygote: Zygote) 
     # The tests that check predictions only pass: the misspelling costs the weights' tests.
     passed = {t.function for t in comp.tests if t.passed}
     assert {"test_nwk_within_range", "test_nwk_small_w_mean", "test_nwk_training_lowers_loss"} <= passed
+
+
+def test_weights_stored_under_another_name_cost_only_the_weights_tests_with_the_kit_s_message(tmp_path: Path) -> None:
+    """An encoder and a decoder that keep their weights as `attention_weight` (one letter short): every
+    test that reads `attention_weights` says the contract's name, none a raw AttributeError, and the
+    outputs' tests pass. Two tests read the attribute directly and said "'TransformerEncoder' object
+    has no attribute 'attention_weights'"; the decoder's read the given base class's property, which
+    raises NotImplementedError: "not implemented yet", as if the decoder were a stub.)"""
+    source = reference_source("06_transformer")
+    at = source.index("class TransformerEncoder")
+    misspelt = source[:at] + re.sub(r"self\.attention_weights\b", "self.attention_weight", source[at:]).replace(
+        "def attention_weights(self)", "def attention_weight(self)")
+    path = tmp_path / "misspelt_weights.py"
+    path.write_text(misspelt)
+    result = session.run_in_process("06_transformer", path, components=["TransformerEncoder", "TransformerDecoder"])
+    # The decoder's base class (the given AttentionDecoder) has the property, raising NotImplementedError.
+    said = {"TransformerEncoder": "no attribute `attention_weights`",
+            "TransformerDecoder": "your class does not define `attention_weights` (the base class leaves it to you)"}
+    for name in ("TransformerEncoder", "TransformerDecoder"):
+        comp = next(c for c in result.components if c.name == name)
+        failed = [t for t in comp.tests if not t.passed]
+        assert failed and all(said[name] in t.output for t in failed), [t.output[:200] for t in failed]
+        assert not any("AttributeError" in t.output for t in failed)
+        assert all("weights" in t.nodeid for t in failed), [t.nodeid for t in failed]
+        # What passed earns its whole share: the gate weighs the outputs, not the stored weights (the
+        # step-by-step weights test counted as an output comparison: the decoder kept 2.58 of 6, now 4.42).
+        shares = scoring.shares(comp.points, comp.tests, result.scoring)
+        assert all(s.score == s.max_score for s in shares if s.outcome.passed), (name, comp.score)
 
 
 def test_own_version_of_given_code_is_not_used_as_the_scaffolding(zygote: Zygote) -> None:

@@ -175,6 +175,25 @@ def test_a_tests_seed_is_its_own_digest_read_once_per_process(monkeypatch: pytes
     assert hypothesis.core.function_digest(a_test) == expected and reads == [a_test]
 
 
+
+def test_no_patch_of_failing_examples_is_made_for_the_terminal() -> None:
+    """Hypothesis leaves a failing test's examples on its pytest item (core._raise_to_user), and its pytest
+    plugin imports libcst to write them as a patch at the teardown report; the grading plugin takes them
+    off in pytest_runtest_teardown, which runs before that report."""
+    import hypothesis.core
+    from autograder.selfcheck.plugin import HYPOTHESIS_FAILING_EXAMPLES, GradingPlugin
+
+    assert f".{HYPOTHESIS_FAILING_EXAMPLES} = " in inspect.getsource(hypothesis.core._raise_to_user)
+
+    class Item:
+        def get_closest_marker(self, name: str) -> None:
+            return None
+
+    item = Item()
+    item.__dict__[HYPOTHESIS_FAILING_EXAMPLES] = ["test_x(n=3)"]
+    GradingPlugin(provider=None, components=None).pytest_runtest_teardown(item)  # type: ignore[arg-type]
+    assert HYPOTHESIS_FAILING_EXAMPLES not in item.__dict__
+
 _NOTED_SUITE = '''
 import pytest
 from hypothesis import given, strategies as st

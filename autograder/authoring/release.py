@@ -42,8 +42,9 @@ from autograder.selfcheck import i18n
 KIT = Path(__file__).resolve().parents[1]  # autograder/
 #: The kit's files a student's self-check imports, at their paths in the kit: selfcheck (check(),
 #: the pytest plugin, the suites' helpers) and the trusted procedures it shares with the sandbox.
-BUNDLE_FILES = ("selfcheck/__init__.py", "selfcheck/plugin.py", "selfcheck/testing.py", "selfcheck/symptoms.py", "selfcheck/strategies.py",
-                "selfcheck/hints.py", "selfcheck/i18n.py", "sandbox/runtime/procedures.py")
+BUNDLE_FILES = ("selfcheck/__init__.py", "selfcheck/plugin.py", "selfcheck/testing.py", "selfcheck/symptoms.py",
+                "selfcheck/failures.py", "selfcheck/strategies.py", "selfcheck/hints.py", "selfcheck/i18n.py",
+                "sandbox/runtime/procedures.py")
 NBGRADER_CONFIG = config_mod.REPO_ROOT / "nbgrader_config.py"
 
 BUNDLE_INIT = '"""The self-check part of the course kit: run the public tests from the notebook.\n\n' \

@@ -18,7 +18,8 @@ from autograder.grading.signatures import Mismatch
 from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied, Stop
 from autograder.sandbox.runtime import wire
-from autograder.selfcheck.plugin import STUDENT_REPR, FailFast
+from autograder.selfcheck.failures import FailFast, NotImplementedYet
+from autograder.selfcheck.plugin import STUDENT_REPR
 
 
 #: The most of an exception's message and traceback from the student's code that a test shows.
@@ -41,10 +42,6 @@ class StudentAttributeError(StudentError, AttributeError):
 
 class MissingName(FailFast):
     """A contract name the submission does not define."""
-
-
-class NotImplementedYet(FailFast):
-    """The student's code still raises NotImplementedError (an unfinished stub)."""
 
 
 class SandboxLimit(FailFast):

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from autograder.sandbox.runtime import procedures
 from autograder.selfcheck import symptoms
+from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import _
 
 #: The seed of the grader's own random streams (test inputs drawn outside hypothesis).
@@ -36,19 +37,6 @@ class StudentProvider(Protocol):
     def after_test(self, component: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-class FailFast(BaseException):
-    """A failure that no smaller input would explain: a missing name, an unfinished stub, a limit.
-
-    Neither an Exception nor pytest's `Failed`, both of which hypothesis catches, then re-runs the
-    test hundreds of times to shrink the input: this propagates at once, and the plugin reports it
-    as a failure with just its message.
-    """
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(msg)
-        self.msg = msg
 
 
 @dataclass
@@ -223,7 +211,11 @@ FAIL_FAST_PROPERTY = "fail_fast"
 
 
 def part_of(item: pytest.Item) -> str:
-    """The `part` a parametrised test checks ("output", "attention_weights", ...), "" for a whole test."""
+    """The `part` a parametrised test checks ("output", "attention_weights", ...), or a whole test's
+    `@pytest.mark.part(name)` (a test about one part alone); "" for a whole test."""
+    mark = item.get_closest_marker("part")
+    if mark and mark.args:
+        return str(mark.args[0])
     callspec = getattr(item, "callspec", None)
     part = callspec.params.get("part") if callspec is not None else None
     return part if isinstance(part, str) else ""
@@ -248,6 +240,8 @@ def same_examples(items: list[pytest.Item]) -> dict[str, str]:
 
 
 MISCONCEPTION_PROPERTY = "misconception"
+#: Where hypothesis (core._raise_to_user) leaves a test's failing examples on its pytest item.
+HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
 #: How a test ends that is not a failure of the student's code: pytest reports these its own way.
 _PYTEST_OUTCOMES: tuple[type[BaseException], ...] = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
@@ -280,6 +274,7 @@ class GradingPlugin:
         config.addinivalue_line("markers", "weight(w): the test's weight within its component")
         config.addinivalue_line("markers", "keep(reason): kept although no zoo mutant fails it")
         config.addinivalue_line("markers", "kind(k): reference, property or structure (scoring policy)")
+        config.addinivalue_line("markers", "part(name): the one part of a comparison a whole test checks")
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -368,6 +363,10 @@ class GradingPlugin:
             sys.setprofile(before)
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Hypothesis' pytest plugin turns a test's failing examples into a patch for the terminal summary
+        at this test's teardown report: an import of libcst (0.65 s, in the first grading of a process
+        that fails a test) and a parse of the suite per failing test, for a patch no one reads. It finds none."""
+        item.__dict__.pop(HYPOTHESIS_FAILING_EXAMPLES, None)
         component = component_of(item)
         if component:
             self.provider.after_test(component)

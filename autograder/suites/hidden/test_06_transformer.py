@@ -619,7 +619,7 @@ def test_encoder_weights_from_last_call(student):
     enc.eval()
     enc(randint(VOCAB, (2, 5), 0), torch.tensor([5, 3]))
     enc(randint(VOCAB, (1, 3), 1), torch.tensor([2]))
-    weights = enc.attention_weights
+    weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
     T.check(len(weights) == 2, _("after two forward calls, attention_weights should still have one entry "
                                  "per block (2), got {count}: reset the list in every forward call").format(count=len(weights)))
     for i in range(2):
@@ -1129,6 +1129,7 @@ def test_decoder_encoder_padding(student, case, mode):
 
 
 @pytest.mark.component("TransformerDecoder")
+@pytest.mark.part("attention_weights")  # a stored side output: the scoring gate weighs the outputs
 @settings(max_examples=4)
 @given(case=model_case(min_t=2))
 def test_decoder_step_attention_weights(student, ref, case):
@@ -1141,7 +1142,7 @@ def test_decoder_step_attention_weights(student, ref, case):
         _logits, state = dec(X[:, t:t + 1], state)
         with torch.no_grad():
             _logits, ref_state = r(X[:, t:t + 1], ref_state)
-        weights = dec.attention_weights
+        weights = T.attribute(dec, "attention_weights", "TransformerDecoder")
         T.check(len(weights) == 2 and all(len(w) == layers for w in weights),
                 _("after step {t}, attention_weights should be [self weights, cross weights] with "
                   "{layers} entries each (from the last call only), got lengths "
