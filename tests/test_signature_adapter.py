@@ -136,6 +136,29 @@ def test_a_parameter_after_one_left_to_its_default_goes_by_keyword_and_the_contr
                                                     [0, None, None, None])
 
 
+def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order() -> None:
+    """By name where the names say, by position for the rest (issue #23's second audit: a learner's
+    correct MultiHeadAttention(query_size, key_size, value_size, mha_num_hiddens, mha_num_heads, ...)
+    was called by position, its query_size got the key_size: 0/6; a PositionalEncoding(divide_batch_added=32,
+    divide_group_len=301, dropout=0) kept its own defaults for num_hiddens and max_len: 0.17/6)."""
+    mha = mismatch("class MultiHeadAttention:\n    def __init__(self, query_size, key_size, value_size, mha_num_hiddens, "
+                   "mha_num_heads, dropout=0.0, bias=False): pass\n", "MultiHeadAttention").adapter
+    assert mha is not None
+    assert mha.translate([3, 4, 5, 6, 2, 0.1], {}).args == [4, 3, 5, 6, 2, 0.1]
+    assert "the num_heads as your mha_num_heads" in mha.show()
+    pe = mismatch("class PositionalEncoding:\n    def __init__(self, divide_batch_added=32, divide_group_len=301, "
+                  "dropout=0): pass\n", "PositionalEncoding").adapter
+    assert pe is not None
+    call = pe.translate([8, 0.1], {"max_len": 50})
+    assert call.args + list(call.kwargs.values()) == [8, 50, 0.1]
+    # Never an option of the student's own for a parameter of another kind, nor when the counts differ:
+    own = signatures.adapter(signatures.Params(("num_hiddens", "dropout", "batch_first"), (None, None, "False")),
+                             signatures.Params(("num_hiddens", "dropout", "max_len"), (None, None, "1000")))
+    assert own is not None and own.names == ("num_hiddens", "dropout", None)
+    assert mismatch("class MultiHeadAttention:\n    def __init__(self, key_size, query_size, value_size, hid, heads, "
+                    "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
+
+
 @pytest.mark.parametrize("source,target", [
     ("def nadaraya_watson(x_train, y_train, x_val, kernel): pass\n", "nadaraya_watson"),  # kernel: no contract name
     ("class DotProductAttention:\n    def forward(self, keys, values, queries, valid_len, valid_lens=None): pass\n",

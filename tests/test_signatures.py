@@ -57,12 +57,14 @@ DOT_FORWARD = """    def forward(self, queries: torch.Tensor, keys: torch.Tensor
 
 
 def test_a_permuted_forward_is_named_and_not_diagnosed_as_a_misconception(zygote: Zygote, tmp_path: Path) -> None:
-    """`vals` is no contract name, so the grader cannot call by name (test_signature_adapter.py): by position."""
+    """`vals` is no contract name, and `scale` one more the contract has not, so the names leave it open which
+    is the values (test_signature_adapter.py; `vals` alone would take them, by rank): a call by position."""
     source = changed("02_attention_scoring", ADDITIVE_FORWARD,
-                     "    def forward(self, keys, vals, queries, valid_len):\n        valid_lens, values = valid_len, vals\n")
+                     "    def forward(self, keys, vals, queries, valid_len, scale=1.0):\n"
+                     "        valid_lens, values = valid_len, vals\n")
     result = grade(zygote, tmp_path, "02_attention_scoring", source)
     comp = component(result, "AdditiveAttention")
-    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, vals, queries, valid_len); "
+    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, vals, queries, valid_len, scale); "
                            "the contract is (queries, keys, values, valid_lens)\n  the tests pass the arguments by "
                            "position, in the contract's order: your keys gets the queries;")
     assert "fix: def forward(self, queries, keys, values, valid_lens) in class AdditiveAttention" in text

@@ -175,7 +175,8 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     supplied: list[tuple[str, Any]] = []
     required = [d is None for d in student.defaults] + [True] * len(student.keywords)
     every = student.names + student.keywords
-    for name, key, need in zip(every, identify(every, contract.names), required):
+    keys = _by_rank(student, contract, identify(every, contract.names), required)
+    for name, key, need in zip(every, keys, required):
         if key in theirs:
             j = theirs.index(key)
         else:
@@ -196,6 +197,39 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     if not any(names) and not supplied:
         return None
     return Adapter(contract.names, tuple(names), student.names, tuple(defaults), tuple(supplied))
+
+
+def _by_rank(student: Params, contract: Params, keys: list[str], required: list[bool]) -> list[str]:
+    """`keys` (per student parameter, the contract parameter it names: `identify`), with the positional
+    parameters that no name identifies taken, in order, as the contract's that no name was given to:
+    by name where the names say, by position for the rest (`mha_num_hiddens, mha_num_heads` for
+    `num_hiddens, num_heads`). Only when both sides leave as many and each pair's defaults agree in
+    kind (`_same_kind`): an option of the student's own (`batch_first=False`) never takes `max_len`."""
+    theirs = [same_name(n) for n in contract.names]
+    mine = [i for i, key in enumerate(keys[:len(student.names)])
+            if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
+    unnamed = [j for j, key in enumerate(theirs) if key not in keys]
+    if not mine or len(mine) != len(unnamed) or not all(
+            _same_kind(student.defaults[i], contract.defaults[j]) for i, j in zip(mine, unnamed)):
+        return keys
+    out = list(keys)
+    for i, j in zip(mine, unnamed):
+        out[i] = theirs[j]
+    return out
+
+
+def _same_kind(mine: Optional[str], theirs: Optional[str]) -> bool:
+    """Whether two defaults (source text; None: no default) may belong to one parameter: either side has
+    none, or both are literals of one kind (numbers, booleans, strings, None)."""
+    if mine is None or theirs is None:
+        return True
+    try:
+        values = [ast.literal_eval(mine), ast.literal_eval(theirs)]
+    except (ValueError, SyntaxError):
+        return False
+    kinds = {"bool" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else type(v).__name__
+             for v in values}
+    return len(kinds) == 1
 
 
 @dataclass(frozen=True)
