@@ -1050,6 +1050,31 @@ def test_decoder_step_by_step(student, ref, part, case, mode):
 
 
 @pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(2 / len(DECODER_PARTS))  # as much as the whole sequence's logits
+@settings(max_examples=6)
+@given(case=model_case())
+def test_decoder_step_by_step_matches_reference(student, ref, case):
+    """decoding one token at a time (eval mode) gives the course's decoder's logits at every step"""
+    # The course compares both ways of decoding: on whole sequences alone, a decoder wrong only one token at a
+    # time (the book's P[0]) kept what passes its self-consistency tests, and its mirror lost it.
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    state, ref_state, outs, expected = dec.init_state(enc, lens), r.init_state(enc, lens), [], []
+    for t in range(steps):
+        logits, state = dec(X[:, t:t + 1], state)
+        outs.append(T.as_plain(logits))
+        with torch.no_grad():
+            ref_logits, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, None)
+        expected.append(ref_logits)
+        compare(torch.cat(outs, 1), torch.cat(expected, 1), dtype=dtype, inputs={"X": X},
+                what=_("logits of steps 0..{t} decoded one token at a time (eval mode) vs the course's "
+                       "decoder's").format(t=t),
+                hint="the token after t cached ones is at position t: its positional encoding is P[t] "
+                     "(use the cache length as the offset)")
+
+
+@pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
 @pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
