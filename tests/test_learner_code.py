@@ -80,7 +80,7 @@ def test_weights_stored_under_another_name_cost_only_the_weights_tests_with_the_
     test that reads `attention_weights` says the contract's name, none a raw AttributeError, and the
     outputs' tests pass. Two tests read the attribute directly and said "'TransformerEncoder' object
     has no attribute 'attention_weights'"; the decoder's read the given base class's property, which
-    raises NotImplementedError: "not implemented yet", as if the decoder were a stub.)"""
+    raises NotImplementedError: "not implemented yet", as if the decoder were a stub."""
     source = reference_source("06_transformer")
     at = source.index("class TransformerEncoder")
     misspelt = source[:at] + re.sub(r"self\.attention_weights\b", "self.attention_weight", source[at:]).replace(

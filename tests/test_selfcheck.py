@@ -194,6 +194,29 @@ def test_no_patch_of_failing_examples_is_made_for_the_terminal() -> None:
     GradingPlugin(provider=None, components=None).pytest_runtest_teardown(item)  # type: ignore[arg-type]
     assert HYPOTHESIS_FAILING_EXAMPLES not in item.__dict__
 
+
+def test_an_attribute_the_base_class_leaves_to_the_student_is_missing_on_both_paths() -> None:
+    """The given AttentionDecoder's attention_weights raises NotImplementedError for a subclass to override:
+    read in this process, or through the sandbox (grading/remote.py turns the child's NotImplementedError into
+    NotImplementedYet), `T.attribute` says the class does not define it, and fails only where it is used."""
+    from autograder.selfcheck import testing as T
+    from autograder.selfcheck.failures import NotImplementedYet
+
+    class Decoder:  # in this process
+        @property
+        def attention_weights(self) -> None:
+            raise NotImplementedError
+
+    class Proxy:  # a sandboxed child's object, as the grader's proxy raises its NotImplementedError
+        def __getattr__(self, name: str) -> None:
+            raise NotImplementedYet("not implemented yet (your code raised NotImplementedError)")
+
+    for obj in (Decoder(), Proxy()):
+        got = T.attribute(obj, "attention_weights", "TransformerDecoder")
+        assert isinstance(got, T.Missing)
+        with pytest.raises(AssertionError, match="your class does not define `attention_weights`"):
+            len(got)
+
 _NOTED_SUITE = '''
 import pytest
 from hypothesis import given, strategies as st

@@ -175,7 +175,7 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     supplied: list[tuple[str, Any]] = []
     required = [d is None for d in student.defaults] + [True] * len(student.keywords)
     every = student.names + student.keywords
-    keys = _by_rank(student, contract, identify(every, contract.names), required)
+    keys = _by_rank(student, contract, theirs, identify(every, contract.names), required)
     for name, key, need in zip(every, keys, required):
         if key in theirs:
             j = theirs.index(key)
@@ -199,13 +199,14 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     return Adapter(contract.names, tuple(names), student.names, tuple(defaults), tuple(supplied))
 
 
-def _by_rank(student: Params, contract: Params, keys: list[str], required: list[bool]) -> list[str]:
-    """`keys` (per student parameter, the contract parameter it names: `identify`), with the positional
+def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[str],
+             required: list[bool]) -> list[str]:
+    """`keys` (per student parameter, the `same_name` of the contract parameter it names, as `theirs`
+    spells the contract's: `identify`), with the positional
     parameters that no name identifies taken, in order, as the contract's that no name was given to:
     by name where the names say, by position for the rest (`mha_num_hiddens, mha_num_heads` for
     `num_hiddens, num_heads`). Only when both sides leave as many and each pair's defaults agree in
     kind (`_same_kind`): an option of the student's own (`batch_first=False`) never takes `max_len`."""
-    theirs = [same_name(n) for n in contract.names]
     mine = [i for i, key in enumerate(keys[:len(student.names)])
             if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
     unnamed = [j for j, key in enumerate(theirs) if key not in keys]
