@@ -60,6 +60,11 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
     def enc(v: Any, depth: int = 0) -> Any:
         if depth > 64:
             raise WireError("value nested too deeply")
+        kind = type(v)  # the containers every message is made of first, by exact type (not subclasses)
+        if kind is dict:
+            return {"__dict__": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
+        if kind is list or kind is tuple:
+            return {"__list__" if kind is list else "__tuple__": [enc(x, depth + 1) for x in v]}
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, int):
@@ -79,10 +84,7 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
                 return {"__lazy__": dtype}
             return {"__meta__": [int(x) for x in v.shape], "dtype": dtype}
         if isinstance(v, torch.Tensor):
-            t = torch.Tensor.detach(v)
-            if t.layout != torch.strided:
-                t = t.to_dense()
-            t = t.cpu().clone(memory_format=torch.contiguous_format)  # also fixes size-1 dims with odd strides
+            t = _plain(v)
             dtype = DTYPE_NAMES.get(t.dtype)
             if dtype is None:
                 raise WireError(f"unsupported tensor dtype {t.dtype}")
@@ -94,16 +96,26 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
             return {"__tuple__": [int(x) for x in v]}
         if isinstance(v, Handle):
             return {"__handle__": v.id, "type": v.type_name, "callable": v.is_callable}
-        if type(v) in (list, tuple):
-            return {"__list__" if type(v) is list else "__tuple__": [enc(x, depth + 1) for x in v]}
-        if type(v) is dict:
-            return {"__dict__": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
         if to_handle is None:
             raise WireError(f"cannot send a {type(v).__name__}")
         return enc(to_handle(v), depth + 1)
 
     header = json.dumps(enc(value), allow_nan=False).encode()
     return header, blobs
+
+
+def _plain(v: torch.Tensor) -> torch.Tensor:
+    """`v`'s values as a dense, contiguous CPU tensor with no conjugate or negative bit, copied only where
+    `v` is not one already (a contiguous tensor's size-1 dimensions may have any stride: reshape(-1)
+    below still views it)."""
+    t = torch.Tensor.detach(v)
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    return t if t.is_contiguous() else t.contiguous()
 
 
 #: The JSON of a message, measured before it is parsed (json_bounds); the grader reads replies with
