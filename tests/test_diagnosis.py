@@ -98,7 +98,8 @@ def test_only_the_reported_failure_is_diagnosed(monkeypatch: pytest.MonkeyPatch)
     from autograder.selfcheck import testing
     calls: list[int] = []
     runs: list[int] = []
-    monkeypatch.setattr(testing, "DIAGNOSE", lambda actual, *rest: calls.append(actual.numel()) or frozenset({"x"}))
+    monkeypatch.setattr(testing, "DIAGNOSE",
+                        lambda actual, *rest: calls.append(actual.numel()) or testing.Reproduced(frozenset({"x"})))
 
     @settings(max_examples=30, derandomize=True, database=None)
     @given(n=st.integers(1, 50))
@@ -114,3 +115,29 @@ def test_only_the_reported_failure_is_diagnosed(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(testing.Mismatch):
         testing.assert_close(torch.ones(2), torch.zeros(2), what="output")
     assert calls == [3, 2]
+
+
+def test_a_family_is_told_in_the_words_of_the_member_that_reproduced_the_failures() -> None:
+    """A family's members are different ways of one mistake, each with its own words: the diagnosis uses
+    the words of the member whose replays or signatures reproduced the most failures, and of every member
+    that did as many (found by a review: a decoder wrong on whole sequences was told the book's mistake,
+    wrong step by step, because both members of `positions-ignore-cache` got the first one's words)."""
+    family = "positions-ignore-cache"
+    members = sorted((e for e in zoo.entries("06_transformer") if e.kind == "mutant" and diagnosis.family_of(e) == family),
+                     key=lambda e: e.name)
+    assert len(members) == 2 and members[0].bug != members[1].bug
+    first, second = members
+    told = diagnosis.explain("TransformerDecoder", family, [second.id, second.id, first.id])
+    assert told is not None and told.ways == ((second.bug, second.fix),) and told.family == family
+    assert told.entries == (first.id, second.id)  # the family, as before: the results record its id
+    both = diagnosis.explain("TransformerDecoder", family, [second.id, first.id])
+    assert both is not None and both.ways == ((first.bug, first.fix), (second.bug, second.fix))
+    summary, fix = both.said()
+    assert summary == f"{first.bug}, or like one that {second.bug}" and fix == f"{first.fix}; or: {second.fix}"
+
+
+def test_the_second_member_of_a_family_is_told_its_own_mistake_when_graded(tmp_path: Path) -> None:
+    """Through a grading: the member that is not first by name, found by its failures' signatures alone."""
+    entry = next(e for e in zoo.entries("06_transformer") if e.name == "dec_offset_only_for_one_token")
+    verdict = zoo.judge(entry, tmp_path)
+    assert verdict.named == [diagnosis.family_of(entry)] and verdict.told == [entry.bug]

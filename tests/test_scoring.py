@@ -103,7 +103,7 @@ def test_code_a_degenerate_version_reproduces_is_named_degenerate_and_not_floore
     comp = diagnosed(("degenerate:ms_zeros",), ("degenerate:ms_zeros",))
     assert comp.degenerate and not comp.explained
     [named] = comp.misconceptions
-    assert named.degenerate and "compute the output from the inputs" in named.fix
+    assert named.degenerate and "compute the output from the inputs" in named.said()[1]
 
 
 def test_a_degenerate_match_does_not_hide_the_one_mistake_that_explains_the_rest():

@@ -122,6 +122,25 @@ def test_symptoms_conclude_needs_every_failure_to_agree() -> None:
     assert symptoms.text_hash("x" + symptoms.WHERE_MARK + "In [3], line 1") == symptoms.text_hash("x")
 
 
+def test_check_tells_a_family_in_the_words_of_the_member_whose_signatures_match() -> None:
+    """A release's signatures name the mutants that fail a public test with a text: check() concludes on
+    their families and says the words of the member that failed the most of the student's tests so."""
+    from types import SimpleNamespace
+
+    from autograder import selfcheck
+    texts = ["comparison:\n  max abs error 1", "comparison:\n  max abs error 2", "comparison:\n  max abs error 3"]
+    known = {"tests": {"C::test_a": {symptoms.text_hash(texts[0]): ["other_way"]},
+                       "C::test_b": {symptoms.text_hash(texts[1]): ["other_way"]},
+                       "C::test_c": {symptoms.text_hash(texts[2]): ["one_way"]}},
+             "misconceptions": {"C": {"one_way": {"family": "f", "summary": "does it one way", "fix": "fix one"},
+                                      "other_way": {"family": "f", "summary": "does it the other way",
+                                                    "fix": "fix other"}}}}
+    failed = [SimpleNamespace(function=f"test_{x}", output=t) for x, t in zip("abc", texts)]
+    selfcheck._diagnose("C", failed, known, 2)
+    assert all("does it the other way" in o.output and "fix other" in o.output for o in failed)
+    assert not any("does it one way" in o.output for o in failed)
+
+
 def test_the_hint_level_keeps_the_diagnosis_and_shows_the_fix_from_level_2() -> None:
     text = "masked_softmax(X):\n  max abs error 1" + symptoms.DIAGNOSIS_MARK + "your masked_softmax ..." + \
         symptoms.FIX_MARK + "fill with -1e6"

@@ -202,13 +202,13 @@ def bundled_signatures(course: config_mod.Course, assignment: config_mod.Assignm
     public_tests = set()
     if public.exists():
         public_tests = {n.name for n in ast.walk(ast.parse(public.read_text())) if isinstance(n, ast.FunctionDef)}
-    tests = {k: v for k, v in diagnosis.signatures().items()
-             if k.split("::")[0] in own and k.split("::")[1] in public_tests}
+    mutants = {e.id: e for e in index.entries(assignment.id) if e.kind == "mutant" and e.component in own}
+    tests = {k: {h: sorted(mutants[i].name for i in ids if i in mutants) for h, ids in v.items()}
+             for k, v in diagnosis.signatures().items() if k.split("::")[0] in own and k.split("::")[1] in public_tests}
     words: dict[str, dict[str, dict[str, str]]] = {}
-    for entry in index.entries(assignment.id):
-        if entry.kind == "mutant" and entry.component in own:
-            words.setdefault(entry.component, {}).setdefault(
-                diagnosis.family_of(entry), {"summary": entry.bug, "fix": entry.fix})
+    for entry in mutants.values():
+        words.setdefault(entry.component, {})[entry.name] = {"family": diagnosis.family_of(entry),
+                                                             "summary": entry.bug, "fix": entry.fix}
     needs = {c: [d for d in course.closure([c]) if d in own] for c in own}
     return json.dumps({"tests": tests, "misconceptions": words, "needs": needs,
                        "hint_level": course.feedback.hint_level, "language": lang}, indent=1, sort_keys=True) + "\n"

@@ -102,7 +102,7 @@ def measure(graded: list[tuple[index.Entry, Result]]) -> Tally:
 
 
 def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
-    """{"<component>::<test function>": {hash of the failure text: [families]}} from mutants' failures."""
+    """{"<component>::<test function>": {hash of the failure text: [entry ids]}} from mutants' failures."""
     table: dict[str, dict[str, set[str]]] = {}
     for entry, result in graded:
         if entry.kind != "mutant":
@@ -115,8 +115,7 @@ def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[
                     continue  # a signature mistake is said by its own finding (signatures.attach), once
                 if not test.passed and test.output:
                     key = f"{comp.name}::{test.function}"
-                    table.setdefault(key, {}).setdefault(diagnosis.text_hash(test.output), set()).add(
-                        diagnosis.family_of(entry))
+                    table.setdefault(key, {}).setdefault(diagnosis.text_hash(test.output), set()).add(entry.id)
     return {k: {h: sorted(f) for h, f in sorted(v.items())} for k, v in sorted(table.items())}
 
 
@@ -131,7 +130,7 @@ def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[
         current = dict(diagnosis.signatures())
         kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
         kept.update(update)
-        text = json.dumps({"version": 1, "tests": dict(sorted(kept.items()))}, indent=1) + "\n"
+        text = json.dumps({"version": 2, "tests": dict(sorted(kept.items()))}, indent=1) + "\n"
         diagnosis.SIGNATURES.write_text(text)
         diagnosis.signatures.cache_clear()
 

@@ -52,6 +52,7 @@ class Verdict:
     component_points: float = 0.0  # ... out of its points
     passing: list[str] = field(default_factory=list)  # names of the passing tests of the entry's component
     named: list[str] = field(default_factory=list)  # misconception families the feedback names (diagnosis)
+    told: list[str] = field(default_factory=list)  # ... and the mistakes it describes (their members' words)
 
     @property
     def ok(self) -> bool:
@@ -170,8 +171,9 @@ def judge(entry: Entry, workdir: Path, grade: Optional[Callable[..., Any]] = Non
     first = f"{failing[0].name}\n{failing[0].output}" if failing else ""
     passing = [t.name for t in own.tests if t.passed] if own else []
     named = sorted({d.family for c in graded for d in c.misconceptions})
+    told = sorted({bug for c in graded for d in c.misconceptions for bug, _fix in d.ways})
     return Verdict(entry, lost, [t.name for t in failing], first, result.score + untouched, result.max_score,
-                   own.score if own else 0.0, own.points if own else 0.0, passing, named)
+                   own.score if own else 0.0, own.points if own else 0.0, passing, named, told)
 
 
 def later_assignments(component: str) -> list[str]:

@@ -129,8 +129,8 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
                                                                  "reason": u.reason, "defined": u.defined}
                                                                 for u in c.dependencies],
                                                "withheld": bool(c.withheld),
-                                               "misconceptions": [{"id": d.family, "summary": _(d.misconception),
-                                                                   "fix": _(d.fix)} for d in c.misconceptions]}
+                                               "misconceptions": [dict(zip(("id", "summary", "fix"), (d.family, *d.said())))
+                                                                  for d in c.misconceptions]}
                                       for c in result.components}},
     }
 

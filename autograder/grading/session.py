@@ -19,8 +19,9 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, candidates, conclude_component,
-                                            explain, signature_candidates)
+from autograder.catalogue.diagnosis import (Recorder, conclude_component,
+                                            explain, reproducing, signature_candidates,
+                                            signature_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
@@ -276,13 +277,14 @@ class Diagnoser:
         return Reference(**names)
 
     def __call__(self, component: str, actual: Any, expected: Any, inputs: dict[str, Any], rtol: float,
-                 atol: float) -> frozenset[str]:
+                 atol: float) -> testing.Reproduced:
         call = self.recorder.lookup(expected)
         if call is None and inputs and not inspect.isclass(self.course.reference_object(component)):
             call = Recorder.from_inputs(component, inputs)  # a hand-computed expectation of a function
         if call is None or call.component != component or not isinstance(actual, torch.Tensor):
-            return frozenset()
-        return frozenset(candidates(call, actual, rtol, atol))
+            return testing.Reproduced()
+        found = reproducing(call, actual, rtol, atol)
+        return testing.Reproduced(frozenset(found.values()), frozenset(found))
 
 
 def name_misconceptions(comp: ComponentScore) -> None:
@@ -295,9 +297,11 @@ def name_misconceptions(comp: ComponentScore) -> None:
         test.replayed = test.candidates
         test.candidates = tuple(sorted(set(test.candidates)
                                        | signature_candidates(comp.name, test.function, test.output)))
+        test.entries = tuple(sorted(set(test.entries) | signature_entries(comp.name, test.function, test.output)))
     family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
                                                  [set(t.replayed) for t in failed])
-    found = explain(comp.name, family) if family else None
+    found = explain(comp.name, family, [e for t in failed if family in t.candidates for e in t.entries]) \
+        if family else None
     if found is None:
         return
     comp.misconceptions.append(found)

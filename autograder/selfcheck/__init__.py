@@ -149,16 +149,18 @@ def _check(component: Optional[str], namespace: dict[str, Any], assignment: Opti
 def _diagnose(component: str, failed: list[Any], known: dict[str, Any], level: int) -> None:
     """Name the known mistake every failure of `component` that some known mistake explains is
     consistent with, if there is one, on the failures it explains (at hint `level`: symptoms.reveal)."""
-    tests = known.get("tests", {})
-    evidence = [set(tests.get(f"{component}::{o.function}", {}).get(symptoms.text_hash(o.output), []))
-                for o in failed]
+    tests, mistakes = known.get("tests", {}), known.get("misconceptions", {}).get(component, {})
+    failing = [tests.get(f"{component}::{o.function}", {}).get(symptoms.text_hash(o.output), []) for o in failed]
+    evidence = [{mistakes[m]["family"] for m in names if m in mistakes} for names in failing]
     family = symptoms.conclude(evidence)
-    words = known.get("misconceptions", {}).get(component, {}).get(family or "", {})
-    if family and words:
+    # In the words of the family's members that fail the most of these tests as the student's code does.
+    counts = {m: sum(m in names for names in failing) for m, w in sorted(mistakes.items()) if w["family"] == family}
+    told = [mistakes[m] for m, n in counts.items() if n == max(counts.values())]
+    if family and told:
+        said = symptoms.either([_(w.get("summary", "")) for w in told], [_(w.get("fix", "")) for w in told])
         for o, found in zip(failed, evidence):
             if family in found:
-                o.output = symptoms.reveal(o.output + symptoms.diagnosis(component, _(words.get("summary", "")),
-                                                                         _(words.get("fix", ""))), level)
+                o.output = symptoms.reveal(o.output + symptoms.diagnosis(component, *said), level)
 
 
 def _codes(obj: Any) -> list[Any]:

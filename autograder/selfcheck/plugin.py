@@ -14,7 +14,7 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -24,6 +24,9 @@ from autograder.sandbox.runtime import procedures
 from autograder.selfcheck import symptoms
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import _
+
+if TYPE_CHECKING:  # for the annotation only: the plugin imports testing where a test runs (as below)
+    from autograder.selfcheck.testing import Reproduced
 
 #: The seed of the grader's own random streams (test inputs drawn outside hypothesis).
 GRADER_SEED = 1234
@@ -54,6 +57,7 @@ class TestOutcome:
     misconception: str = ""  # the catalogue family diagnosed for the component (stable id), if any
     candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
     replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
+    entries: tuple[str, ...] = ()  # the catalogue entries whose replay reproduced it (members of those families)
     part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
     english: str = ""  # `name` in English (describe_test): what staff read and results are keyed by
 
@@ -240,6 +244,7 @@ def same_examples(items: list[pytest.Item]) -> dict[str, str]:
 
 
 MISCONCEPTION_PROPERTY = "misconception"
+ENTRIES_PROPERTY = "reproducing_entries"
 #: Where hypothesis (core._raise_to_user) leaves a test's failing examples on its pytest item.
 HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
@@ -254,8 +259,8 @@ class GradingPlugin:
     provider: StudentProvider
     components: Optional[list[str]]  # None: every component the suites mention, in file order
     reference: Optional[Callable[[], Any]] = None
-    #: (component, actual, expected, inputs, rtol, atol) -> families that reproduce the failure
-    diagnoser: Optional[Callable[..., frozenset[str]]] = None
+    #: (component, actual, expected, inputs, rtol, atol) -> the families and entries that reproduce the failure
+    diagnoser: Optional[Callable[..., Reproduced]] = None
     public_marker: Callable[[pytest.Item], bool] = lambda item: "public" in str(item.path)
     #: Where a crash in the student's code happened, from the exception (the self-check's: the student's
     #: code runs in this process; a sandboxed child sends its own, inside the failure's message).
@@ -302,8 +307,10 @@ class GradingPlugin:
         if report.failed:
             outcome.passed = False
             outcome.output = failure_text(report)
-            found = dict(report.user_properties).get(MISCONCEPTION_PROPERTY)
+            properties = dict(report.user_properties)
+            found, entries = properties.get(MISCONCEPTION_PROPERTY), properties.get(ENTRIES_PROPERTY)
             outcome.candidates = tuple(sorted(str(f) for f in found)) if isinstance(found, tuple) else ()
+            outcome.entries = tuple(sorted(str(e) for e in entries)) if isinstance(entries, tuple) else ()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
@@ -325,6 +332,9 @@ class GradingPlugin:
             found = getattr(excinfo.value, "candidates", None)
             if found:
                 properties.append((MISCONCEPTION_PROPERTY, tuple(found)))
+            entries = getattr(excinfo.value, "entries", None)
+            if entries:
+                properties.append((ENTRIES_PROPERTY, tuple(entries)))
         return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
                                  message, call.when, [], duration=call.duration, start=call.start,
                                  stop=call.stop, user_properties=properties)

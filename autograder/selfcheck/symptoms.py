@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Optional
+from collections.abc import Sequence
 
 from autograder.selfcheck.i18n import _
 
@@ -26,8 +27,8 @@ WHERE_MARK = "\n  where: "
 #: The hint levels (course.yml feedback.hint_level, check(..., hint=)): 1 the symptom and the
 #: misconception, 2 also the fix.
 HINT_LEVELS = (1, 2)
-#: The bundle's file: {"tests": {"<component>::<test>": {hash: [families]}}, "misconceptions":
-#: {"<component>": {family: {"summary", "fix"}}}, "needs": {"<component>": [same-assignment deps]}}.
+#: The bundle's file: {"tests": {"<component>::<test>": {hash: [mutants]}}, "misconceptions":
+#: {"<component>": {mutant: {"family", "summary", "fix"}}}, "needs": {"<component>": [same-assignment deps]}}.
 BUNDLED = Path(__file__).resolve().parent / "signatures.json"
 
 
@@ -53,6 +54,18 @@ def diagnosis(component: str, summary: str, fix: str) -> str:
     language: `reveal` and `text_hash` find them."""
     said = _("your {component} behaves exactly like one that {summary}").format(component=component, summary=summary)
     return f"{DIAGNOSIS_MARK}{said}{FIX_MARK}{fix}"
+
+
+def either(summaries: Sequence[str], fixes: Sequence[str]) -> tuple[str, str]:
+    """Mistakes the tests cannot tell apart (members of one family that fail them alike), as one summary
+    and one fix for `diagnosis`: "A, or like one that B" (all given translated; a fix said once)."""
+    summary, fix = summaries[0], fixes[0]
+    for other in summaries[1:]:
+        summary = _("{first}, or like one that {other}").format(first=summary, other=other)
+    for other in dict.fromkeys(fixes[1:]):
+        if other != fixes[0]:
+            fix = _("{first}; or: {other}").format(first=fix, other=other)
+    return summary, fix
 
 
 def reveal(text: str, level: int) -> str:

@@ -90,17 +90,26 @@ def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
         expected=tuple(shape), actual=tuple(actual.shape)))
 
 
+@dataclasses.dataclass(frozen=True)
+class Reproduced:
+    """What reproduces a failed comparison: the catalogue's families (the evidence a diagnosis weighs) and
+    the ids of the entries whose replay did (which member of a family the student's code behaves like)."""
+
+    families: frozenset[str] = frozenset()
+    entries: frozenset[str] = frozenset()
+
+
 #: Set by the grader's plugin while a test runs (None in a notebook's self-check):
 #: (actual, expected, inputs, rtol, atol) -> the known misconceptions that reproduce `actual`.
-DIAGNOSE: Optional[Callable[[Any, Any, dict[str, Any], float, float], frozenset[str]]] = None
+DIAGNOSE: Optional[Callable[[Any, Any, dict[str, Any], float, float], Reproduced]] = None
 
 
 class Mismatch(AssertionError):
-    """A failed comparison, with the known misconceptions (catalogue families) that reproduce it."""
+    """A failed comparison, with the known misconceptions (catalogue families and entries) that reproduce it."""
 
-    def __init__(self, message: str, candidates: frozenset[str] = frozenset()) -> None:
+    def __init__(self, message: str, found: Reproduced = Reproduced()) -> None:
         super().__init__(message)
-        self.candidates = candidates
+        self.candidates, self.entries = found.families, found.entries
 
 
 class Missing:
@@ -181,7 +190,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     raw_actual, raw_expected = actual, expected
 
     def fail(reason: str) -> None:
-        found: frozenset[str] = frozenset()
+        found = Reproduced()
         if DIAGNOSE is not None and isinstance(raw_actual, torch.Tensor) and reported():
             tol = tolerance(raw_expected.dtype) if isinstance(raw_expected, torch.Tensor) else (0.0, 0.0)
             rng = torch.random.get_rng_state()  # the diagnosis's replays leave the test's random stream as it was
