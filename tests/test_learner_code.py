@@ -28,6 +28,13 @@ def test_book_style_d2l_names_resolve_to_the_course_names(zygote: Zygote) -> Non
     assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
 
 
+def test_d2l_s_short_names_for_torch_s_resolve_as_in_the_book(zygote: Zygote) -> None:
+    """`d2l.zeros`, `d2l.arange`, `d2l.float32`...: d2l.torch's aliases, which the 0.17 package's own
+    PositionalEncoding uses (found by a review: that code, verbatim, got 0/6)."""
+    result = session.grade_file(zygote, "05_positional_encoding", LEARNERS / "d2l_aliases_pe.py")
+    assert result.score == result.max_score, texts(result, "PositionalEncoding")[:2]
+
+
 def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zygote) -> None:
     result = session.grade_file(zygote, A, LEARNERS / "d2l_v1_names.py")
     scores = {c.name: c.score for c in result.components}

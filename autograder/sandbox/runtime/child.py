@@ -123,11 +123,31 @@ def install_modules(modules: dict[str, str]) -> None:
         exec(compile(source, f"<course {name}>", "exec"), module.__dict__)
 
 
+#: d2l.torch's own short names for torch's (its "aliases": `d2l.zeros`, `d2l.arange`, `d2l.float32`), which
+#: the book's code calls (the 0.17 package's PositionalEncoding builds its table with them).
+D2L_TORCH_ALIASES: dict[str, Any] = {
+    **{name: getattr(torch, name) for name in (
+        "ones", "zeros", "tensor", "arange", "meshgrid", "sin", "sinh", "cos", "cosh", "tanh", "linspace", "exp",
+        "log", "normal", "rand", "matmul", "int32", "float32", "stack", "abs", "eye")},
+    "concat": torch.cat,
+    "numpy": lambda x, *args, **kwargs: x.detach().numpy(*args, **kwargs),
+    "size": lambda x, *args, **kwargs: x.numel(*args, **kwargs),
+    "reshape": lambda x, *args, **kwargs: x.reshape(*args, **kwargs),
+    "to": lambda x, *args, **kwargs: x.to(*args, **kwargs),
+    "reduce_sum": lambda x, *args, **kwargs: x.sum(*args, **kwargs),
+    "reduce_mean": lambda x, *args, **kwargs: x.mean(*args, **kwargs),
+    "argmax": lambda x, *args, **kwargs: x.argmax(*args, **kwargs),
+    "astype": lambda x, *args, **kwargs: x.type(*args, **kwargs),
+    "transpose": lambda x, *args, **kwargs: x.t(*args, **kwargs),
+}
+
+
 class D2LNames(types.ModuleType):
     """`d2l.torch` as the grader sees it: code in the book's style (`from d2l import torch as d2l`,
     then `d2l.masked_softmax(...)`) gets this course's names: the student's own where the grader
-    uses them, the course's where it replaces them (the dependency rule), the given toolkit. The
-    d2l package itself is not installed where grading runs."""
+    uses them, the course's where it replaces them (the dependency rule), the given toolkit, and
+    d2l's short names for torch's (`D2L_TORCH_ALIASES`). The d2l package itself is not installed
+    where grading runs."""
 
     def __init__(self, namespace: dict[str, Any], modules: list[str]) -> None:
         super().__init__("d2l.torch")
@@ -142,6 +162,8 @@ class D2LNames(types.ModuleType):
             module = sys.modules.get(module_name)
             if module is not None and not name.startswith("_") and hasattr(module, name):
                 return getattr(module, name)
+        if name in D2L_TORCH_ALIASES:
+            return D2L_TORCH_ALIASES[name]
         raise AttributeError(say("d2l", name=name))
 
 
