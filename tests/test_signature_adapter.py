@@ -159,6 +159,19 @@ def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order(
                     "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
 
 
+def test_d2l_1_0_s_num_blks_and_a_constructor_without_parameters_are_called_by_name() -> None:
+    """Found by a review: d2l 1.0's TransformerEncoder(vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
+    num_blks, dropout, use_bias) was called by position (num_blks named nothing): 0/4; a
+    DotProductAttention() that takes no dropout crashed on every test (no name in common): 0/4."""
+    enc = mismatch("class TransformerEncoder:\n    def __init__(self, vocab_size, num_hiddens, ffn_num_hiddens, num_heads, "
+                   "num_blks, dropout, use_bias=False): pass\n", "TransformerEncoder").adapter
+    assert enc is not None and "the num_layers as your num_blks" in enc.show()
+    bare = mismatch("class DotProductAttention:\n    def __init__(self): pass\n", "DotProductAttention").adapter
+    assert bare is not None
+    call = bare.translate([0.1], {})
+    assert call.args == [] and call.kwargs == {}
+
+
 @pytest.mark.parametrize("source,target", [
     ("def nadaraya_watson(x_train, y_train, x_val, kernel): pass\n", "nadaraya_watson"),  # kernel: no contract name
     ("class DotProductAttention:\n    def forward(self, keys, values, queries, valid_len, valid_lens=None): pass\n",

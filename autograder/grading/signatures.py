@@ -38,7 +38,8 @@ METHODS = ("__init__", "forward", "init_state")
 #: Spellings that name the same parameter (after lower case and a plural "s" are dropped).
 SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_head": "num_head",
             "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
-            "valid_length": "valid_len", "idx": "i", "x_train": "key", "y_train": "value", "x_val": "query"}
+            "valid_length": "valid_len", "idx": "i", "x_train": "key", "y_train": "value", "x_val": "query",
+            "num_blk": "num_layer", "num_block": "num_layer", "n_layer": "num_layer"}  # d2l 1.0's num_blks
 #: Words that say a parameter is a count or an input's size rather than what it is: `ffn_num_input`
 #: and `ffn_input`, `norm_shape` and `norm_input` name one parameter (`loose_name`).
 FILLER = frozenset({"num", "input", "shape"})
@@ -166,7 +167,8 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     """The call by name that gives each of the student's parameters what its name says, or None when
     the names leave it open: a parameter without a default that no contract parameter names (by
     `same_name`, else by `loose_name` where that is unique on both sides) and that EXTRA_VALUES does
-    not know, two of the student's that name the same one, or nothing in common."""
+    not know, two of the student's that name the same one, or nothing in common (unless the student's
+    takes no parameters at all: it is called with none)."""
     theirs = [same_name(n) for n in contract.names]
     if contract.varargs or len(set(theirs)) != len(theirs):
         return None
@@ -194,8 +196,9 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
                 defaults.append((name, ast.literal_eval(default)))
             except (ValueError, SyntaxError):
                 pass  # not a literal: a test that leaves it out fails, as the contract's own call would
-    if not any(names) and not supplied:
-        return None
+    if not any(names) and not supplied and (every or student.varargs):
+        return None  # nothing in common: which of theirs is which is anyone's guess
+    # (a callable that takes no parameters at all gets none: `DotProductAttention()` without a dropout)
     return Adapter(contract.names, tuple(names), student.names, tuple(defaults), tuple(supplied))
 
 
