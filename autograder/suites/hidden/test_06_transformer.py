@@ -129,10 +129,13 @@ def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtyp
 check_normalized = functools.partial(T.assert_layer_normalized, hint=POST_NORM_HINT)
 
 
-def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers: int, what: str) -> None:
-    """Each block has its own parameters: the same module appended num_layers times shares them."""
+def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers: int, what: str,
+                    *inputs: Any) -> None:
+    """Each block has its own parameters: the same module appended num_layers times shares them. Lazy
+    layers (d2l 1.0's) get their shapes from one call of the student's module on `inputs` first."""
     # By count, not by name (named_parameters() lists a shared parameter once): names are the naming test's.
-    total_mine = sum(math.prod(tuple(p.shape)) for _, p in student_module.named_parameters())
+    total_mine = T.with_lazy_parameters(
+        lambda: sum(math.prod(tuple(p.shape)) for _, p in student_module.named_parameters()), student_module, *inputs)
     total_theirs = sum(math.prod(tuple(p.shape)) for _, p in ref_module.named_parameters())
     T.check(total_mine == total_theirs,
             _("{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
@@ -573,7 +576,7 @@ def check_encoder_call(student: Any, paired_up: Callable[[], tuple[Any, torch.nn
 def test_encoder_blocks_have_own_weights(student, ref):
     """each of the encoder's num_layers blocks has its own weights (no block shared)"""
     enc = student.TransformerEncoder(*model_args(3))
-    distinct_blocks(enc, ref.TransformerEncoder(*model_args(3)), 3, "TransformerEncoder")
+    distinct_blocks(enc, ref.TransformerEncoder(*model_args(3)), 3, "TransformerEncoder", torch.tensor([[1, 2, 3]]), None)
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -931,7 +934,8 @@ def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dr
 def test_decoder_blocks_have_own_weights(student, ref):
     """each of the decoder's num_layers blocks has its own weights (no block shared)"""
     dec = student.TransformerDecoder(*model_args(3))
-    distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder")
+    distinct_blocks(dec, ref.TransformerDecoder(*model_args(3)), 3, "TransformerDecoder", torch.tensor([[1, 2, 3]]),
+                    dec.init_state(torch.zeros(1, 4, D), None))
 
 
 #: The parts of a decoder's checks scored separately.
