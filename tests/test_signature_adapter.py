@@ -159,6 +159,19 @@ def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order(
                     "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
 
 
+def test_a_call_that_leaves_out_a_tests_input_names_no_misconception() -> None:
+    """Found by a review: a sequence_mask(X, valid_len) without `value` never got the test's value=-1, wrote
+    -1e6, and was told it "makes -1e6 the default of value". Its outputs answer other inputs: the signature
+    finding names the mistake, no misconception does. A constructor's left-out sizes are no inputs."""
+    dropped = mismatch("def sequence_mask(X, valid_len):\n    pass\n", "sequence_mask")
+    assert dropped.adapter is not None and dropped.drops_inputs
+    assert signatures.misleading({"sequence_mask": [dropped]}, "sequence_mask")
+    sizes = mismatch("class MultiHeadAttention:\n    def __init__(self, num_hiddens, num_heads, dropout, bias=False): "
+                     "pass\n", "MultiHeadAttention")
+    assert sizes.adapter is not None and not sizes.drops_inputs
+    assert not signatures.misleading({"MultiHeadAttention": [sizes]}, "MultiHeadAttention")
+
+
 def test_d2l_1_0_s_num_blks_and_a_constructor_without_parameters_are_called_by_name() -> None:
     """Found by a review: d2l 1.0's TransformerEncoder(vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
     num_blks, dropout, use_bias) was called by position (num_blks named nothing): 0/4; a

@@ -256,6 +256,13 @@ class Mismatch:
         """Whether calls go through with arguments in the wrong parameters (its outputs are no misconception)."""
         return bool(self.misplaced) and not self.missing and not self.extra and self.adapter is None
 
+    @property
+    def drops_inputs(self) -> bool:
+        """Whether calls by name leave out inputs the tests pass to a function or method (a
+        `sequence_mask(X, valid_len)` never gets the test's `value`): its outputs answer other inputs, so
+        they are no misconception either. A constructor's left-out sizes are not inputs (lazy layers)."""
+        return self.kind != "constructor" and self.adapter is not None and None in self.adapter.names
+
     def _got(self, j: int) -> str:
         return _("the {name}").format(name=self.contract.names[j]) if j < len(self.contract.names) else _("nothing")
 
@@ -505,6 +512,7 @@ def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
 
 
 def misleading(found: dict[str, list[Mismatch]], component: str) -> bool:
-    """Whether a signature mistake feeds the component's code another argument's values, so that no
-    misconception may be named from its outputs (the grader's rule, and the catalogue's measure's)."""
-    return any(m.wrong_values for m in found.get(component, []))
+    """Whether a signature mistake feeds the component's code another argument's values, or leaves out
+    inputs the tests pass, so that no misconception may be named from its outputs (the grader's rule,
+    and the catalogue's measure's): the signature finding names the mistake."""
+    return any(m.wrong_values or m.drops_inputs for m in found.get(component, []))
