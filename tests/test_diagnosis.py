@@ -127,10 +127,10 @@ def test_a_family_is_told_in_the_words_of_the_member_that_reproduced_the_failure
                      key=lambda e: e.name)
     first, second = members[0], next(e for e in members if e.name == "dec_offset_only_for_one_token")
     assert first.name == "dec_book_positions_p0" and first.bug != second.bug
-    told = diagnosis.explain("TransformerDecoder", family, [second.id, second.id, first.id])
+    told = diagnosis.explain("TransformerDecoder", family, [{second.id}, {second.id}, {first.id}])
     assert told is not None and told.ways == ((second.bug, second.fix),) and told.family == family
     assert told.entries == tuple(e.id for e in members)  # the family, as before: the results record its id
-    both = diagnosis.explain("TransformerDecoder", family, [second.id, first.id])
+    both = diagnosis.explain("TransformerDecoder", family, [{second.id}, {first.id}])
     assert both is not None and both.ways == ((first.bug, first.fix), (second.bug, second.fix))
     summary, fix = both.said()
     assert summary == f"{first.bug}, or like one that {second.bug}" and fix == f"{first.fix}; or: {second.fix}"

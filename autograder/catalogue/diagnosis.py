@@ -14,7 +14,7 @@ import functools
 import importlib
 import json
 from pathlib import Path
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -27,7 +27,7 @@ from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "explain",
-           "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
+           "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
            "text_hash"]
 
 
@@ -283,13 +283,13 @@ def reproducing(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> d
     return found
 
 
-def explain(component: str, family: str, entries: Sequence[str] = ()) -> Optional[Diagnosis]:
+def explain(component: str, family: str, failures: Sequence[Collection[str]] = ()) -> Optional[Diagnosis]:
     """The catalogue's words for a family of misconceptions (or a degenerate family) of a component.
 
     A family's members are different ways of one mistake, each with words of its own (dropout on the
     values, on the output): the words are those of the member that reproduced the most of the failures
-    (`entries`: one id per failure each reproduced, by replay or by signature), and of every member
-    that did as many, in name order (the tests cannot tell them apart: the book's causal mask in training
+    (`failures`: per failure, the ids of the entries that reproduced it, by replay or by signature), and
+    of every member that did as many, in name order (symptoms.most_alike) (the tests cannot tell them apart: the book's causal mask in training
     only and no mask at all fail every eval-mode test alike)."""
     degenerate = is_degenerate(family)
     kind, name = ("degenerate", family.split(":", 1)[1]) if degenerate else ("mutant", family)
@@ -297,8 +297,8 @@ def explain(component: str, family: str, entries: Sequence[str] = ()) -> Optiona
                       and family_of(e) == name), key=lambda e: e.name)
     if not members:
         return None
-    counts = {e.id: sum(1 for i in entries if i == e.id) for e in members}
-    told = [e for e in members if counts[e.id] == max(counts.values())]
+    alike = symptoms.most_alike([e.id for e in members], failures)
+    told = [e for e in members if e.id in alike]
     ways = tuple((e.bug, DEGENERATE_FIX if degenerate else getattr(e, "fix", "")) for e in told)
     return Diagnosis(family, tuple(e.id for e in members), ways, degenerate)
 
@@ -333,7 +333,12 @@ def signature_entries(component: str, function: str, text: str) -> set[str]:
     return set(signatures().get(f"{component}::{function}", {}).get(text_hash(text), []))
 
 
+def families(ids: Collection[str]) -> set[str]:
+    """The families of the catalogue's entries `ids` (those it holds)."""
+    known = _entries_by_id()
+    return {family_of(known[i]) for i in ids if i in known}
+
+
 def signature_candidates(component: str, function: str, text: str) -> set[str]:
     """The families of those mutants (`signature_entries`)."""
-    known = _entries_by_id()
-    return {family_of(known[i]) for i in signature_entries(component, function, text) if i in known}
+    return families(signature_entries(component, function, text))

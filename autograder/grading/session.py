@@ -19,8 +19,7 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, conclude_component,
-                                            explain, reproducing, signature_candidates,
+from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, reproducing,
                                             signature_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
@@ -295,13 +294,12 @@ def name_misconceptions(comp: ComponentScore) -> None:
     failed = [t for t in comp.tests if not t.passed]
     for test in failed:
         test.replayed = test.candidates
-        test.candidates = tuple(sorted(set(test.candidates)
-                                       | signature_candidates(comp.name, test.function, test.output)))
-        test.entries = tuple(sorted(set(test.entries) | signature_entries(comp.name, test.function, test.output)))
+        signed = signature_entries(comp.name, test.function, test.output)
+        test.candidates = tuple(sorted(set(test.candidates) | families(signed)))
+        test.entries = tuple(sorted(set(test.entries) | signed))
     family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
                                                  [set(t.replayed) for t in failed])
-    found = explain(comp.name, family, [e for t in failed if family in t.candidates for e in t.entries]) \
-        if family else None
+    found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates]) if family else None
     if found is None:
         return
     comp.misconceptions.append(found)

@@ -154,8 +154,8 @@ def _diagnose(component: str, failed: list[Any], known: dict[str, Any], level: i
     evidence = [{mistakes[m]["family"] for m in names if m in mistakes} for names in failing]
     family = symptoms.conclude(evidence)
     # In the words of the family's members that fail the most of these tests as the student's code does.
-    counts = {m: sum(m in names for names in failing) for m, w in sorted(mistakes.items()) if w["family"] == family}
-    told = [mistakes[m] for m, n in counts.items() if n == max(counts.values())]
+    members = sorted(m for m, w in mistakes.items() if w["family"] == family)
+    told = [mistakes[m] for m in symptoms.most_alike(members, failing)]
     if family and told:
         said = symptoms.either([_(w.get("summary", "")) for w in told], [_(w.get("fix", "")) for w in told])
         for o, found in zip(failed, evidence):

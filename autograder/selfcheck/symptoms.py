@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Optional
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from autograder.selfcheck.i18n import _
 
@@ -54,6 +54,14 @@ def diagnosis(component: str, summary: str, fix: str) -> str:
     language: `reveal` and `text_hash` find them."""
     said = _("your {component} behaves exactly like one that {summary}").format(component=component, summary=summary)
     return f"{DIAGNOSIS_MARK}{said}{FIX_MARK}{fix}"
+
+
+def most_alike(members: Sequence[str], failures: Sequence[Collection[str]]) -> list[str]:
+    """Of a family's `members` (in the order given), those that reproduce the most `failures` (each: the
+    members that reproduce one failure): one, or every one the failures cannot tell apart. One home for
+    the rule (the grader's diagnosis, the self-check), whose words `either` joins."""
+    counts = [sum(m in f for f in failures) for m in members]
+    return [m for m, n in zip(members, counts) if n == max(counts)]
 
 
 def either(summaries: Sequence[str], fixes: Sequence[str]) -> tuple[str, str]:

@@ -123,6 +123,11 @@ def install_modules(modules: dict[str, str]) -> None:
         exec(compile(source, f"<course {name}>", "exec"), module.__dict__)
 
 
+def _method(name: str) -> Any:
+    """d2l's way of calling a tensor method as a function: `d2l.reshape(x, ...)` is `x.reshape(...)`."""
+    return lambda x, *args, **kwargs: getattr(x, name)(*args, **kwargs)
+
+
 #: d2l.torch's own short names for torch's (its "aliases": `d2l.zeros`, `d2l.arange`, `d2l.float32`), which
 #: the book's code calls (the 0.17 package's PositionalEncoding builds its table with them).
 D2L_TORCH_ALIASES: dict[str, Any] = {
@@ -131,14 +136,9 @@ D2L_TORCH_ALIASES: dict[str, Any] = {
         "log", "normal", "rand", "matmul", "int32", "float32", "stack", "abs", "eye")},
     "concat": torch.cat,
     "numpy": lambda x, *args, **kwargs: x.detach().numpy(*args, **kwargs),
-    "size": lambda x, *args, **kwargs: x.numel(*args, **kwargs),
-    "reshape": lambda x, *args, **kwargs: x.reshape(*args, **kwargs),
-    "to": lambda x, *args, **kwargs: x.to(*args, **kwargs),
-    "reduce_sum": lambda x, *args, **kwargs: x.sum(*args, **kwargs),
-    "reduce_mean": lambda x, *args, **kwargs: x.mean(*args, **kwargs),
-    "argmax": lambda x, *args, **kwargs: x.argmax(*args, **kwargs),
-    "astype": lambda x, *args, **kwargs: x.type(*args, **kwargs),
-    "transpose": lambda x, *args, **kwargs: x.t(*args, **kwargs),
+    **{alias: _method(name) for alias, name in (
+        ("size", "numel"), ("reshape", "reshape"), ("to", "to"), ("reduce_sum", "sum"), ("reduce_mean", "mean"),
+        ("argmax", "argmax"), ("astype", "type"), ("transpose", "t"))},
 }
 
 
