@@ -95,6 +95,10 @@ class Scoring(_Strict):
     #: comparison (a missing 1/sqrt(d)), keeps this share of that credit; code that is wrong in no
     #: known way, or that a degenerate catalogue entry reproduces, earns only its proportion.
     floor: float = Field(0.5, ge=0, le=1)
+    #: The most a component earns, whatever its tests pass, when a degenerate catalogue entry reproduces
+    #: its failures (its outputs do not depend on its inputs the way the course's do): a stored side
+    #: output right beside constant outputs passes reference tests of its own.
+    degenerate_share: float = Field(0.1, ge=0, le=1)
     tests: dict[str, float] = Field(default_factory=dict)
     #: "<component>::<test function>": kind, for a test whose marker (or its use of the reference)
     #: does not say what it really checks; kept here so that the suites' sources do not change.

@@ -141,3 +141,60 @@ def test_the_second_member_of_a_family_is_told_its_own_mistake_when_graded(tmp_p
     entry = next(e for e in zoo.entries("06_transformer") if e.name == "dec_offset_only_for_one_token")
     verdict = zoo.judge(entry, tmp_path)
     assert verdict.named == [diagnosis.family_of(entry)] and verdict.told == [entry.bug]
+
+
+def test_a_crash_has_the_same_signature_in_the_sandbox_as_in_the_grading_process() -> None:
+    """signatures.json is measured in-process; the sandbox wraps a crash ("raised StudentError: your code
+    raised ...") and inserts the student's traceback before the test's own lines: neither is a fact."""
+    from autograder.selfcheck import symptoms
+    head = ("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, valid_lens) raised "
+            "{error}: mat1 and mat2 shapes cannot be multiplied (6x5 and 6x8)")
+    tail = "\n  input Case(B=1, Q=1, K=1, query_size=1, key_size=2, value_size=1, valid_lens=None, dtype=float64, seed=0)"
+    in_process = head.format(error="RuntimeError") + tail
+    sandboxed = (head.format(error="StudentError: your code raised RuntimeError") + "\n  where (your code):" +
+                 "\n    mine.py, line 96, in forward: queries, keys = self.W_k(queries), self.W_q(keys)"
+                 "\n      shapes: queries (2, 3, 5), keys (2, 4, 6)" + tail)
+    assert symptoms.text_hash(sandboxed) == symptoms.text_hash(in_process)
+    assert symptoms.text_hash(sandboxed) != symptoms.text_hash(head.format(error="RuntimeError"))  # the input counts
+
+
+def test_a_crashing_mistake_is_graded_alike_in_the_sandbox_and_in_process(zygote, tmp_path: Path) -> None:
+    """Found by a review: W_q and W_k swapped (a shape crash on most inputs) scored 2.0 of 4 with its
+    diagnosis in-process, where the catalogue is measured, and 0 with none in the sandbox, where classes
+    are graded: the sandbox's crash text did not match the catalogue's signatures."""
+    from autograder.grading.session import grade_file
+    entry = next(e for e in zoo.entries("02_attention_scoring") if e.name == "add_qk_swapped")
+    path = zoo.compose(entry, tmp_path)
+    graded = [next(c for c in r.components if c.name == "AdditiveAttention") for r in (
+        run_in_process("02_attention_scoring", path, components=["AdditiveAttention"]),
+        grade_file(zygote, "02_attention_scoring", str(path)))]
+    assert [(c.score, [m.family for m in c.misconceptions]) for c in graded] == [(graded[0].score, ["add_qk_swapped"])] * 2
+
+
+_RIGHT_WEIGHTS_ZERO_OUTPUT = '''
+
+class DotProductAttention(nn.Module):
+    """Stores the right attention weights and returns zeros."""
+
+    def __init__(self, dropout, **kwargs):
+        super().__init__(**kwargs)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.zeros(*queries.shape[:2], values.shape[-1], dtype=values.dtype)
+'''
+
+
+def test_degenerate_code_earns_at_most_its_share_whatever_it_passes(tmp_path: Path) -> None:
+    """Found by a review: attention that stores the right weights and returns zeros passed the
+    reference tests of its weights (a side output, outside the gate) and kept 0.78 of 4."""
+    path = tmp_path / "weights_only.py"
+    path.write_text(zoo.reference_source("02_attention_scoring") + _RIGHT_WEIGHTS_ZERO_OUTPUT)
+    result = run_in_process("02_attention_scoring", path, components=["DotProductAttention"])
+    dot = next(c for c in result.components if c.name == "DotProductAttention")
+    assert dot.degenerate and 0 < dot.score <= 0.1 * dot.points, dot.score
+    tests = [t for t in results_json(result)["tests"] if t["name"].startswith("DotProductAttention")]
+    assert round(sum(t["score"] for t in tests), 4) == dot.score
+    assert any(t["score"] > 0 and "all its tests together earn at most 10% of its points" in t["output"] for t in tests)

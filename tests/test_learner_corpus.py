@@ -41,6 +41,10 @@ KNOWN = {
     "nahz1chen_multihead": ("called by name now, but its (d_model, d_model) projections fit only key_size = query_size "
                             "= value_size = num_hiddens and its forward takes no valid_lens and views the keys with "
                             "the queries' length: every test crashes; this design cannot meet the contract"),
+    "chenkehan_nwk_device": ("the grader sees nothing right: forward subtracts the (n,) queries along the keys' last "
+                             "axis, which crashes unless n == m, and squeezes one query's prediction to a scalar; its "
+                             "0.14 of 6 came from a diagnosis (nwk_wrong_row) of one failure that no replayed failure "
+                             "supported, which the diagnosis no longer names (catalogue/diagnosis.conclude_component)"),
     "chenkehan_pe": ("two realistic mistakes (base 1000, `x +=` in place), not one, so no floor; and with the base "
                      "changing every column pair but the first, no comparison with the course passes: the gate "
                      "leaves the passed property tests nothing"),

@@ -17,13 +17,16 @@ KINDS = ("reference", "property", "structure")
 COMP = "masked_softmax"
 
 
-def outcome(kind: str, passed: bool, weight: float = 1.0, function: str = "") -> plugin.TestOutcome:
+def outcome(kind: str, passed: bool, weight: float = 1.0, function: str = "",
+            misconception: str = "") -> plugin.TestOutcome:
     return plugin.TestOutcome(nodeid=f"t::{function or kind}", name=function or kind, component=COMP, weight=weight,
-                       public=False, kind=kind, function=function or f"test_{kind}", passed=passed)
+                              public=False, kind=kind, function=function or f"test_{kind}", passed=passed,
+                              misconception=misconception)
 
 
 tests_lists = st.lists(st.builds(outcome, st.sampled_from(KINDS), st.booleans(),
-                                 st.sampled_from([0.5, 1.0, 2.0, 3.0])), min_size=1, max_size=12)
+                                 st.sampled_from([0.5, 1.0, 2.0, 3.0]),
+                                 misconception=st.sampled_from(["", "fill-zero"])), min_size=1, max_size=12)
 points = st.integers(1, 400).map(lambda n: n / 4)  # 0.25 .. 100 points
 
 
@@ -33,7 +36,10 @@ def test_shares_add_up_to_exactly_the_points_and_never_exceed_them(pts, tests, e
     out = shares(pts, tests, Scoring(gate=gate), explained)
     assert round(sum(s.max_score for s in out) * 10_000) == round(pts * 10_000)
     assert all(0 <= s.score <= s.max_score for s in out)
-    assert all(s.score == 0 for s in out if not s.outcome.passed)
+    assert all(s.score == 0 for s in out if not s.outcome.passed and not (explained and s.outcome.misconception))
+    assert all(s.score <= s.max_score / 2 + 1e-4 for s in out if not s.outcome.passed)  # the floor is 0.5
+    capped = shares(pts, tests, Scoring(gate=gate), degenerate=True)
+    assert sum(round(s.score * 10_000) for s in capped) <= int(round(pts * 10_000) * 0.1)
     if all(t.passed for t in tests):
         assert component_score(pts, tests, Scoring(gate=gate), explained) == pts
 
@@ -53,6 +59,30 @@ def test_code_that_fails_every_comparison_earns_nothing_for_its_invariances_unle
     assert [s.score for s in explained] == [0.0, 0.5, 0.5]
     assert [s.floored for s in explained] == [False, True, True]
     assert component_score(5.0, tests, Scoring(floor=0.2), explained=True) == 0.4
+
+
+def test_one_named_mistake_costs_at_most_half_of_each_test_it_breaks():
+    """The floor on failures: a test the named mistake breaks keeps the floor's share of its own; a failure
+    the mistake does not explain (a second, unknown mistake) earns nothing, nor does any failure of code
+    no single realistic mistake explains."""
+    tests = [outcome("reference", False, misconception="fill-zero"), outcome("reference", False),
+             outcome("property", True)]  # weights 3, 3, 1: shares 3, 3, 1 points
+    explained = shares(7.0, tests, Scoring(), explained=True)
+    assert [s.score for s in explained] == [1.5, 0.0, 0.5]
+    assert [s.floored for s in explained] == [True, False, True]
+    assert [s.score for s in shares(7.0, tests, Scoring())] == [0.0, 0.0, 0.0]
+    assert shares(7.0, tests, Scoring(floor=0.2), explained=True)[0].score == 0.6
+    assert shares(7.0, tests, Scoring(gate="none"), explained=True)[0].score == 0.0
+
+
+def test_degenerate_code_earns_at_most_its_share_whatever_its_tests_pass():
+    # right stored attention weights (a reference test of their own) beside constant outputs
+    tests = [outcome("reference", True, function="test_weights"), outcome("reference", False), outcome("property", True)]
+    assert component_score(7.0, tests, Scoring()) == 3.5  # 3 + 0 + 1 * 0.5
+    capped = shares(7.0, tests, Scoring(), degenerate=True)
+    assert round(sum(s.score for s in capped), 4) <= 0.7 and all(s.capped for s in capped if s.score)
+    assert component_score(7.0, tests, Scoring(degenerate_share=0.0), degenerate=True) == 0.0
+    assert component_score(7.0, tests[1:], Scoring(), degenerate=True) == 0.0  # under the cap: as it was
 
 
 def test_the_floor_never_lowers_a_gate_above_it():
@@ -128,3 +158,28 @@ def test_a_failure_text_match_alone_does_not_name_a_mistake_against_degenerate_b
     assert diagnosis.conclude_component(evidence, replayed) == (None, True)
     # ... but a replay of the mistake itself reproducing a failure is behaviour, and it is named
     assert diagnosis.conclude_component(evidence, [replayed[0], {"nwk_w_item"}]) == ("nwk_w_item", False)
+
+
+def test_a_mistake_degenerate_versions_reproduce_more_often_does_not_name_degenerate_code():
+    # the catalogue's sequence_mask returning zeros: on rows kept whole, an inverted mask also writes zeros
+    # (and so does writing value everywhere: two degenerate versions, so no single one is named)
+    zeros, inverted = {"degenerate:sm_zeros", "degenerate:sm_all_value"}, "sm_inverted_mask"
+    evidence = [zeros, zeros, zeros | {inverted}, set(), zeros | {inverted}, zeros, zeros]
+    assert diagnosis.conclude_component(evidence, evidence) == (None, True)
+
+
+def test_a_mistake_that_explains_few_of_many_failures_is_not_named():
+    # the catalogue's random attention weights: one gradient test fails with detached weights' text,
+    # twenty-four failures nothing explains; and a learner's three mistakes, one of them known
+    evidence = [{"detached-attention-weights"}] + [set()] * 24
+    assert diagnosis.conclude_component(evidence, [set()] * 25) == (None, False)
+    assert diagnosis.conclude_component([{"no-scale"}, set(), set()], [{"no-scale"}, set(), set()]) == (None, False)
+    # one unknown failure beside one known is still named: at least half of the failures
+    assert diagnosis.conclude_component([{"no-scale"}, set()], [{"no-scale"}, set()]) == ("no-scale", False)
+    # only failures the catalogue's variants were replayed on count: a failed self-consistency test (step
+    # by step against the whole sequence) or a crash had no course's value to replay against (the book's
+    # DecoderBlock, masking causally only in training, in a learner's d2l 1.0 code)
+    book = [set(), set(), set(), {"causal-mask-missing"}, set(), {"causal-mask-missing"}, {"causal-mask-missing"}]
+    compared = [False, False, False, True, False, True, True]
+    assert diagnosis.conclude_component(book, [set()] * 7, compared) == ("causal-mask-missing", False)
+    assert diagnosis.conclude_component(book, [set()] * 7) == (None, False)

@@ -471,3 +471,25 @@ def test_only_an_interrupt_stops_a_grading_as_one(tmp_path: Path, suite: str) ->
         pass
 
     run_pytest([tmp_path / "hidden" / "test_x.py"], Nothing(), tmp_path)  # type: ignore[arg-type]
+
+
+def test_a_comparison_of_the_students_code_with_itself_names_both_sides() -> None:
+    """A test of the student's code against itself (step by step against the whole sequence) calls
+    neither side "expected": the student's whole-sequence output can be the wrong one (the book's
+    decoder block is right step by step and wrong on whole sequences in eval mode)."""
+    import torch
+
+    from autograder.selfcheck import testing as T
+    sides = ("one at a time", "whole sequence")
+    with pytest.raises(AssertionError) as failed:
+        T.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]), what="logits", sides=sides)
+    text = str(failed.value)
+    assert "at index [1]: one at a time 2, whole sequence 3 (" in text, text
+    assert "  whole sequence: [1.0, 3.0]\n  one at a time: [1.0, 2.0]" in text, text
+    assert "expected" not in text and "got" not in text, text
+    with pytest.raises(AssertionError) as failed:
+        T.assert_close(torch.zeros(2, 3), torch.zeros(2, 4), what="logits", sides=sides)
+    assert "one at a time has shape (2, 3), whole sequence (2, 4)" in str(failed.value)
+    with pytest.raises(AssertionError) as failed:  # against the course's values, the usual words
+        T.assert_close(torch.tensor([2.0]), torch.tensor([3.0]), what="logits")
+    assert "expected 3, got 2" in str(failed.value)

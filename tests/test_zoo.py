@@ -137,6 +137,33 @@ def test_a_caught_mistake_costs_nothing_in_what_is_built_on_it(entry, tmp_path):
     assert v.score == pytest.approx(v.max_score - (v.component_points - v.component_score))
 
 
+#: Mistakes that show only in some settings, and the tests about those settings: each test varies what it
+#: is about and holds the rest at the contract's common setting, so that such a mistake fails these alone.
+SETTING_MISTAKES = {
+    "04_multihead/mutant/mha_projects_to_input_sizes": {  # right when every size equals num_hiddens
+        "MultiHeadAttention has the projections W_q, W_k, W_v, W_o with the right shapes (with biases when bias=True)",
+        "MultiHeadAttention returns (B, Q, num_hiddens)",
+        "query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)",
+        "matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, "
+        "4-8 heads)",
+        "for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, "
+        "(batch*heads, queries, keys)"},
+    "02_attention_scoring/mutant/sm_default_value": {  # masks the right positions with another default fill
+        "worked example: entries at index >= valid length become 0, the others are kept",
+        "matches the reference on random rows (default value 0)",
+        "matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L)"},
+}
+
+
+@pytest.mark.parametrize("entry_id", SETTING_MISTAKES)
+def test_a_mistake_of_one_setting_fails_the_tests_about_that_setting_only(entry_id, verdicts):
+    """Found on real code: a MultiHeadAttention projecting to the input sizes failed all 21 tests (0/6),
+    because every test drew the sizes apart; one that masked the right positions with a wrong fill
+    failed every sequence_mask test, as none checked the positions apart from the fill."""
+    v = verdicts.of(BY_ID[entry_id])
+    assert {re.sub(r" \[[^\]]*\]$", "", k) for k in v.killed_by} == SETTING_MISTAKES[entry_id]
+
+
 def test_every_component_has_degenerate_entries():
     course = default()
     components = {c.name for a in course.assignments for c in a.components}

@@ -253,7 +253,8 @@ def is_degenerate(family: str) -> bool:
     return family.startswith(f"{DEGENERATE}:")
 
 
-def conclude_component(evidence: list[set[str]], replayed: list[set[str]]) -> tuple[Optional[str], bool]:
+def conclude_component(evidence: list[set[str]], replayed: list[set[str]],
+                       compared: Optional[list[bool]] = None) -> tuple[Optional[str], bool]:
     """The family that explains a component's failures, if one does, and whether the component is
     degenerate. `evidence` holds each failure's candidate families, `replayed` those of them found
     by replaying the catalogue's variants on the failing call (behaviour, not failure text).
@@ -261,14 +262,31 @@ def conclude_component(evidence: list[set[str]], replayed: list[set[str]]) -> tu
     Degenerate versions compete with the mistakes: uniform weights also reproduce a masked_softmax
     that fills with 0 on equal scores. A failure only degenerate versions reproduce is no evidence
     against a realistic mistake that explains the rest, provided that replaying the mistake itself
-    reproduces one of the failures; a match of failure text alone does not outweigh it (code that
-    returns zeros fails a training test with the same text as a w.item() mistake). Code a degenerate
-    version reproduces, with no realistic mistake named, is degenerate."""
+    reproduces one of the failures, and that it reproduces as many failures as any degenerate version
+    does; a match of failure text alone does not outweigh it (code that returns zeros fails a training
+    test with the same text as a w.item() mistake). Code a degenerate version reproduces, with no
+    realistic mistake named, is degenerate.
+
+    A realistic mistake is named only when it explains at least half of the failures the catalogue's
+    variants were replayed on (`compared`: per failure, whether they were; default all), so that a
+    replayed failure no variant of it reproduces is evidence against it. One that explains a few of
+    many is a coincidence of small inputs (random weights fail a gradient test as detached weights
+    do) or one of several mistakes, and naming it would give the floor's credit
+    (grading/scoring.shares) as wrongly as it says the wrong words. A crash, or a failed
+    self-consistency test, is no such evidence: there was no course's value to replay against."""
+    def support(name: str, among: Optional[list[bool]] = None) -> int:
+        return sum(name in e for e, counted in zip(evidence, among or [True] * len(evidence)) if counted)
+
     family = conclude(evidence)
     if family is None:
         realistic = conclude([{c for c in e if not is_degenerate(c)} for e in evidence])
-        if realistic is not None and any(realistic in r for r in replayed):
+        rivals = [support(c) for c in set().union(*evidence) if is_degenerate(c)] if evidence else []
+        if realistic is not None and any(realistic in r for r in replayed) and \
+                support(realistic) >= max(rivals, default=0):
             family = realistic
+    compared = compared if compared is not None else [True] * len(evidence)
+    if family is not None and not is_degenerate(family) and 2 * support(family, compared) < sum(compared):
+        family = None
     degenerate = is_degenerate(family) if family else any(is_degenerate(c) for e in evidence for c in e)
     return family, degenerate
 

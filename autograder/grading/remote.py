@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from autograder.grading import bounded
 from autograder.grading.signatures import Mismatch
+from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied, Stop
 from autograder.sandbox.runtime import wire
@@ -125,7 +126,7 @@ class Connection:
                     message=message) if message else _("not implemented yet (your code raised NotImplementedError)"))
             text = _("your code raised {error}: {message}").format(error=kind, message=message)
             if tb:
-                text += "\n  " + _("where (your code):") + "\n    " + tb.replace("\n", "\n    ")
+                text += "\n  " + _(symptoms.CRASH_HEADING) + "\n    " + tb.replace("\n", "\n    ")
             if kind == "AttributeError" and msg.get("op") == "getattr":
                 raise StudentAttributeError(text, kind)
             mismatch = self._called(msg)

@@ -84,16 +84,26 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
                                             "problem": unreadable_problem(result.unreadable_english or result.unreadable)}}
     tests = []
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained):
+        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained,
+                            degenerate=comp.degenerate):
             t = share.outcome
             output = _output(t.output, result)
-            if t.passed and share.floored:
+            if share.capped:
+                output = _("counts {share} of its share: a version of {component} whose outputs do not depend on its "
+                           "inputs reproduces its failures (see the diagnosis), so all its tests together earn at most "
+                           "{cap} of its points").format(share=f"{share.factor:.0%}", component=comp.name,
+                                                         cap=f"{(policy or result.scoring).degenerate_share:.0%}")
+            elif t.passed and share.floored:
                 output = _("counts {share} of its share: {component} matches few of the course's values, but its "
                            "failures are one known mistake (see the diagnosis), so what it still does right counts "
                            "at least {share}").format(share=f"{share.factor:.0%}", component=comp.name)
             elif t.passed and share.factor < 1:
                 output = _("counts {share} of its share: {component} matches the course's values in {share} of the "
                            "comparisons (by weight)").format(share=f"{share.factor:.0%}", component=comp.name)
+            elif share.floored:
+                output = _("counts {share} of its share: its failure is the one known mistake the diagnosis names, and "
+                           "one mistake costs at most {cost} of each test it breaks").format(
+                    share=f"{share.factor:.0%}", cost=f"{1 - share.factor:.0%}") + "\n" + output
             tests.append({
                 "name": f"{comp.name}: {t.name}",
                 "score": share.score,

@@ -1,6 +1,7 @@
 """Scores: per component, its points times the weight share of its passed tests."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -68,7 +69,9 @@ class TestShare:
     max_score: float
     score: float
     factor: float  # the gate: 1 for reference tests, the share of reference comparisons passed otherwise
-    floored: bool = False  # the factor is the policy's floor (more than the share of comparisons passed)
+    floored: bool = False  # the factor is the policy's floor: a passed test's (more than the share of
+    # comparisons passed), or a failed test's whose failure the one named mistake explains
+    capped: bool = False  # lowered with every other test of a degenerate component (policy.degenerate_share)
 
 
 #: Parts of a comparison that check a stored side output rather than what the component returns.
@@ -84,12 +87,20 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
     return override if override is not None else policy.kinds.get(test_kind(outcome, policy), 1.0) * outcome.weight
 
 
-def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False) -> list[TestShare]:
+def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
+           degenerate: bool = False) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
     earned: a passed reference test its share, a passed property or structure test its share times
     the share of reference weight passed (with `gate: proportional`; the reference tests of a stored
-    side output, part "attention_weights", are not in that share), and at least `policy.floor`
-    of it when the failures are `explained` by one known realistic mistake (the diagnosis names it)."""
+    side output, part "attention_weights", are not in that share).
+
+    When the failures are `explained` by one known realistic mistake (the diagnosis names it), that
+    mistake costs at most `1 - policy.floor` of what it touches: a passed property or structure test
+    earns at least `policy.floor` of its share, and so does a failed test whose failure the mistake
+    explains (its `misconception` is set); a failure it does not explain earns nothing.
+
+    A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
+    `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
     weights = [test_weight(t, policy) for t in tests]
     total = sum(weights)
     if not tests or total <= 0:
@@ -111,9 +122,18 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
         maxima[i] += 1  # largest remainders: the shares add up to the points exactly
     out = []
     for t, m, k in zip(tests, maxima, kinds):
-        factor = 1.0 if k == "reference" else gate
-        out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000 if t.passed else 0.0, factor,
-                             floored and k != "reference"))
+        if t.passed:
+            factor = 1.0 if k == "reference" else gate
+            out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and k != "reference"))
+        elif explained and policy.gate == "proportional" and t.misconception:
+            out.append(TestShare(t, m / 10_000, round(m * policy.floor) / 10_000, policy.floor, True))
+        else:
+            out.append(TestShare(t, m / 10_000, 0.0, 0.0))
+    earned = sum(round(s.score * 10_000) for s in out)
+    cap = int(units * policy.degenerate_share)
+    if degenerate and earned > cap:
+        out = [dataclasses.replace(s, score=int(round(s.score * 10_000) * cap / earned) / 10_000,
+                                   factor=s.factor * cap / earned, capped=True) if s.score else s for s in out]
     return out
 
 
@@ -130,5 +150,6 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
     return out
 
 
-def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False) -> float:
-    return round(sum(sh.score for sh in shares(points, tests, policy, explained)), 4)
+def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
+                    degenerate: bool = False) -> float:
+    return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate)), 4)

@@ -3,6 +3,7 @@ provider that supplies the student's names, and score the outcomes per component
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import inspect
 import site
@@ -227,9 +228,18 @@ class BestOfTwo:
             rest = [copy.copy(self.plugin.fresh[it.nodeid]) for it in items[i + 1:]]
             for t in rest:
                 t.passed = True
-            if component_score(points, ran + rest, self.course.scoring, explained=True) <= first_score:
+            at_best = [at_best_explained(name, t) for t in ran] + rest
+            if component_score(points, at_best, self.course.scoring, explained=True) <= first_score:
                 return None
         return judged_score(self.course, name, points, ran, self.mismatches)
+
+
+def at_best_explained(component: str, test: TestOutcome) -> TestOutcome:
+    """A test as the diagnosis could at best judge it, before it has run: a failure that a catalogue
+    variant reproduced, or whose text is a known mistake's, explained by the one mistake named."""
+    if test.passed or not (test.candidates or signature_entries(component, test.function, test.output)):
+        return test
+    return dataclasses.replace(test, misconception=test.misconception or "?")
 
 
 def judge(comp: ComponentScore, course: config_mod.Course,
@@ -239,8 +249,9 @@ def judge(comp: ComponentScore, course: config_mod.Course,
     floor (its property and structure tests count at least that share)."""
     if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
         name_misconceptions(comp)
-    if comp.explained:
-        comp.score = component_score(comp.points, comp.tests, course.scoring, explained=True)
+    if comp.explained or comp.degenerate:
+        comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
+                                     degenerate=comp.degenerate)
 
 
 def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
@@ -283,7 +294,7 @@ class Diagnoser:
         if call is None or call.component != component or not isinstance(actual, torch.Tensor):
             return testing.Reproduced()
         found = reproducing(call, actual, rtol, atol)
-        return testing.Reproduced(frozenset(found.values()), frozenset(found))
+        return testing.Reproduced(frozenset(found.values()), frozenset(found), replayed=True)
 
 
 def name_misconceptions(comp: ComponentScore) -> None:
@@ -298,7 +309,8 @@ def name_misconceptions(comp: ComponentScore) -> None:
         test.candidates = tuple(sorted(set(test.candidates) | families(signed)))
         test.entries = tuple(sorted(set(test.entries) | signed))
     family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
-                                                 [set(t.replayed) for t in failed])
+                                                 [set(t.replayed) for t in failed],
+                                                 [t.replay_ran for t in failed])
     found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates]) if family else None
     if found is None:
         return

@@ -58,6 +58,7 @@ class TestOutcome:
     candidates: tuple[str, ...] = ()  # the families that reproduce this failure (evidence for it)
     replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
     entries: tuple[str, ...] = ()  # the catalogue entries whose replay reproduced it (members of those families)
+    replay_ran: bool = False  # the catalogue's variants were replayed on its failed call (none may have reproduced it)
     part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
     english: str = ""  # `name` in English (describe_test): what staff read and results are keyed by
 
@@ -245,6 +246,7 @@ def same_examples(items: list[pytest.Item]) -> dict[str, str]:
 
 MISCONCEPTION_PROPERTY = "misconception"
 ENTRIES_PROPERTY = "reproducing_entries"
+REPLAYED_PROPERTY = "replayed"
 #: Where hypothesis (core._raise_to_user) leaves a test's failing examples on its pytest item.
 HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
@@ -311,6 +313,7 @@ class GradingPlugin:
             found, entries = properties.get(MISCONCEPTION_PROPERTY), properties.get(ENTRIES_PROPERTY)
             outcome.candidates = tuple(sorted(str(f) for f in found)) if isinstance(found, tuple) else ()
             outcome.entries = tuple(sorted(str(e) for e in entries)) if isinstance(entries, tuple) else ()
+            outcome.replay_ran = properties.get(REPLAYED_PROPERTY) is True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
@@ -335,6 +338,8 @@ class GradingPlugin:
             entries = getattr(excinfo.value, "entries", None)
             if entries:
                 properties.append((ENTRIES_PROPERTY, tuple(entries)))
+            if getattr(excinfo.value, "replayed", False) is True:
+                properties.append((REPLAYED_PROPERTY, True))
         return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
                                  message, call.when, [], duration=call.duration, start=call.start,
                                  stop=call.stop, user_properties=properties)

@@ -8,6 +8,7 @@ misconception's one-sentence summary and fix, and no code.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 from collections.abc import Collection, Sequence
 
-from autograder.selfcheck.i18n import _
+from autograder.selfcheck.i18n import N_, _, every_translation
 
 #: What the grader appends to a failure it has diagnosed (not part of the failure's signature).
 DIAGNOSIS_MARK = "\n  diagnosis: "
@@ -24,6 +25,13 @@ FIX_MARK = "\n  fix: "
 #: What the self-check appends to a crash in the student's own code: where, as the student sees it
 #: (not part of the failure's signature either: it names the student's cells).
 WHERE_MARK = "\n  where: "
+#: The heading of what the grader appends to a crash of the student's code in the sandbox, its traceback
+#: (indented deeper than the failure's own lines; not part of the signature: it names the submission's
+#: file and lines, which the catalogue's in-process runs lack), in the student's language.
+CRASH_HEADING = N_("where (your code):")
+#: The sandbox's exception classes that carry a crash of the student's code ("raised StudentError: your
+#: code raised RuntimeError: ..."): a code name in the failure's text on that path alone, so no fact.
+SANDBOX_ERRORS = frozenset({"StudentError", "StudentAttributeError"})
 #: The hint levels (course.yml feedback.hint_level, check(..., hint=)): 1 the symptom and the
 #: misconception, 2 also the fix.
 HINT_LEVELS = (1, 2)
@@ -37,10 +45,19 @@ BUNDLED = Path(__file__).resolve().parent / "signatures.json"
 _FACTS = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|\b(?:nan|inf)\b|\b\w*_\w*\b|\b[A-Z]\w*?[a-z0-9][A-Z]\w*\b", re.ASCII)
 
 
+@functools.cache
+def _crash_block() -> re.Pattern[str]:
+    """The sandbox's traceback block, in any language: its heading and its lines."""
+    headings = "|".join(re.escape("\n  " + h) for h in sorted(every_translation(CRASH_HEADING)))
+    return re.compile(f"(?:{headings})" + r"(?:\n {4}[^\n]*)*")
+
+
 def facts(text: str) -> list[str]:
     """The numbers and code names of a failure's text, sorted: the same in English and in a translation,
-    which words them in its own order (i18n)."""
-    return sorted(_FACTS.findall(text.split(DIAGNOSIS_MARK)[0].split(WHERE_MARK)[0]))
+    which words them in its own order (i18n), and the same whether the code ran in the sandbox or in
+    the grading process (the catalogue's measure and signatures.json run it in-process)."""
+    text = _crash_block().sub("", text.split(DIAGNOSIS_MARK)[0].split(WHERE_MARK)[0])
+    return sorted(f for f in _FACTS.findall(text) if f not in SANDBOX_ERRORS)
 
 
 def text_hash(text: str) -> str:

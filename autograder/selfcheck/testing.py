@@ -93,10 +93,12 @@ def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
 @dataclasses.dataclass(frozen=True)
 class Reproduced:
     """What reproduces a failed comparison: the catalogue's families (the evidence a diagnosis weighs) and
-    the ids of the entries whose replay did (which member of a family the student's code behaves like)."""
+    the ids of the entries whose replay did (which member of a family the student's code behaves like);
+    `replayed`: the catalogue's variants ran on the failed call at all (none may have reproduced it)."""
 
     families: frozenset[str] = frozenset()
     entries: frozenset[str] = frozenset()
+    replayed: bool = False
 
 
 #: Set by the grader's plugin while a test runs (None in a notebook's self-check):
@@ -109,7 +111,7 @@ class Mismatch(AssertionError):
 
     def __init__(self, message: str, found: Reproduced = Reproduced()) -> None:
         super().__init__(message)
-        self.candidates, self.entries = found.families, found.entries
+        self.candidates, self.entries, self.replayed = found.families, found.entries, found.replayed
 
 
 class Missing:
@@ -177,12 +179,15 @@ def reported() -> bool:
 def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
                  inputs: Optional[dict[str, Any]] = None, hint: Optional[str] = None,
                  rtol: Optional[float] = None, atol: Optional[float] = None,
-                 check_dtype: bool = True) -> None:
+                 check_dtype: bool = True, sides: Optional[tuple[str, str]] = None) -> None:
     """Compare an output with the expected one; on failure explain what, on which input, how far off,
     and, where the grader finds the one known misconception that reproduces the output, name it.
 
     `hint` documents for the suite's readers what the test checks; it is not shown to students: a
     fixed hint names mistakes a student did not make (the diagnosis names the one they did).
+    `sides` names both outputs when neither is the course's (a test of the student's code against
+    itself: step by step against the whole sequence): (actual's name, expected's name). The failure
+    then says which is which instead of calling the student's own output "expected".
     """
     lines = [f"{what}:"]
     if inputs:
@@ -206,9 +211,13 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     actual = as_plain(actual)
     expected = as_plain(expected)
     if tuple(actual.shape) != tuple(expected.shape):
-        fail(_("expected shape {expected}, got {actual}").format(expected=tuple(expected.shape), actual=tuple(actual.shape)))
+        shapes = dict(expected=tuple(expected.shape), actual=tuple(actual.shape))
+        fail(_("expected shape {expected}, got {actual}").format(**shapes) if sides is None else
+             _("{name} has shape {actual}, {other} {expected}").format(**shapes, name=sides[0], other=sides[1]))
     if check_dtype and actual.dtype != expected.dtype:
-        fail(_("expected dtype {expected}, got {actual}").format(expected=expected.dtype, actual=actual.dtype))
+        dtypes = dict(expected=expected.dtype, actual=actual.dtype)
+        fail(_("expected dtype {expected}, got {actual}").format(**dtypes) if sides is None else
+             _("{name} has dtype {actual}, {other} {expected}").format(**dtypes, name=sides[0], other=sides[1]))
     dr, da = tolerance(expected.dtype)
     rtol = dr if rtol is None else rtol
     atol = da if atol is None else atol
@@ -221,11 +230,21 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     idx = tuple(int(i) for i in torch.unravel_index(torch.argmax(err), err.shape)) if err.numel() else ()
     numbers = dict(error=f"{float(err.max()):.3g}", index=list(idx), expected=f"{float(e[idx]):.6g}",
                    actual=f"{float(a[idx]):.6g}", tolerances=f"rtol={rtol:g}, atol={atol:g}")
-    reason = (_("max abs error {error} at index {index}: expected {expected}, got {actual} ({tolerances})") if idx else
-              _("max abs error {error}: expected {expected}, got {actual} ({tolerances})")).format(**numbers)
+    if sides is None:
+        reason = (_("max abs error {error} at index {index}: expected {expected}, got {actual} ({tolerances})") if idx
+                  else _("max abs error {error}: expected {expected}, got {actual} ({tolerances})")).format(**numbers)
+    else:
+        numbers |= dict(name=sides[0], other=sides[1])
+        reason = (_("max abs difference {error} at index {index}: {name} {actual}, {other} {expected} ({tolerances})")
+                  if idx else _("max abs difference {error}: {name} {actual}, {other} {expected} ({tolerances})")
+                  ).format(**numbers)
     if actual.numel() <= 24:
-        lines.append("  " + _("expected {values}").format(values=_round(e.tolist())))
-        lines.append("  " + _("got      {values}").format(values=_round(a.tolist())))
+        if sides is None:
+            lines.append("  " + _("expected {values}").format(values=_round(e.tolist())))
+            lines.append("  " + _("got      {values}").format(values=_round(a.tolist())))
+        else:
+            lines.append("  " + _("{name}: {values}").format(name=sides[1], values=_round(e.tolist())))
+            lines.append("  " + _("{name}: {values}").format(name=sides[0], values=_round(a.tolist())))
     fail(reason)
 
 

@@ -202,6 +202,25 @@ def test_sequence_mask_property(student, N, L, data, value, dtype):
 
 
 @pytest.mark.component("sequence_mask")
+@pytest.mark.kind("reference")  # the definition's positions, computed by the test
+@settings(max_examples=10)
+@given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
+def test_sequence_mask_changes_exactly_the_positions_past_valid_len(student, N, L, data):
+    """exactly the entries at index >= valid_len[i] of row i change, whatever they become (the fill has its own tests)"""
+    lens = S.valid_lens(data.draw, "1d", N, L, low=0, label="valid_len")
+    X = torch.arange(N * L, dtype=torch.float32).reshape(N, L) + 0.5  # no entry is 0 or a round fill value
+    out = T.as_plain(T.call("sequence_mask(X, valid_len)", student.sequence_mask, X.clone(), lens,
+                            returns=torch.Tensor))
+    T.assert_shape(out, (N, L), "sequence_mask(X, valid_len)")
+    masked = torch.arange(L)[None, :] >= lens[:, None]  # (N, L): the positions the contract replaces
+    T.assert_close((out != X).to(torch.float32), masked.to(torch.float32),
+                   what=_("which entries sequence_mask(X, valid_len) changes (1: changed, 0: kept)"),
+                   inputs={"X": X, "valid_len": lens},
+                   hint="row i keeps its first valid_len[i] entries (index < valid_len[i]) and replaces the rest: "
+                        "mask = torch.arange(L)[None, :] < valid_len[:, None]")
+
+
+@pytest.mark.component("sequence_mask")
 @settings(max_examples=10)
 @given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
 def test_sequence_mask_matches_reference(student, ref, N, L, data):
@@ -290,7 +309,7 @@ def test_ms_shift(student, case, shift):
     # computed as exp(x - logsumexp(x)) loses about |c| * eps of precision.
     tol = 1e-3 if case.dtype == torch.float32 else 1e-9
     T.assert_close(shifted, base, what=_("masked_softmax(X + c, valid_lens), c = 0 or {shift} per row").format(shift=shift),
-                   inputs={"case": case, "X": X}, rtol=tol, atol=tol,
+                   inputs={"case": case, "X": X}, rtol=tol, atol=tol, sides=(_("shifted"), _("not shifted")),
                    hint="softmax(x + c) = softmax(x): use torch.softmax, or subtract the row maximum before exp, "
                         "so that large scores do not overflow to inf (and small ones do not all underflow to 0)")
 
@@ -308,7 +327,7 @@ def test_ms_junk_in_masked_positions(student, case):
     base = _ms(student.masked_softmax, X, case.lens)
     out = _ms(student.masked_softmax, X_junk, case.lens)
     T.assert_close(out, base, what=_("masked_softmax with values between -1000 and 1000 written into masked positions"),
-                   inputs={"case": case, "X": X, "X with junk": X_junk},
+                   inputs={"case": case, "X": X, "X with junk": X_junk}, sides=(_("with junk"), _("without")),
                    hint="masked scores must be replaced (not scaled or renormalized away after a softmax over all "
                         "positions), so that whatever they held cannot matter")
 
@@ -322,7 +341,7 @@ def test_ms_1d_equals_2d(student, case):
     out1 = _ms(student.masked_softmax, X, case.lens, hint=LENS_HINT)
     out2 = _ms(student.masked_softmax, X, case.lens2d().contiguous(), hint=LENS_HINT)
     T.assert_close(out1, out2, what=_("masked_softmax(X, lens) against masked_softmax(X, lens[:, None].expand(B, Q))"),
-                   inputs={"case": case, "X": X}, hint=LENS_HINT)
+                   inputs={"case": case, "X": X}, hint=LENS_HINT, sides=(_("lens"), _("lens expanded to (B, Q)")))
 
 
 @pytest.mark.component("masked_softmax")
@@ -335,7 +354,7 @@ def test_ms_none_equals_full(student, case, two_d):
     out_none = _ms(student.masked_softmax, X, None, hint="valid_lens None means no masking: a softmax over the last axis")
     out_full = _ms(student.masked_softmax, X, full, hint=LENS_HINT)
     T.assert_close(out_none, out_full, what=_("masked_softmax(X, None) against masked_softmax(X, all lengths K)"),
-                   inputs={"case": case, "X": X, "full lengths": full},
+                   inputs={"case": case, "X": X, "full lengths": full}, sides=(_("None"), _("all lengths K")),
                    hint="valid_lens None means no masking: the softmax over the last axis (dim=-1)")
 
 

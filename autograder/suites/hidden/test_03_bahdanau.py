@@ -277,11 +277,12 @@ def test_step_by_step_equals_whole_sequence(student, ref, part, c):
             "(not the one forward started with), and forward must return that updated hidden state in its new state")
     if part == "outputs":
         T.assert_close(torch.cat(outs, dim=1), whole, what=_("logits decoded step by step vs the whole sequence at once"),
-                       hint=hint)
-        T.assert_close(state[1], whole_state[1], what=_("final hidden state step by step vs at once"), hint=hint)
+                       hint=hint, sides=(_("one at a time"), _("whole sequence")))
+        T.assert_close(state[1], whole_state[1], what=_("final hidden state step by step vs at once"), hint=hint,
+                       sides=(_("one at a time"), _("whole sequence")))
     else:
         T.assert_close(torch.cat(weights, dim=1), torch.cat(whole_weights, dim=1),
-                       what=_("attention weights step by step vs at once"), hint=hint)
+                       what=_("attention weights step by step vs at once"), hint=hint, sides=(_("one at a time"), _("whole sequence")))
 
 
 # ---------------------------------------------------------------- the reference

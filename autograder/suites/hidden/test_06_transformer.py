@@ -105,11 +105,12 @@ def close(a: Any, b: torch.Tensor, dtype: torch.dtype, tol: Optional[dict] = Non
 def compare(actual: Any, expected: torch.Tensor, *, what: str, dtype: torch.dtype,
             inputs: Optional[dict] = None, hint: Optional[str] = None,
             known: Optional[dict[str, Callable[[], torch.Tensor]]] = None,
-            tol: Optional[dict] = None) -> None:
-    """assert_close; on failure, name the known mistake (re-enacted by `known`) the output matches."""
+            tol: Optional[dict] = None, sides: Optional[tuple[str, str]] = None) -> None:
+    """assert_close; on failure, name the known mistake (re-enacted by `known`) the output matches.
+    `sides` names both outputs when both are the student's (T.assert_close)."""
     rtol, atol = (tol or MODEL_TOL)[dtype]
     try:
-        T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=rtol, atol=atol)
+        T.assert_close(actual, expected, what=what, inputs=inputs, hint=hint, rtol=rtol, atol=atol, sides=sides)
     except AssertionError as exc:
         matches = []
         for mistake, variant in (known or {}).items():
@@ -771,7 +772,7 @@ def test_decoder_block_causal(student, case, mode, data):
     Y2, _state = blk(X2, fresh_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t],
                    what=_("outputs at steps 0..{last} after changing step {t} ({mode} mode, whole sequence fed at once)").format(last=t - 1, t=t, mode=mode),
-                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1], sides=(_("after the change"), _("before it")),
                    hint="self-attention must be causal in every mode: the query at step p sees steps "
                         "0..p only, so no output may depend on a future step; the mask (valid lengths "
                         "t+1 .. t+T for a cache of t) is needed in eval mode too")
@@ -796,6 +797,7 @@ def test_decoder_block_step_by_step(student, part, case, mode):
         if part == "output":
             compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
                     what=_("outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence").format(t=t, mode=mode),
+                    sides=(_("one at a time"), _("whole sequence")),
                     hint="at each step, attend over cat(cache, X): the new token sees every cached step "
                          "and itself (valid length t+1); with one new token there is nothing to mask")
             continue
@@ -835,6 +837,7 @@ def test_decoder_block_chunks(student, part, data, case, mode):
         return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype,
             what=_("outputs for chunks of sizes {sizes} ({mode} mode) vs the whole sequence").format(sizes=sizes, mode=mode),
+            sides=(_("in chunks"), _("whole sequence")),
             hint="the new tokens X sit at positions t .. t+T-1 of cat(cache, X): the query at position "
                  "t+j must see exactly positions 0..t+j, i.e. valid lengths t+1 .. t+T (not 1 .. T, "
                  "and not None when several tokens arrive on a non-empty cache)")
@@ -1046,7 +1049,7 @@ def test_decoder_step_by_step(student, ref, part, case, mode):
         got = torch.cat(outs, 1)
         compare(got, whole[:, :t + 1], dtype=dtype, inputs={"X": X},
                 what=_("logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
-                       "the whole sequence").format(t=t, mode=mode),
+                       "the whole sequence").format(t=t, mode=mode), sides=(_("one at a time"), _("whole sequence")),
                 hint="the token after t cached ones is at position t: its positional encoding is P[t] "
                      "(use the cache length as the offset)",
                 known={_("P[0] added at every step: the positional encoding ignores the tokens already "
@@ -1105,10 +1108,11 @@ def test_decoder_chunks(student, part, data, case, mode):
         for i in range(layers):
             T.assert_close(state[2][i], whole_state[2][i],
                            what=_("state[2][{i}] after the chunks vs after the whole sequence").format(i=i),
-                           rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1])
+                           rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1], sides=(_("in chunks"), _("whole sequence")))
         return
     compare(torch.cat(outs, 1), T.as_plain(whole), dtype=dtype, inputs={"X": X},
             what=_("logits for chunks of sizes {sizes} ({mode} mode, dropout 0) vs the whole sequence").format(sizes=sizes, mode=mode),
+            sides=(_("in chunks"), _("whole sequence")),
             hint="new tokens after t cached ones sit at positions t .. t+T-1 and get P[t .. t+T-1] "
                  "(the same path, embedding * sqrt(d) + P then dropout, for any number of new tokens)")
 
@@ -1131,7 +1135,7 @@ def test_decoder_causal(student, case, mode, data):
     Y2, _state = dec(X2, dec.init_state(enc, lens))
     T.assert_close(T.as_plain(Y2)[:, :t], T.as_plain(Y)[:, :t], inputs={"X": X, "X changed": X2},
                    what=_("logits at steps 0..{last} after changing token {t} ({mode} mode)").format(last=t - 1, t=t, mode=mode),
-                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
+                   rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1], sides=(_("after the change"), _("before it")),
                    hint="no logit may depend on a later target token")
 
 

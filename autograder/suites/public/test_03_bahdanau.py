@@ -125,7 +125,9 @@ def test_step_by_step_equals_whole_sequence(student):
         out, state = T.call(f"{DECODER}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state, show_args=False)
         steps.append(T.as_plain(out))
     T.assert_close(torch.cat(steps, dim=1), whole, what=_("logits decoded step by step vs the whole sequence at once"),
+                   sides=(_("one at a time"), _("whole sequence")),
                    hint="the query of every step must be the top layer of the *current* hidden state "
                         "(hidden_state[-1], updated by each GRU step), and forward must return the updated hidden "
                         "state in the new state")
-    T.assert_close(state[1], whole_state[1], what=_("the hidden state after the last step, step by step vs at once"))
+    T.assert_close(state[1], whole_state[1], what=_("the hidden state after the last step, step by step vs at once"),
+                   sides=(_("one at a time"), _("whole sequence")))

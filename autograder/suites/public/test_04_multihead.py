@@ -81,6 +81,11 @@ def test_output_two_batch_items(student):
                    hint="row b*h + i is head i of batch item b (the inverse of transpose_qkv)")
 
 
+#: Every size equal to num_hiddens, as in 06's self-attention: the tests that are not about the sizes
+#: use it, so that a module right only when they are equal loses the shape test alone.
+SELF_ATTENTION = dict(key_size=6, query_size=6, value_size=6)
+
+
 def _mha(student, key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2, dropout=0.0, bias=False):
     T.seed(student, 0)
     m = student.MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)
@@ -121,8 +126,8 @@ def test_mha_shape(student):
 @pytest.mark.component("MultiHeadAttention")
 def test_mha_masked_pairs_ignored(student):
     """keys and values beyond each batch item's valid length do not change the output"""
-    m = _mha(student)
-    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    m = _mha(student, **SELF_ATTENTION)
+    q, k, v = torch.randn(2, 3, 6), torch.randn(2, 5, 6), torch.randn(2, 5, 6)
     lens = torch.tensor([2, 4])
     k2, v2 = k.clone(), v.clone()
     k2[0, 2:], v2[0, 2:] = 100.0, -100.0  # masked for item 0
@@ -137,7 +142,7 @@ def test_mha_masked_pairs_ignored(student):
 @pytest.mark.component("MultiHeadAttention")
 def test_mha_eval_is_deterministic(student):
     """in eval mode dropout is off: two calls give the same output"""
-    m = _mha(student, dropout=0.5)
-    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    m = _mha(student, dropout=0.5, **SELF_ATTENTION)
+    q, k, v = torch.randn(2, 3, 6), torch.randn(2, 5, 6), torch.randn(2, 5, 6)
     T.assert_close(m(q, k, v, None), m(q, k, v, None), what=_("two eval-mode calls with dropout=0.5"),
                    hint="use nn.Dropout (through DotProductAttention) so that .eval() switches it off")

@@ -250,6 +250,6 @@ def test_decoder_step_by_step(student):
         logits, state = dec(X[:, t:t + 1], state)
         steps.append(logits)
     T.assert_close(torch.cat(steps, 1), whole, what=_("step-by-step logits vs whole-sequence logits"),
-                   inputs={"X": X}, rtol=1e-4, atol=1e-4,
+                   inputs={"X": X}, rtol=1e-4, atol=1e-4, sides=(_("one at a time"), _("whole sequence")),
                    hint="the token after t cached ones sits at position t: add P[t], not P[0] "
                         "(the positional encoding must follow the cache length)")
