@@ -274,17 +274,19 @@ def conclude_component(evidence: list[set[str]], replayed: list[set[str]],
     do) or one of several mistakes, and naming it would give the floor's credit
     (grading/scoring.shares) as wrongly as it says the wrong words. A crash, or a failed
     self-consistency test, is no such evidence: there was no course's value to replay against."""
-    def support(name: str, among: Optional[list[bool]] = None) -> int:
-        return sum(name in e for e, counted in zip(evidence, among or [True] * len(evidence)) if counted)
+    every = [True] * len(evidence)
+    compared = every if compared is None else compared
+
+    def support(name: str, among: list[bool]) -> int:
+        return sum(name in e for e, counted in zip(evidence, among) if counted)
 
     family = conclude(evidence)
     if family is None:
         realistic = conclude([{c for c in e if not is_degenerate(c)} for e in evidence])
-        rivals = [support(c) for c in set().union(*evidence) if is_degenerate(c)] if evidence else []
+        rivals = [support(c, every) for c in set().union(*evidence) if is_degenerate(c)] if evidence else []
         if realistic is not None and any(realistic in r for r in replayed) and \
-                support(realistic) >= max(rivals, default=0):
+                support(realistic, every) >= max(rivals, default=0):
             family = realistic
-    compared = compared if compared is not None else [True] * len(evidence)
     if family is not None and not is_degenerate(family) and 2 * support(family, compared) < sum(compared):
         family = None
     degenerate = is_degenerate(family) if family else any(is_degenerate(c) for e in evidence for c in e)

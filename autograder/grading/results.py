@@ -83,16 +83,16 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
                                             "isolation": result.isolation, "status": UNREADABLE,
                                             "problem": unreadable_problem(result.unreadable_english or result.unreadable)}}
     tests = []
+    policy = policy or result.scoring
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy or result.scoring, comp.explained,
-                            degenerate=comp.degenerate):
+        for share in shares(comp.points, comp.tests, policy, comp.explained, degenerate=comp.degenerate):
             t = share.outcome
             output = _output(t.output, result)
             if share.capped:
                 output = _("counts {share} of its share: a version of {component} whose outputs do not depend on its "
                            "inputs reproduces its failures (see the diagnosis), so all its tests together earn at most "
                            "{cap} of its points").format(share=f"{share.factor:.0%}", component=comp.name,
-                                                         cap=f"{(policy or result.scoring).degenerate_share:.0%}")
+                                                         cap=f"{policy.degenerate_share:.0%}")
             elif t.passed and share.floored:
                 output = _("counts {share} of its share: {component} matches few of the course's values, but its "
                            "failures are one known mistake (see the diagnosis), so what it still does right counts "

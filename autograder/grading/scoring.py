@@ -129,8 +129,7 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
             out.append(TestShare(t, m / 10_000, round(m * policy.floor) / 10_000, policy.floor, True))
         else:
             out.append(TestShare(t, m / 10_000, 0.0, 0.0))
-    earned = sum(round(s.score * 10_000) for s in out)
-    cap = int(units * policy.degenerate_share)
+    earned, cap = sum(round(s.score * 10_000) for s in out), int(units * policy.degenerate_share)
     if degenerate and earned > cap:
         out = [dataclasses.replace(s, score=int(round(s.score * 10_000) * cap / earned) / 10_000,
                                    factor=s.factor * cap / earned, capped=True) if s.score else s for s in out]

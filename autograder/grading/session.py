@@ -249,9 +249,8 @@ def judge(comp: ComponentScore, course: config_mod.Course,
     floor (its property and structure tests count at least that share)."""
     if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
         name_misconceptions(comp)
-    if comp.explained or comp.degenerate:
-        comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
-                                     degenerate=comp.degenerate)
+    comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
+                                 degenerate=comp.degenerate)
 
 
 def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
