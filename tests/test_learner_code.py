@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from autograder.grading import scoring, session
+from autograder.grading import scoring, session, signatures
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
 from kit_helpers import reference_source
@@ -21,6 +21,12 @@ A = "02_attention_scoring"
 def texts(result: session.Result, component: str) -> list[str]:
     comp = next(c for c in result.components if c.name == component)
     return [t.output for t in comp.tests if not t.passed]
+
+
+def said(result: session.Result) -> list[tuple[str, float, list[tuple[str, str]]]]:
+    """Each component's score and its failed tests' messages (what a path must give alike)."""
+    return [(c.name, round(c.score, 6), [(t.function, t.output) for t in c.tests if not t.passed])
+            for c in result.components]
 
 
 def test_book_style_d2l_names_resolve_to_the_course_names(zygote: Zygote) -> None:
@@ -39,9 +45,11 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     result = session.grade_file(zygote, A, LEARNERS / "d2l_v1_names.py")
     scores = {c.name: c.score for c in result.components}
     assert scores["masked_softmax"] == 4  # its own mask_sequence is used as written
-    missing = texts(result, "sequence_mask")
-    assert missing and all("did you mean `mask_sequence`" in t for t in missing)
-    assert all("did you mean `ScaledDotProductAttention`" in t for t in texts(result, "DotProductAttention"))
+    # d2l 1.0's names, graded in the contract names' places: each costs its naming test alone
+    for name, theirs in (("sequence_mask", "mask_sequence"), ("DotProductAttention", "ScaledDotProductAttention")):
+        assert texts(result, name) == [f"`{name}` is not defined in your submission: the grader graded your `{theirs}` "
+                                       f"in its place, as the contract's `{name}`. The contract fixes the name "
+                                       f"(docs/course-api.md): rename `{theirs}` to `{name}`, or add `{name} = {theirs}`"]
     signature = [t for t in texts(result, "AdditiveAttention") if "signature:" in t]
     assert len(signature) == 1, texts(result, "AdditiveAttention")[:1]  # said once, on the first failure
     assert ("signature: your AdditiveAttention takes (num_hiddens, dropout); the contract is (key_size, "
@@ -51,6 +59,63 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     assert scores["AdditiveAttention"] > 0
     lazy = [t for t in texts(result, "AdditiveAttention") if "your layers are lazy (nn.LazyLinear" in t]
     assert len(lazy) == 1 and "uninitialized" not in lazy[0]  # the naming test, in the contract's terms
+
+
+def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_both_paths(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """d2l 1.0's `TransformerEncoderBlock`, and `Transformer_Decoder` (both seen in learners' code): the
+    reference under those names. Before, each scored 0 ("`EncoderBlock` is not defined ... did you mean")."""
+    source = re.sub(r"\bEncoderBlock\b", "TransformerEncoderBlock", reference_source("06_transformer"))
+    source = re.sub(r"\bTransformerDecoder\b", "Transformer_Decoder", source)
+    path = tmp_path / "renamed.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        for comp in result.components:
+            failed = [t.function for t in comp.tests if not t.passed]
+            if comp.name in ("EncoderBlock", "TransformerDecoder"):
+                assert failed == [signatures.naming_test(comp.name)], (comp.name, failed)
+                assert comp.points * 0.85 < comp.score < comp.points
+            else:
+                assert comp.score == comp.points, (comp.name, failed)
+    assert said(sandboxed) == said(in_process)
+
+
+def test_two_definitions_spelled_like_a_component_are_both_named_and_neither_graded(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """A correct `ScaledDotProductAttention` beside an unfinished `MaskedDotProductAttention` (audit 35's
+    ADV1): the grader cannot tell which is meant. Before, the hint named the first in alphabetical order,
+    the unfinished one: "did you mean `MaskedDotProductAttention`?"."""
+    source = re.sub(r"\bDotProductAttention\b", "ScaledDotProductAttention", reference_source(A))
+    path = tmp_path / "two.py"
+    path.write_text(source + "\n\nclass MaskedDotProductAttention(nn.Module):\n    pass\n")
+    sandboxed = session.grade_file(zygote, A, path)
+    in_process = session.run_in_process(A, path)
+    for result in (sandboxed, in_process):
+        comp = next(c for c in result.components if c.name == "DotProductAttention")
+        assert comp.score == 0
+        assert all(t.output.startswith("`DotProductAttention` is not defined in your submission, and "
+                                       "`MaskedDotProductAttention`, `ScaledDotProductAttention` are all spelled "
+                                       "like it") for t in comp.tests), comp.tests[0].output
+    assert said(sandboxed) == said(in_process)
+
+
+def test_a_component_the_submission_lacks_scores_zero_on_both_paths(zygote: Zygote, tmp_path: Path) -> None:
+    """A file with the FFN and AddNorm only: its EncoderBlock is 0 with "not defined" in the sandbox and
+    in-process alike. In-process, the missing name was an AttributeError whose text the catalogue's
+    signatures took for a typo of `self.ffn`: 1.86 of 4 for code that is not there."""
+    source = reference_source("06_transformer")
+    path = tmp_path / "ffn_and_addnorm_only.py"
+    kept = source[:source.index("class EncoderBlock")]
+    path.write_text("\n".join(line for line in kept.splitlines() if not line.startswith("from solutions")))
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        comp = next(c for c in result.components if c.name == "EncoderBlock")
+        assert comp.score == 0 and not comp.misconceptions
+        assert all(t.output.startswith("`EncoderBlock` is not defined in your submission") for t in comp.tests)
+    assert said(sandboxed) == said(in_process)
 
 
 def test_the_course_s_signature_is_named_only_for_a_type_error_in_calling_a_course_component() -> None:

@@ -89,6 +89,32 @@ def test_dot_product_forward_keys_values_queries_is_not_keys_as_values(zygote: Z
     assert all(c.score == c.points for c in result.components if c.name != "DotProductAttention")
 
 
+@pytest.mark.parametrize("defined_as", ["renamed", "aliased"])
+def test_the_forward_of_a_class_under_another_name_is_called_by_name_on_both_paths(
+        zygote: Zygote, tmp_path: Path, defined_as: str) -> None:
+    """A learner's `ScaledDotProductAttention.forward(keys, values, queries, valid_len)` (graded in
+    DotProductAttention's place), and the same class bound as `DotProductAttention = ScaledDotProductAttention`:
+    an object's type says its own name, so the sandbox looked the adapter up as
+    "ScaledDotProductAttention.forward", found none and called by position (0.68 of 4 and a wrong diagnosis,
+    "multiplies the weights with the keys", while the message said "passed by name")."""
+    source = changed("02_attention_scoring", DOT_FORWARD, "    def forward(self, keys, values, queries, valid_lens=None):\n")
+    source = re.sub(r"\bDotProductAttention\b", "ScaledDotProductAttention", source)
+    if defined_as == "aliased":
+        source += "\n\nDotProductAttention = ScaledDotProductAttention\n"
+    path = tmp_path / f"{defined_as}.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "02_attention_scoring", path)
+    in_process = session.run_in_process("02_attention_scoring", path)
+    expected = ["test_DotProductAttention_contract_signature"] + (
+        ["test_DotProductAttention_contract_name"] if defined_as == "renamed" else [])
+    for result in (sandboxed, in_process):
+        comp = component(result, "DotProductAttention")
+        assert [t.function for t in comp.tests if not t.passed] == expected, [t.output[:300] for t in comp.tests]
+        assert not comp.misconceptions
+    assert [(t.function, t.output) for t in component(sandboxed, "DotProductAttention").tests] == \
+        [(t.function, t.output) for t in component(in_process, "DotProductAttention").tests]
+
+
 def test_a_constructor_in_another_order_is_called_by_name(zygote: Zygote, tmp_path: Path) -> None:
     """Before: 'dropout probability has to be between 0 and 1, but got 5' and nothing else. `k_size` is
     the contract's key_size by its loose name (signatures.identify), so the grader calls by name: the
@@ -166,3 +192,48 @@ def test_the_definition_loading_binds_is_read() -> None:
     assert found(source + "class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens=None):"
                           "\n        pass\n") == {}
     assert found("def masked_softmax(X):\n  return (\n") == {}  # unparseable: nothing to say
+
+
+# --- a component spelled otherwise (signatures.renamed) --------------------------------------------
+
+def renames(source: str) -> dict[str, str]:
+    return signatures.renamed(config.default(), [("cell 1", source)])
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("class TransformerEncoderBlock(nn.Module): pass", {"EncoderBlock": "TransformerEncoderBlock"}),  # d2l 1.0
+    ("class Transformer_Encoder(nn.Module): pass", {"TransformerEncoder": "Transformer_Encoder"}),
+    ("class Multiheadattention(nn.Module): pass", {"MultiHeadAttention": "Multiheadattention"}),
+    ("def mask_sequence(X, valid_len, value=0): pass", {"sequence_mask": "mask_sequence"}),
+    ("class ScaledDotProductAttention(nn.Module): pass", {"DotProductAttention": "ScaledDotProductAttention"}),
+    ("AddNormBlock = 1\nclass MyAddNorm(nn.Module): pass", {"AddNorm": "MyAddNorm"}),
+    ("def mask_softmax(X, valid_lens): pass", {"masked_softmax": "mask_softmax"}),  # found by audit 35
+    ("class PositionEncoding(nn.Module): pass", {"PositionalEncoding": "PositionEncoding"}),
+])
+def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str, expected: dict[str, str]) -> None:
+    assert renames(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    "class DecoderBlock(nn.Module): pass",  # another component's name never stands in for one
+    "class TransformerEncoderBlock(nn.Module): pass\nclass MyEncoderBlock(nn.Module): pass",  # which one?
+    "def transformer_encoder_block(): pass",  # a function for a class
+    "class SequenceMask(nn.Module): pass",  # a class for a function
+    "def _sequence_mask(X, valid_len): pass",  # private
+    "EncoderBlock = None\nclass TransformerEncoderBlock(nn.Module): pass",  # bound, whatever to (as loading runs it)
+    "class EncoderBlock(nn.Module): pass\nclass TransformerEncoderBlock(nn.Module): pass",
+    "class Block(nn.Module): pass\nclass Encoder(nn.Module): pass",  # one word of two
+    "class AdditiveAttention(nn.Module): pass\nclass Additive_Attention(nn.Module): pass",
+])
+def test_nothing_stands_in_where_the_contract_s_name_is_bound_or_the_choice_is_not_one(source: str) -> None:
+    assert renames(source) == {}
+
+
+def test_the_stand_in_s_signature_is_read_as_the_component_s() -> None:
+    """d2l 1.0's TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias): the
+    contract's EncoderBlock takes other parameters, said in EncoderBlock's terms."""
+    source = ("class TransformerEncoderBlock(nn.Module):\n"
+              "    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):\n"
+              "        pass\n")
+    [mismatch] = found(source)["EncoderBlock"]
+    assert mismatch.target == "EncoderBlock" and mismatch.kind == "constructor"

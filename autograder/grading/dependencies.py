@@ -55,6 +55,7 @@ class Job(TypedDict):
     scaffold: list[str]  # given names a test gets as the course's, whatever the submission defines
     deps_module: str
     words: dict[str, str]  # procedures.WORDS in the student's language
+    alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
 
 
 
@@ -238,13 +239,15 @@ def defined_names(cells: list[Cell]) -> set[str]:
 
 
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
-        uses: Optional[list[DependencyUse]] = None) -> Job:
+        uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
     cannot stand in for, overriding them); `scaffold`: the given names a test asks for, which are
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
-    graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all."""
+    graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
+    `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
+    otherwise, if it has one."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -263,4 +266,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                prelude=sorted(set(assignment.given) | set(deps)), inject=sorted(replaced),
                own=sorted(u.name for u in uses if u.student),
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
-               words={key: _(text) for key, text in procedures.WORDS.items()})
+               words={key: _(text) for key, text in procedures.WORDS.items()},
+               alias={component: renames[component]} if renames and component in renames else {})

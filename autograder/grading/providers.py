@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from autograder.config import Course
 from autograder.grading import bounded, dependencies, signatures
-from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit
+from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit, missing_name
 from autograder.grading.submission import Cell
 from autograder.sandbox.bwrap import RUNTIME_DIR
 from autograder.sandbox.forkserver import Child, ChildDied, SandboxError, Stop, Zygote
@@ -88,6 +88,7 @@ class SandboxProvider(Runs):
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
+        self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
@@ -135,7 +136,7 @@ class SandboxProvider(Runs):
             # fork server for this one to read (and show the student) goes with the server. Lazily: a
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
-        job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames)
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -204,6 +205,21 @@ class SandboxProvider(Runs):
         self._finish_child()
 
 
+class LoadedNames(Submission):
+    """A submission's names loaded in this process; a contract name it lacks fails a test as in the
+    sandbox (remote.missing_name), anything else is an AttributeError (a probe by tooling)."""
+
+    def __init__(self, contract: frozenset[str], notes: list[str], defined: list[str], **names: Any) -> None:
+        super().__init__(**names)
+        object.__setattr__(self, "_loading", (contract, tuple(notes), tuple(defined)))
+
+    def __getattr__(self, name: str) -> Any:  # only for names loading did not bind
+        contract, notes, defined = self.__dict__["_loading"]
+        if name not in contract:
+            raise AttributeError(name)
+        raise missing_name(name, defined, notes)
+
+
 class InProcessProvider(Runs):
     """Load a submission in this process with the sandbox's loader (for the kit's own fast tests).
 
@@ -217,6 +233,7 @@ class InProcessProvider(Runs):
         self.current: Optional[str] = None
         self.ns: Any = None
         self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
+        self.renames = signatures.renamed(course, cells)
 
     def _end(self) -> None:
         self.current, self.ns = None, None
@@ -236,7 +253,7 @@ class InProcessProvider(Runs):
         uses = self.planner(component) if self.planner else None
         if uses is not None:
             self.uses[component] = uses
-        job = dependencies.job(self.course, self.assignment, component, self.cells, uses)
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)
@@ -249,7 +266,8 @@ class InProcessProvider(Runs):
                 else:
                     sys.modules[n] = m
         self.notes[component] = [f"{e['where']}: {e['error']}" for e in report["errors"]]
-        return Submission(**{k: v for k, v in names.items() if not k.startswith("__")})
+        return LoadedNames(dependencies.contract_names(self.course), self.notes[component], report.get("defined", []),
+                           **{k: v for k, v in names.items() if not k.startswith("__")})
 
     def after_test(self, component: str) -> None:
         pass

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from autograder.grading import bounded
-from autograder.grading.signatures import Mismatch
+from autograder.grading.signatures import Mismatch, spelled_like
 from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied, Stop
@@ -60,8 +60,8 @@ class Connection:
         self.past_deadline = past_deadline  # which limit the deadline was, said when a call runs past it
         # The submission's signature mistakes in the component under test, by what a call reaches;
         # those whose names say what each parameter is are called by name (signatures.Adapter).
-        self.mismatches = {m.target: m for m in mismatches}
-        self.adapters = {m.target: m.adapter for m in mismatches if m.adapter is not None}
+        self.mismatches = {target: m for m in mismatches for target in m.reached_as}
+        self.adapters = {target: m.adapter for target, m in self.mismatches.items() if m.adapter is not None}
         # The course's components the child holds in place of the student's (dependencies.job's inject),
         # by what a call reaches ("AdditiveAttention", "AdditiveAttention.forward"): the contract's signature.
         self.course_parts = course_parts or {}
@@ -305,14 +305,7 @@ class RemoteNamespace:
         except StudentError as exc:
             if exc.kind != "NameError":
                 raise
-            detail = ""
-            if self._notes:
-                detail = "\n  " + _("while loading your code:") + " " + "\n  ".join(n.strip().splitlines()[-1] for n in self._notes[:3])
-            close = suggest(name, self._defined)
-            if close:
-                raise MissingName(_("`{name}` is not defined in your submission; did you mean `{close}`? (the grader "
-                                    "looks for the contract's name `{name}`)").format(name=name, close=close) + detail) from None
-            raise MissingName(_("`{name}` is not defined in your submission").format(name=name) + detail) from None
+            raise missing_name(name, self._defined, self._notes) from None
 
     def __remote_seed__(self, value: int) -> None:
         """Seed the child's random generators before whatever the test asks of it next."""
@@ -332,16 +325,31 @@ def _words(name: str) -> tuple[str, ...]:
     return tuple(w for w in spaced.lower().split("_") if w)
 
 
+def missing_name(name: str, defined: Sequence[str], notes: Sequence[str]) -> MissingName:
+    """The failure of a test that asks for a contract name the submission's loading did not bind
+    (`defined`: the names it did; `notes`: what went wrong while loading), the same on every path."""
+    detail = ""
+    if notes:
+        detail = "\n  " + _("while loading your code:") + " " + "\n  ".join(n.strip().splitlines()[-1] for n in notes[:3])
+    like = [d for d in defined if not d.startswith("_") and spelled_like(name, d)]
+    if len(like) > 1:  # signatures.renamed grades none of them
+        return MissingName(_("`{name}` is not defined in your submission, and {names} are all spelled like it: the "
+                             "grader cannot tell which one is meant, so it graded none. Name the one you mean "
+                             "`{name}`").format(name=name, names=", ".join(f"`{d}`" for d in like[:4])) + detail)
+    close = suggest(name, defined)
+    if close:
+        return MissingName(_("`{name}` is not defined in your submission; did you mean `{close}`? (the grader "
+                             "looks for the contract's name `{name}`)").format(name=name, close=close) + detail)
+    return MissingName(_("`{name}` is not defined in your submission").format(name=name) + detail)
+
+
 def suggest(name: str, defined: Sequence[str]) -> Optional[str]:
     """The submission's name that most likely means the contract's `name` (None if nothing is close):
-    the same words in another case or order, a name that contains it, or a close spelling."""
+    one spelled like it (signatures.spelled_like: the grader grades such a definition in its place where
+    it is the only one), else a close spelling."""
     candidates = [d for d in defined if not d.startswith("_") and d != name]
-    words = _words(name)
     for d in candidates:
-        if sorted(_words(d)) == sorted(words):
-            return d  # SequenceMask, mask_sequence
-    for d in candidates:
-        if len(words) > 1 and _words(d)[-len(words):] == words:
-            return d  # ScaledDotProductAttention
+        if spelled_like(name, d):
+            return d
     close = difflib.get_close_matches(name.lower(), [d.lower() for d in candidates], n=1, cutoff=0.75)
     return next((d for d in candidates if d.lower() == close[0]), None) if close else None

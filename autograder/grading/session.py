@@ -125,6 +125,9 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     if isinstance(provider, (SandboxProvider, InProcessProvider)):  # its calls reach a mistaken signature by
         # name (remote.Connection, signatures.adapted): that costs one test
         tested += signatures.signature_tests(mismatches, [t.component for t in tested if t.component in own])
+        # and one spelled otherwise was graded in the contract name's place (signatures.renamed): the name costs one test
+        tested += signatures.naming_tests(signatures.renamed(course, cells or []),
+                                          [t.component for t in tested if t.component in own])
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     for comp in components_scored:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 import torch
@@ -250,6 +251,14 @@ class Mismatch:
     extra: tuple[str, ...]  # the student's parameters without a default that no test passes
     no_default: tuple[int, ...]  # positions where the contract's parameter has a default and the student's not
     adapter: Optional[Adapter] = None  # how the grader calls it by name instead, where the names say
+    defined_as: str = ""  # the student's class's own name, where it is not the component's (`renamed`, `X = Mine`)
+
+    @property
+    def reached_as(self) -> tuple[str, ...]:
+        """What a call reaches this callable as: the target, and for a method of a class defined under
+        another name, that class's name with the method (an object's type says its own name)."""
+        method = self.target.partition(".")[2]
+        return (self.target,) + ((f"{self.defined_as}.{method}",) if method and self.defined_as else ())
 
     @property
     def wrong_values(self) -> bool:
@@ -458,9 +467,59 @@ def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
     return None
 
 
+def words(name: str) -> tuple[str, ...]:
+    """`ScaledDotProductAttention` -> (scaled, dot, product, attention); `mask_sequence` -> (mask, sequence)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return tuple(w for w in spaced.lower().split("_") if w)
+
+
+#: Endings a learner's word may add to or drop from the contract's (`mask_softmax`, `PositionEncoding`).
+ENDINGS = ("ed", "al", "es", "s")
+
+
+def _stem(word: str) -> str:
+    ending = next((e for e in ENDINGS if word.endswith(e) and len(word) - len(e) >= 3), "")
+    return word[:len(word) - len(ending)]
+
+
+def spelled_like(name: str, other: str) -> bool:
+    """Whether `other` is the contract's `name` spelled otherwise: the same letters in other cases or
+    with other underscores (`Transformer_Encoder`, `Multiheadattention`), the same words but for an
+    ending (`mask_softmax`, `PositionEncoding`: ENDINGS) or in another order (`mask_sequence`), or more
+    words ending in all of its own when it has two or more (`TransformerEncoderBlock` for `EncoderBlock`,
+    as d2l 1.0 names it; `ScaledDotProductAttention`)."""
+    mine, theirs = words(name), words(other)
+    return other != name and ("".join(mine) == "".join(theirs) or sorted(mine) == sorted(theirs)
+                              or [_stem(w) for w in mine] == [_stem(w) for w in theirs]
+                              or (len(mine) > 1 and theirs[-len(mine):] == mine))
+
+
+def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
+    """Per component that the submission never binds under the contract's name, its one top-level
+    definition spelled like it (`spelled_like`; a class for a class, a function for a function) that is
+    no name a test asks for: the definition the grader grades in the component's place, at the cost of
+    the naming test (`naming_tests`). None where two definitions could be meant."""
+    from autograder.grading.dependencies import contract_names, defined_names
+    cells = list(cells)
+    found, bound, taken = _definitions(cells), defined_names(cells), contract_names(course)
+    out: dict[str, str] = {}
+    for component in [c.name for a in course.assignments for c in a.components]:
+        if component in bound:
+            continue
+        is_class = inspect.isclass(course.reference_object(component))
+        like = [n for n, stmt in found.items() if not n.startswith("_") and n not in taken
+                and isinstance(stmt, ast.ClassDef) == is_class and spelled_like(component, n)]
+        if len(like) == 1:
+            out[component] = like[0]
+    return out
+
+
 def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch]]:
-    """Per component the submission defines, how its callables' parameters differ from the contract's."""
+    """Per component the submission defines (under its own name, or spelled otherwise: `renamed`), how
+    its callables' parameters differ from the contract's."""
+    cells = list(cells)
     found = _definitions(cells)
+    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
     out: dict[str, list[Mismatch]] = {}
     for component, targets in contract(course).items():
         stmt = found.get(component)
@@ -475,7 +534,8 @@ def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch
             student = _student_params(fn, bool(method))
             mismatch = compare(component, target, kind, student, params) if student is not None else None
             if mismatch is not None:
-                out.setdefault(component, []).append(mismatch)
+                own_name = stmt.name if isinstance(stmt, ast.ClassDef) and stmt.name != component else ""
+                out.setdefault(component, []).append(replace(mismatch, defined_as=own_name))
     return out
 
 
@@ -494,6 +554,27 @@ def signature_tests(found: dict[str, list[Mismatch]], components: Iterable[str])
     is the mistake's message, `attach`). A component called as the contract says has no such test."""
     return [TestOutcome(nodeid=f"signature::{name}", name=_(SIGNATURE_TEST), english=SIGNATURE_TEST, component=name, weight=1.0, public=True, kind="structure", function=signature_test(name))
             for name in dict.fromkeys(components) if any(m.adapter for m in found.get(name, []))]
+
+
+#: The name of the naming test (naming_tests).
+NAMING_TEST = N_("is defined under the contract's name")
+
+
+def naming_test(component: str) -> str:
+    """The function name of the test a component spelled otherwise costs."""
+    return f"test_{component}_contract_name"
+
+
+def naming_tests(renames: dict[str, str], components: Iterable[str]) -> list[TestOutcome]:
+    """For each of `components` graded as a definition of another name (`renamed`), one failed structure
+    test saying what was graded in its place: what the name costs, whatever the rest of the component does."""
+    return [TestOutcome(nodeid=f"naming::{name}", name=_(NAMING_TEST), english=NAMING_TEST, component=name,
+                        weight=1.0, public=True, kind="structure", function=naming_test(name),
+                        output=_("`{name}` is not defined in your submission: the grader graded your `{theirs}` in its "
+                                 "place, as the contract's `{name}`. The contract fixes the name (docs/course-api.md): "
+                                 "rename `{theirs}` to `{name}`, or add `{name} = {theirs}`").format(
+                                     name=name, theirs=renames[name]))
+            for name in dict.fromkeys(components) if name in renames]
 
 
 def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:

@@ -186,6 +186,11 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})
     install_d2l(namespace, list(job.get("modules", {})))
     report = loader.load([tuple(c) for c in job["cells"]], namespace)
+    # A component the source never binds by the contract's name is graded as its definition spelled
+    # otherwise (the grader's signatures.renamed; the naming test charges the name).
+    for name, theirs in (job.get("alias") or {}).items():
+        if isinstance(name, str) and isinstance(theirs, str) and theirs in namespace:
+            namespace[name] = namespace[theirs]
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
     install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
