@@ -41,6 +41,26 @@ def test_d2l_s_short_names_for_torch_s_resolve_as_in_the_book(zygote: Zygote) ->
     assert result.score == result.max_score, texts(result, "PositionalEncoding")[:2]
 
 
+def test_d2l_1_0_s_module_base_and_add_to_class_work_as_in_the_book(zygote: Zygote, tmp_path: Path) -> None:
+    """d2l 1.0's MultiHeadAttention derives from `d2l.Module`, keeps its arguments with
+    `save_hyperparameters()` and gets methods with `@d2l.add_to_class(...)`; the book's own file scored
+    0 of 6 ("`Module` is not part of this course", audit 35): now it is graded on what it does."""
+    source = reference_source("04_multihead").replace("from solutions.attention_scoring import",
+                                                      "from attention_support import")
+    source = source.replace("class MultiHeadAttention(nn.Module):", "from d2l import torch as d2l\n\n\n"
+                            "class MultiHeadAttention(d2l.Module):", 1)
+    source = source.replace("        self.num_heads = num_heads\n", "        self.save_hyperparameters()\n", 1)
+    old = "transpose_qkv(self.W_q(queries), self.num_heads)"
+    assert source.count(old) == 1
+    source = source.replace(old, "self.heads_of(self.W_q(queries))")
+    source += ("\n\n@d2l.add_to_class(MultiHeadAttention)\ndef heads_of(self, X):\n"
+               "    return transpose_qkv(X, self.num_heads)\n")
+    path = tmp_path / "d2l_1_0_module.py"
+    path.write_text(source)
+    result = session.grade_file(zygote, "04_multihead", path)
+    assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
+
+
 def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zygote) -> None:
     result = session.grade_file(zygote, A, LEARNERS / "d2l_v1_names.py")
     scores = {c.name: c.score for c in result.components}

@@ -192,6 +192,9 @@ def test_the_definition_loading_binds_is_read() -> None:
     assert found(source + "class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens=None):"
                           "\n        pass\n") == {}
     assert found("def masked_softmax(X):\n  return (\n") == {}  # unparseable: nothing to say
+    # d2l 1.0's `@d2l.add_to_class(C)` makes a method of C and binds the name to None: no definition of it
+    method = "class MultiHeadAttention:\n    pass\n@d2l.add_to_class(MultiHeadAttention)\ndef transpose_qkv(self, X):\n  pass\n"
+    assert found(method) == {} and "transpose_qkv" in found(method.replace("@d2l.add_to_class(MultiHeadAttention)\n", ""))
 
 
 # --- a component spelled otherwise (signatures.renamed) --------------------------------------------

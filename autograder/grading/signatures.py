@@ -436,7 +436,9 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
         for stmt in tree.body if tree is not None else []:
             if not loader.keeps(stmt):
                 continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _adds_to_a_class(stmt):
+                found.pop(stmt.name, None)  # d2l 1.0's `@d2l.add_to_class(C)` binds the name to None
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found[stmt.name] = stmt
             elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
                 for target in stmt.targets:
@@ -450,6 +452,13 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
                 for name in loader.assigned_names(stmt):
                     found.pop(name, None)  # bound to something else: nothing to read
     return found
+
+
+def _adds_to_a_class(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Whether a definition is decorated with d2l 1.0's `add_to_class(C)`, which makes it a method of C."""
+    return any(isinstance(d, ast.Call) and (getattr(d.func, "attr", None) == "add_to_class"
+                                            or getattr(d.func, "id", None) == "add_to_class")
+               for d in stmt.decorator_list)
 
 
 def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],

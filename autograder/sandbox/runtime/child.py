@@ -142,11 +142,42 @@ D2L_TORCH_ALIASES: dict[str, Any] = {
 }
 
 
+class _HyperParameters:
+    """d2l 1.0's `d2l.HyperParameters`: `save_hyperparameters()` keeps the caller's arguments as attributes."""
+
+    def save_hyperparameters(self, ignore: Any = ()) -> None:
+        frame = inspect.currentframe()
+        caller = frame.f_back if frame is not None else None
+        arguments = dict(caller.f_locals) if caller is not None else {}
+        skip = set(ignore) | {"self"}
+        self.hparams = {k: v for k, v in arguments.items() if k not in skip and not k.startswith("_")}
+        for key, value in self.hparams.items():
+            setattr(self, key, value)
+
+
+class _Module(torch.nn.Module, _HyperParameters):
+    """d2l 1.0's `d2l.Module` as a model's definition uses it (the base of its MultiHeadAttention): an
+    nn.Module that can save its hyperparameters. Its plotting and training hooks are the book's trainer's."""
+
+
+def _add_to_class(cls: type) -> Any:
+    """d2l 1.0's `@d2l.add_to_class(C)`: the decorated function becomes a method of C."""
+    def add(function: Any) -> None:
+        setattr(cls, function.__name__, function)
+    return add
+
+
+#: d2l 1.0's base classes and decorator that its models' definitions use (not its trainer or plots).
+D2L_1_0_BASES: dict[str, Any] = {"Module": _Module, "HyperParameters": _HyperParameters,
+                                 "add_to_class": _add_to_class}
+
+
 class D2LNames(types.ModuleType):
     """`d2l.torch` as the grader sees it: code in the book's style (`from d2l import torch as d2l`,
     then `d2l.masked_softmax(...)`) gets this course's names: the student's own where the grader
     uses them, the course's where it replaces them (the dependency rule), the given toolkit, and
-    d2l's short names for torch's (`D2L_TORCH_ALIASES`). The d2l package itself is not installed
+    d2l's short names for torch's (`D2L_TORCH_ALIASES`) and the bases d2l 1.0's models derive from
+    (`D2L_1_0_BASES`). The d2l package itself is not installed
     where grading runs."""
 
     def __init__(self, namespace: dict[str, Any], modules: list[str]) -> None:
@@ -164,6 +195,8 @@ class D2LNames(types.ModuleType):
                 return getattr(module, name)
         if name in D2L_TORCH_ALIASES:
             return D2L_TORCH_ALIASES[name]
+        if name in D2L_1_0_BASES:
+            return D2L_1_0_BASES[name]
         raise AttributeError(say("d2l", name=name))
 
 
