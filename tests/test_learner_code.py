@@ -65,6 +65,9 @@ def test_newer_edition_signatures_and_own_names_get_one_clear_message(zygote: Zy
     result = session.grade_file(zygote, A, LEARNERS / "d2l_v1_names.py")
     scores = {c.name: c.score for c in result.components}
     assert scores["masked_softmax"] == 4  # its own mask_sequence is used as written
+    # and said to be: the sequence_mask graded is the student's (it was "the course's ... (not defined)")
+    masked = next(c for c in result.components if c.name == "masked_softmax")
+    assert [u.student for u in masked.dependencies] == [True], [u.describe() for u in masked.dependencies]
     # d2l 1.0's names, graded in the contract names' places: each costs its naming test alone
     for name, theirs in (("sequence_mask", "mask_sequence"), ("DotProductAttention", "ScaledDotProductAttention")):
         assert texts(result, name) == [f"`{name}` is not defined in your submission: the grader graded your `{theirs}` "

@@ -77,7 +77,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     assignment = course.assignment(assignment_id)
     register_hypothesis_profile(course.hypothesis.max_examples, course.hypothesis.derandomize)
     own = [c.name for c in assignment.components]
-    defined = dependencies.defined_names(cells or [])
+    # what the submission defines, a component spelled otherwise included (graded in its place: signatures.renamed)
+    defined = dependencies.defined_names(cells or []) | set(signatures.renamed(course, cells or []))
     earlier = [n for n in course.closure(own) if n in defined and course.owner(n) not in (None, assignment)]
     wanted = earlier + (components or own)
     left_out = set(own) - set(components or own)
