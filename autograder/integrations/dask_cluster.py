@@ -23,12 +23,14 @@ ends in `KilledWorker` and gets 0 with the local pool's message (`pool.worker_di
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.metadata
 import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -266,36 +268,85 @@ def grade_on_cluster(assignment_id: str, directory: Path, out: Path, *, address:
                         set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}") from None
-    try:
-        scheduler = client.scheduler.address if client.scheduler else where
-        _say(progress, f"connected to {scheduler}; waiting for workers")
+    with QuietOnceStopped().installed():  # until the client is closed
         try:
-            client.wait_for_workers(1, timeout=worker_wait)
-        except TimeoutError:
-            raise ClusterError(f"no Dask worker joined {where} within {worker_wait:.0f} s; start them with "
-                               f"`dask worker {scheduler} --nthreads 1`") from None
-        threads = client.nthreads()
-        many = [w for w, n in threads.items() if n > 1]
-        if many:
-            print(f"course: warning: {len(many)} Dask workers have several threads; each grades one submission "
-                  f"at a time: start them with --nthreads 1", file=sys.stderr)
-        plugin = GraderPlugin(kit_fingerprint(course_text), course_text, mode, allow_unisolated)
-        _say(progress, f"setting up the grader on {len(threads)} Dask workers")
+            scheduler = client.scheduler.address if client.scheduler else where
+            _say(progress, f"connected to {scheduler}; waiting for workers")
+            try:
+                client.wait_for_workers(1, timeout=worker_wait)
+            except TimeoutError:
+                raise ClusterError(f"no Dask worker joined {where} within {worker_wait:.0f} s; start them with "
+                                   f"`dask worker {scheduler} --nthreads 1`") from None
+            threads = client.nthreads()
+            many = [w for w, n in threads.items() if n > 1]
+            if many:
+                print(f"course: warning: {len(many)} Dask workers have several threads; each grades one submission "
+                      f"at a time: start them with --nthreads 1", file=sys.stderr)
+            plugin = GraderPlugin(kit_fingerprint(course_text), course_text, mode, allow_unisolated)
+            _say(progress, f"setting up the grader on {len(threads)} Dask workers")
+            try:
+                client.register_plugin(plugin, name=PLUGIN_NAME)
+            except WorkerRefused as exc:
+                raise GradingRefused(str(exc)) from None
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"lost the Dask scheduler at {where}: {exc}") from None
+            except Exception as exc:
+                raise ClusterError(f"a Dask worker could not set up grading: {type(exc).__name__}: {exc}") from None
+
+            def execute(batch: pool.Batch) -> None:
+                _run(client, plugin.key, batch, public_only, where)
+
+            return pool.grade_class(assignment_id, directory, out, execute, progress=progress, config_path=config_path)
+        finally:
+            client.close(timeout=10)
+
+
+#: The loggers on which the client's event loop reports errors in its own callbacks (tornado's).
+LOOP_LOGGERS = ("tornado.application",)
+
+
+class QuietOnceStopped(logging.Filter):
+    """From the moment a stop signal (Ctrl-C, SIGTERM) reaches this process until the grading has ended,
+    drop what the client's event loop logs: the errors of the calls the stop cancels. distributed's
+    `sync` schedules a cancel callback when the interrupt lands, which raises NameError when it lands
+    before the call's future exists: a library traceback for someone who asked to stop. The stop itself
+    is said once, by `course grade`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopping = threading.Event()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.stopping.is_set()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Set `stopping` on SIGINT and SIGTERM (then what was there before runs: KeyboardInterrupt) and
+        filter the loop's loggers, while the block runs (in the main thread, where signals arrive)."""
+        signals = (signal.SIGINT, signal.SIGTERM)
+        before = {s: signal.getsignal(s) for s in signals}
+
+        def on_stop(signum: int, frame: Any) -> None:
+            self.stopping.set()
+            previous = before[signal.Signals(signum)]
+            if callable(previous):
+                previous(signum, frame)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
+
+        loggers = [logging.getLogger(name) for name in LOOP_LOGGERS]
+        main = threading.current_thread() is threading.main_thread()
+        for s in signals if main else ():
+            signal.signal(s, on_stop)
+        for log in loggers:
+            log.addFilter(self)
         try:
-            client.register_plugin(plugin, name=PLUGIN_NAME)
-        except WorkerRefused as exc:
-            raise GradingRefused(str(exc)) from None
-        except (OSError, TimeoutError) as exc:
-            raise ClusterError(f"lost the Dask scheduler at {where}: {exc}") from None
-        except Exception as exc:
-            raise ClusterError(f"a Dask worker could not set up grading: {type(exc).__name__}: {exc}") from None
-
-        def execute(batch: pool.Batch) -> None:
-            _run(client, plugin.key, batch, public_only, where)
-
-        return pool.grade_class(assignment_id, directory, out, execute, progress=progress, config_path=config_path)
-    finally:
-        client.close(timeout=10)
+            yield
+        finally:
+            for s in signals if main else ():
+                signal.signal(s, before[s])
+            for log in loggers:
+                log.removeFilter(self)
 
 
 def _say(enabled: bool, text: str) -> None:
