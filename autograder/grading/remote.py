@@ -319,12 +319,6 @@ class RemoteNamespace:
         raise TypeError("call a name of the namespace, not the namespace")
 
 
-def _words(name: str) -> tuple[str, ...]:
-    """`ScaledDotProductAttention` -> (scaled, dot, product, attention); `mask_sequence` -> (mask, sequence)."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return tuple(w for w in spaced.lower().split("_") if w)
-
-
 def missing_name(name: str, defined: Sequence[str], notes: Sequence[str]) -> MissingName:
     """The failure of a test that asks for a contract name the submission's loading did not bind
     (`defined`: the names it did; `notes`: what went wrong while loading), the same on every path."""

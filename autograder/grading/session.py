@@ -78,7 +78,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     register_hypothesis_profile(course.hypothesis.max_examples, course.hypothesis.derandomize)
     own = [c.name for c in assignment.components]
     # what the submission defines, a component spelled otherwise included (graded in its place: signatures.renamed)
-    defined = dependencies.defined_names(cells or []) | set(signatures.renamed(course, cells or []))
+    renames = signatures.renamed(course, cells or [])
+    defined = dependencies.defined_names(cells or []) | set(renames)
     earlier = [n for n in course.closure(own) if n in defined and course.owner(n) not in (None, assignment)]
     wanted = earlier + (components or own)
     left_out = set(own) - set(components or own)
@@ -127,8 +128,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         # name (remote.Connection, signatures.adapted): that costs one test
         tested += signatures.signature_tests(mismatches, [t.component for t in tested if t.component in own])
         # and one spelled otherwise was graded in the contract name's place (signatures.renamed): the name costs one test
-        tested += signatures.naming_tests(signatures.renamed(course, cells or []),
-                                          [t.component for t in tested if t.component in own])
+        tested += signatures.naming_tests(renames, [t.component for t in tested if t.component in own])
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     for comp in components_scored:
