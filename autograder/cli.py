@@ -34,12 +34,14 @@ def cmd_check(ns: argparse.Namespace) -> int:
     path = _one_file(path, ns.assignment, course)
     _refuse_wrong_notebook(course, ns.assignment, path)
     from autograder.grading.one_file import check_isolation, early_zygote
+    from autograder.sandbox import affinity
     zygote = early_zygote(ns.sandbox)
     try:
         from autograder.grading.results import LOADING_HEADING, format_result
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
         check_isolation(zygote, refuse=False)  # a self-check runs the student's code for the student
-        result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
+        with affinity.on_one_cpu():  # the grader and its children on one CPU
+            result = grade_file(zygote, ns.assignment, path, public_only=True, course=course)
     finally:
         zygote.stop()
     print(printable_text(format_result(result, verbose=True, counts_only=True)))

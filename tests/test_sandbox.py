@@ -25,6 +25,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from autograder.sandbox import affinity
 from autograder.sandbox import bwrap as bwrap_mod
 from autograder.sandbox import forkserver as sandbox_mod
 from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit, StudentError
@@ -504,6 +505,63 @@ def ok():
             job.ns.vanish()
         with pytest.raises(SandboxLimit):
             job.ns.ok()  # a dead child stays dead
+
+
+@needs_bwrap
+@pytest.mark.skipif(len(affinity.allowed()) < 2, reason="needs two CPUs to tell one from all")
+def test_a_child_runs_on_the_cpu_its_grader_is_kept_to(box: Zygote) -> None:
+    """The mechanism of affinity.py: a child is forked onto its grader's CPUs at that moment, so a grading
+    kept to one CPU (on_one_cpu, a pool worker) has its children on that CPU; an unpinned grader's child
+    may run anywhere it may; and the grader gets its own CPUs back after the block."""
+    source = """
+def cpus():
+    import os
+    return sorted(os.sched_getaffinity(0))
+"""
+    before = affinity.allowed()
+    with affinity.on_one_cpu() as cpu:
+        assert cpu is not None and affinity.allowed() == {cpu}
+        with Job(box, source) as job:
+            assert job.ns.cpus() == [cpu]
+    assert affinity.allowed() == before
+    with Job(box, source) as job:
+        assert set(job.ns.cpus()) >= before
+
+
+def test_a_spawn_request_s_cpus_are_used_only_when_they_are_a_list_of_cpu_numbers() -> None:
+    """The fork server moves a child only to CPUs named as a list of small integers; anything else leaves it
+    where it is (the zygote's run_on, called in the forked child before it is confined; here in a process
+    of its own, as the fork server imports it)."""
+    one = min(affinity.allowed())
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import zygote\n"
+            "before = os.sched_getaffinity(0)\n"
+            "for bad in (None, [], '0', [True], [-1], [1 << 20], {'cpus': 0}, [0.0]):\n"
+            "    zygote.run_on(bad)\n"
+            "    assert os.sched_getaffinity(0) == before, bad\n"
+            "zygote.run_on([int(sys.argv[2])])\n"
+            "print(sorted(os.sched_getaffinity(0)))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(bwrap_mod.RUNTIME_DIR), str(one)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == f"[{one}]"
+
+
+@pytest.mark.skipif(len(affinity.allowed()) < 2, reason="needs two CPUs")
+def test_pool_workers_take_a_cpu_each_only_while_there_are_no_more_workers_than_cpus() -> None:
+    """pin_worker, in processes of their own: the i-th of n workers takes the i-th allowed CPU; with more
+    workers than CPUs none is pinned (the system balances them)."""
+    code = ("import sys; from autograder.sandbox import affinity\n"
+            "before = sorted(affinity.allowed())\n"
+            "cpu = affinity.pin_worker(int(sys.argv[1]), int(sys.argv[2]))\n"
+            "print(cpu, sorted(affinity.allowed()) == before, sorted(affinity.allowed()))\n")
+    cpus = sorted(affinity.allowed())
+    seen = []
+    for index, workers in ((0, len(cpus)), (1, len(cpus)), (0, len(cpus) + 1)):
+        proc = subprocess.run([sys.executable, "-c", code, str(index), str(workers)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        seen.append(proc.stdout.strip())
+    assert seen == [f"{cpus[0]} False [{cpus[0]}]", f"{cpus[1]} False [{cpus[1]}]", f"None True {cpus}"]
 
 
 @needs_bwrap

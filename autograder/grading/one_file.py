@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from autograder.config import Course
 from autograder.grading.errors import GradingRefused
+from autograder.sandbox import affinity
 
 if TYPE_CHECKING:
     from autograder.deadlines import SubmissionTime
@@ -87,7 +88,8 @@ def grade_one(course: Course, assignment_id: str, path: Path, *, mode: str = "au
         from autograder.grading.results import results_json
         from autograder.grading.session import grade_file  # imports torch while the sandbox warms up
         check_isolation(zygote, refuse=True, allow=allow_unisolated)
-        result = grade_file(zygote, assignment_id, path, course=course, student=who, release=release)
+        with affinity.on_one_cpu():  # the grader and its children on one CPU (affinity.py)
+            result = grade_file(zygote, assignment_id, path, course=course, student=who, release=release)
     finally:
         zygote.stop()
     name, res = finish_one(results_json(result), course, assignment, path, out=out, student=who, submitted_at=when)

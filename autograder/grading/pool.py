@@ -21,6 +21,7 @@ from autograder.grading.results import GRADER_FAILED, failed_results, results_js
 from autograder.grading import late, session
 from autograder.grading.errors import GradingFailed, GradingRefused
 from autograder.grading.submission import Found, find_submissions
+from autograder.sandbox import affinity
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck import i18n
 from autograder.selfcheck.i18n import _
@@ -46,12 +47,17 @@ class _Worker:
 
 
 def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any,
-                       optimizers: bool) -> None:
+                       optimizers: bool, count: Any, width: int) -> None:
     """A worker of this machine's pool (a Dask worker runs `_init_worker` alone). One that cannot start
-    says so on `started` before it ends: the pool it breaks then blames no submission."""
+    says so on `started` before it ends: the pool it breaks then blames no submission. Once warm, the
+    worker (the `count`-th started of `width`) takes a CPU of its own, its children with it (affinity.py)."""
     _die_with_parent(parent)
     try:
         _init_worker(mode, protect, allow_unisolated, started, optimizers)
+        with count.get_lock():
+            index = count.value
+            count.value += 1
+        affinity.pin_worker(index, width)
     except BaseException:
         started.put(COULD_NOT_START)
         raise
@@ -227,8 +233,10 @@ def _run_pool(batch: Batch, *, jobs: Optional[int], public_only: bool, mode: str
         else:
             names, todo, width = todo, [], jobs
         started = ctx.SimpleQueue()
+        count = ctx.Value("i", 0)  # workers started: each takes the next CPU
         with cf.ProcessPoolExecutor(max_workers=width, mp_context=ctx, initializer=_init_local_worker,
-                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started, optimizers)) as pool, \
+                                    initargs=(os.getpid(), mode, protect, allow_unisolated, started, optimizers,
+                                              count, width)) as pool, \
                 _stopped_at_once_if_interrupted(pool):
             futures: dict[cf.Future, str] = {}
             broken = False

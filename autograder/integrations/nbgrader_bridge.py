@@ -47,6 +47,7 @@ from autograder.grading import class_record
 from autograder.grading import late as late_mod
 from autograder.grading.results import graded_with
 from autograder.integrations import lms
+from autograder.sandbox import affinity
 from autograder.selfcheck import i18n
 from autograder.selfcheck.i18n import _
 
@@ -173,7 +174,8 @@ class SandboxGrader(NbGraderPreprocessor):
                 path = Path(tmp) / f"{info['notebook']}.ipynb"
                 nbformat.write(nb, str(path))
             sandbox = zygote(self.sandbox, trains(assignment.id))
-            result = grade_file(sandbox, assignment.id, path, course=course, student=info["student"])
+            with affinity.on_one_cpu():  # one notebook at a time: the grader and its children on one CPU
+                result = grade_file(sandbox, assignment.id, path, course=course, student=info["student"])
         report = results_json(result)
         self.log.info("course grader: %s %s: %g / %g", info["student"], assignment.id,
                       result.score, result.max_score)

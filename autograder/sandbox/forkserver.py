@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, Optional, TypedDict
 
 from autograder.config import Limits
+from autograder.sandbox import affinity
 from autograder.sandbox.bwrap import RUNTIME_DIR, Launch, launch, resolve_mode
 from autograder.sandbox.runtime import reaper, wire
 from autograder.selfcheck.i18n import N_, _
@@ -193,7 +194,8 @@ class Zygote:
             socket.send_fds(self.control, [b"J"], [rpc_theirs.fileno(), out_w])
             # Only the limits go through the zygote; the job goes to the child itself (wait_ready):
             # the zygote's memory is inherited by every later child, so it must never hold a submission.
-            wire.send(self.control, {"limits": limits.child_rlimits()})
+            # ... and the CPUs its grader runs on (affinity.py: a round trip on one CPU is several times cheaper).
+            wire.send(self.control, {"limits": limits.child_rlimits(), "cpus": affinity.for_child()})
             msg = self._recv_control(30)
         except (OSError, SandboxError) as exc:
             self.stop()
@@ -306,6 +308,7 @@ class Child:
         self.sock.setblocking(False)
         os.set_blocking(out_fd, False)
         self.reader = wire.FrameReader(MAX_REPLY_BYTES, "reply")
+        self.buffer = memoryview(bytearray(1 << 20))  # each read of the RPC socket lands here first
         self.output = bytearray()
         self.output_dropped = 0
         self.dead: Optional[ChildDied] = None
@@ -394,14 +397,11 @@ class Child:
                             sel.modify(self.sock, selectors.EVENT_READ, "rpc")
                     elif events & selectors.EVENT_READ:
                         try:
-                            data = self.sock.recv(1 << 20)
+                            self.reader.feed(wire.read_into(self.sock, self.buffer))
                         except (BlockingIOError, InterruptedError):
                             continue
-                        except OSError:
-                            data = b""
-                        if not data:
+                        except (OSError, EOFError):
                             self._died_on_its_own()
-                        self.reader.feed(data)
                         try:
                             frame = self.reader.frame()
                         except wire.WireError as exc:

@@ -20,6 +20,7 @@ import socket
 import sys
 import tempfile
 import time
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -132,10 +133,12 @@ class Confinement:
 
 
 def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, workdir: str,
-              confinement: Confinement) -> None:
-    """In the forked child: isolate, limit, redirect output, receive the job, then serve it."""
+              confinement: Confinement, cpus: Any = None) -> None:
+    """In the forked child: move to its grader's CPUs (`cpus`, if given), isolate, limit, redirect
+    output, receive the job, then serve it."""
     try:
         control.close()
+        run_on(cpus)
         os.setsid()
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
@@ -151,6 +154,17 @@ def run_child(limits: dict, rpc_fd: int, out_fd: int, control: socket.socket, wo
         pass
     finally:
         os._exit(0)
+
+
+def run_on(cpus: Any) -> None:
+    """Keep this process on `cpus` (a list of CPU numbers from the grader's spawn request); anything
+    else, or CPUs this process may not use, leaves it where it is."""
+    if not isinstance(cpus, list) or not cpus or not all(type(c) is int and 0 <= c < 4096 for c in cpus):
+        return
+    try:
+        os.sched_setaffinity(0, cpus)
+    except (OSError, ValueError):
+        pass
 
 
 def kill_tree(pid: int, confinement: Confinement) -> bool:
@@ -319,7 +333,7 @@ def main() -> None:
         workdir = tempfile.mkdtemp(prefix="job-")
         pid = os.fork()
         if pid == 0:
-            run_child(spec["limits"], rpc_fd, out_fd, control, workdir, confinement)
+            run_child(spec["limits"], rpc_fd, out_fd, control, workdir, confinement, spec.get("cpus"))
         os.close(rpc_fd)
         os.close(out_fd)
         wire.send(control, {"pid": pid})
