@@ -159,6 +159,36 @@ def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order(
                     "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
 
 
+def test_parameters_no_name_identifies_pair_by_their_words_before_their_order() -> None:
+    """Helper-49's audit (session 35): a learner's EncoderBlock(Q_size, K_size, V_size, num_hiddens, num_heads,
+    dropout, ffn_in_ch, ffn_hid_ch, nomalized_shape, use_bias) had its three leftovers paired in order with
+    the contract's (norm_shape, ffn_num_input, ffn_num_hiddens): its FFN got norm_shape, a list, and the block
+    and the encoder built on it scored 0/4 each. Their words say which is which; where words leave a tie,
+    or say no more than the order does, the order stands."""
+    block = mismatch("class EncoderBlock:\n    def __init__(self, Q_size, K_size, V_size, num_hiddens, num_heads, dropout, "
+                     "ffn_in_ch, ffn_hid_ch, nomalized_shape, use_bias=False): pass\n", "EncoderBlock").adapter
+    assert block is not None
+    assert "the norm_shape as your nomalized_shape, the ffn_num_input as your ffn_in_ch, the ffn_num_hiddens as " \
+           "your ffn_hid_ch" in block.show()
+    call = block.translate([4, 3, 5, 8, [8], 8, 16, 2, 0.1], {})
+    assert call.args == [3, 4, 5, 8, 2, 0.1, 8, 16, [8]]
+    P = signatures.Params
+    tied = signatures.adapter(P(("size_a", "size_b"), (None, None)), P(("key_size", "query_size"), (None, None)))
+    assert tied is not None and tied.names == ("size_a", "size_b")  # both share "size" with both: in order
+    wordless = signatures.adapter(P(("a1", "b1"), (None, None)), P(("num_hiddens", "dropout"), (None, None)))
+    assert wordless is not None and wordless.names == ("a1", "b1")
+    # The same learner's TransformerEncoder has no ffn_num_input (its FFN takes num_hiddens): its lone
+    # ffn_hid_ch is the ffn_num_hiddens, and the ffn_num_input it lacks is left out, as d2l 1.0's sizes are.
+    encoder = mismatch("class TransformerEncoder:\n    def __init__(self, vocab_size, key_size, query_size, value_size, "
+                       "num_hiddens, num_heads, ffn_hid_ch, norm_shape, num_layers, dropout, use_bias=False, "
+                       "**kwargs): pass\n", "TransformerEncoder").adapter
+    assert encoder is not None and "the ffn_num_hiddens as your ffn_hid_ch" in encoder.show()
+    call = encoder.translate([200, 4, 3, 5, 8, [8], 8, 16, 2, 2, 0.1], {})
+    assert call.args == [200, 4, 3, 5, 8, 2, 16, [8], 2, 0.1]
+    # Fewer of the student's than the contract's pair only where every pair shares a word
+    assert signatures.adapter(P(("a1",), (None,)), P(("num_hiddens", "dropout"), (None, None))) is None
+
+
 def test_a_call_that_leaves_out_a_tests_input_names_no_misconception() -> None:
     """Found by a review: a sequence_mask(X, valid_len) without `value` never got the test's value=-1, wrote
     -1e6, and was told it "makes -1e6 the default of value". Its outputs answer other inputs: the signature

@@ -21,6 +21,7 @@ import functools
 import inspect
 import re
 from collections.abc import Iterable, Sequence
+from itertools import permutations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -206,21 +207,59 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
 def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[str],
              required: list[bool]) -> list[str]:
     """`keys` (per student parameter, the `same_name` of the contract parameter it names, as `theirs`
-    spells the contract's: `identify`), with the positional
-    parameters that no name identifies taken, in order, as the contract's that no name was given to:
-    by name where the names say, by position for the rest (`mha_num_hiddens, mha_num_heads` for
-    `num_hiddens, num_heads`). Only when both sides leave as many and each pair's defaults agree in
-    kind (`_same_kind`): an option of the student's own (`batch_first=False`) never takes `max_len`."""
+    spells the contract's: `identify`), with the positional parameters that no name identifies taken as
+    the contract's that no name was given to: by name where the names say, by their words where those
+    say (`_by_words`: `ffn_in_ch, ffn_hid_ch, nomalized_shape` for `norm_shape, ffn_num_input,
+    ffn_num_hiddens`; a lone `ffn_hid_ch` for `ffn_num_hiddens` where the student has no `ffn_num_input`),
+    else in order when both sides leave as many (`mha_num_hiddens, mha_num_heads` for `num_hiddens,
+    num_heads`). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
+    own (`batch_first=False`) never takes `max_len`."""
     mine = [i for i, key in enumerate(keys[:len(student.names)])
             if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
     unnamed = [j for j, key in enumerate(theirs) if key not in keys]
-    if not mine or len(mine) != len(unnamed) or not all(
-            _same_kind(student.defaults[i], contract.defaults[j]) for i, j in zip(mine, unnamed)):
+    if not mine or len(mine) > len(unnamed):
+        return keys
+    order = _by_words([student.names[i] for i in mine], [contract.names[j] for j in unnamed])
+    if order is None and len(mine) < len(unnamed):
+        return keys
+    pairs = list(zip(mine, [unnamed[k] for k in order] if order is not None else unnamed))
+    if not all(_same_kind(student.defaults[i], contract.defaults[j]) for i, j in pairs):
         return keys
     out = list(keys)
-    for i, j in zip(mine, unnamed):
+    for i, j in pairs:
         out[i] = theirs[j]
     return out
+
+
+#: The most parameters `_by_words` pairs by trying every order (6: 720 orders).
+WORD_PAIRING = 6
+
+
+def _by_words(mine: Sequence[str], contract: Sequence[str]) -> Optional[tuple[int, ...]]:
+    """Which of the contract's parameters `contract` (by index) the student's `mine` are, as their words
+    say (`_shared_words`): the one pairing that shares the most words, where just one does. With as many
+    on both sides it must share more than the pairing in order; with fewer of the student's, every pair
+    must share a word. None where the words do not decide."""
+    if not 1 <= len(mine) <= len(contract) <= WORD_PAIRING:
+        return None
+    score = [[_shared_words(m, c) for c in contract] for m in mine]
+    totals = {order: sum(score[i][j] for i, j in enumerate(order))
+              for order in permutations(range(len(contract)), len(mine))}
+    best = max(totals.values())
+    winners = [order for order, total in totals.items() if total == best]
+    if len(winners) != 1:
+        return None
+    order = winners[0]
+    if len(mine) == len(contract):
+        return order if best > totals[tuple(range(len(mine)))] else None
+    return order if all(score[i][j] > 0 for i, j in enumerate(order)) else None
+
+
+def _shared_words(mine: str, theirs: str) -> int:
+    """How many words of the student's parameter name agree with one of the contract's: the same word,
+    or one the start of the other (at least two letters: `in` and `input`, `hid` and `hiddens`)."""
+    contract_words = [w for w in words(theirs) if len(w) >= 2]
+    return sum(any(a.startswith(b) or b.startswith(a) for b in contract_words) for a in words(mine) if len(a) >= 2)
 
 
 def _same_kind(mine: Optional[str], theirs: Optional[str]) -> bool:
