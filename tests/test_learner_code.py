@@ -105,6 +105,49 @@ def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_bo
     assert said(sandboxed) == said(in_process)
 
 
+def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_own_calls(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-49's audit (session 35): a learner's EncoderBlock(Q_size, K_size, V_size, num_hiddens, num_heads,
+    dropout, ffn_in_ch, ffn_hid_ch, nomalized_shape) failed its tests, so their TransformerEncoder was graded
+    with the course's EncoderBlock, which their code called by their own names: "unexpected keyword argument
+    'Q_size'", 0/4 for a correct encoder. The course's class now takes a call from the student's code by the
+    student's signature (signatures.called_as, child.read_as_written): the encoder keeps every point."""
+    source = reference_source("06_transformer")
+    own_signature = [
+        ("def __init__(self, key_size: int, query_size: int, value_size: int, num_hiddens: int,\n"
+         "                 norm_shape: Any, ffn_num_input: int, ffn_num_hiddens: int, num_heads: int,\n"
+         "                 dropout: float, use_bias: bool = False, **kwargs: object) -> None:\n"
+         "        super().__init__(**kwargs)\n"
+         "        self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,",
+         "def __init__(self, Q_size, K_size, V_size, num_hiddens, num_heads, dropout, ffn_in_ch, ffn_hid_ch,\n"
+         "                 nomalized_shape, use_bias=False):\n"
+         "        super().__init__()\n"
+         "        key_size, query_size, value_size, norm_shape = K_size, Q_size, V_size, nomalized_shape\n"
+         "        ffn_num_input, ffn_num_hiddens = ffn_in_ch, ffn_hid_ch\n"
+         "        self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,"),
+        ("        return self.addnorm2(Y, self.ffn(Y))", "        return self.addnorm2(Y, self.ffn(X))"),  # a bug
+        ("EncoderBlock(key_size, query_size, value_size, num_hiddens, norm_shape,\n"
+         "                             ffn_num_input, ffn_num_hiddens, num_heads, dropout, use_bias)",
+         "EncoderBlock(Q_size=query_size, K_size=key_size, V_size=value_size, num_hiddens=num_hiddens,\n"
+         "                             num_heads=num_heads, dropout=dropout, ffn_in_ch=ffn_num_input,\n"
+         "                             ffn_hid_ch=ffn_num_hiddens, nomalized_shape=norm_shape, use_bias=use_bias)"),
+    ]
+    for old, new in own_signature:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "own_block_signature.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        scores = {c.name: c for c in result.components}
+        assert scores["EncoderBlock"].score < scores["EncoderBlock"].points / 2  # the bug, charged where it is
+        encoder = scores["TransformerEncoder"]
+        assert encoder.score == encoder.points, [t.output[:300] for t in encoder.tests if not t.passed]
+        assert [u.student for u in encoder.dependencies if u.name == "EncoderBlock"] == [False]  # the course's
+    assert said(sandboxed) == said(in_process)
+
+
 def test_two_definitions_spelled_like_a_component_are_both_named_and_neither_graded(
         zygote: Zygote, tmp_path: Path) -> None:
     """A correct `ScaledDotProductAttention` beside an unfinished `MaskedDotProductAttention` (audit 35's

@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Optional, TypedDict
+from typing import Any, Optional, TypedDict
 
 from autograder.config import Assignment, Course
 from autograder.grading import late
@@ -56,6 +56,7 @@ class Job(TypedDict):
     deps_module: str
     words: dict[str, str]  # procedures.WORDS in the student's language
     alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
+    called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
 
 
 
@@ -239,7 +240,8 @@ def defined_names(cells: list[Cell]) -> set[str]:
 
 
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
-        uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None) -> Job:
+        uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None,
+        called_as: Optional[dict[str, dict[str, Any]]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
@@ -247,7 +249,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
     `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one."""
+    otherwise, if it has one. `called_as` (signatures.called_as): a course class standing in for the
+    student's takes the student's calls by the student's own signature."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -267,4 +270,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                own=sorted(u.name for u in uses if u.student),
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
-               alias={component: renames[component]} if renames and component in renames else {})
+               alias={component: renames[component]} if renames and component in renames else {},
+               called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced})

@@ -89,6 +89,7 @@ class SandboxProvider(Runs):
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
+        self.called_as = signatures.called_as(self.mismatches)  # the student's constructors, for the course's stand-ins
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
@@ -136,7 +137,8 @@ class SandboxProvider(Runs):
             # fork server for this one to read (and show the student) goes with the server. Lazily: a
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
-        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames)
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
+                               self.called_as)
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -234,6 +236,7 @@ class InProcessProvider(Runs):
         self.ns: Any = None
         self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
         self.renames = signatures.renamed(course, cells)
+        self.called_as = signatures.called_as(self.mismatches)
 
     def _end(self) -> None:
         self.current, self.ns = None, None
@@ -253,7 +256,8 @@ class InProcessProvider(Runs):
         uses = self.planner(component) if self.planner else None
         if uses is not None:
             self.uses[component] = uses
-        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames)
+        job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
+                               self.called_as)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

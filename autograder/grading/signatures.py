@@ -360,6 +360,24 @@ class Mismatch:
         return "\n  " + _("in the contract's order, your parameters got: {got}").format(got=", ".join(got)) if got else ""
 
 
+def called_as(found: dict[str, list[Mismatch]]) -> dict[str, dict[str, Any]]:
+    """Per contract class whose constructor the student wrote with another signature that the names explain
+    (an Adapter), that signature as a child needs it where the course's class stands in for the student's
+    (the dependency rule; `dependencies.job` sends those of the classes it injects, `child.read_as_written`
+    uses them): the student's positional parameters in order, and the contract's parameter each of the
+    student's is. The student's later code calls the class as the student wrote it; the course's class
+    then takes such a call by those names."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, mismatches in found.items():
+        for m in mismatches:
+            if m.target != name or m.kind != "constructor" or m.adapter is None:
+                continue
+            adapter = m.adapter
+            out[name] = {"params": list(m.student.names),
+                         "contract": {mine: adapter.contract[j] for j, mine in enumerate(adapter.names) if mine}}
+    return out
+
+
 def adapted(names: dict[str, Any], found: Sequence[Mismatch]) -> dict[str, Any]:
     """The submission's names as an in-process grading calls them: each callable whose signature an
     `Adapter` covers (`found`: the mistakes of the component under test) is called by name, as

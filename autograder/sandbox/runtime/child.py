@@ -19,6 +19,7 @@ import wire
 from procedures import TEST_SEED, fit, say, seed_everything, use_words, vjp
 
 MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
+SUBMISSION = "__submission__"  # the module name of the submission's code
 
 
 class Server:
@@ -214,7 +215,7 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     use_words(job.get("words"))
     install_modules(job.get("modules", {}))
     deps = _deps(job)
-    namespace: dict[str, Any] = {"__name__": "__submission__", "__builtins__": builtins}
+    namespace: dict[str, Any] = {"__name__": SUBMISSION, "__builtins__": builtins}
     # Given code and dependencies are there from the start, as after `from attention_support import *`.
     namespace.update({name: deps[name] for name in job.get("prelude", []) if name in deps})
     install_d2l(namespace, list(job.get("modules", {})))
@@ -226,10 +227,43 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
             namespace[name] = namespace[theirs]
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
+    read_as_written(namespace, job.get("called_as") or {})
     install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
     if callable(install_own):
         install_own(namespace, [n for n in job.get("own", []) if isinstance(n, str)])
     return namespace, report
+
+
+def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> None:
+    """The course's classes standing in for the student's (`called_as`: the grader's signatures.called_as,
+    per class the student's positional parameters and the contract's parameter each one is) take a call
+    from the student's own code by the student's signature: its arguments go to the course's class by the
+    contract's names. A call from anywhere else (the course's code, the tests) is the contract's."""
+    for name, spec in called_as.items():
+        cls = namespace.get(name)
+        params = spec.get("params") if isinstance(spec, dict) else None
+        contract = spec.get("contract") if isinstance(spec, dict) else None
+        if isinstance(cls, type) and isinstance(params, list) and isinstance(contract, dict):
+            _take_calls_as_written(cls, [p for p in params if isinstance(p, str)],
+                                   {k: v for k, v in contract.items() if isinstance(k, str) and isinstance(v, str)})
+
+
+def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
+    """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code by
+    `params`, each passed on by its contract name (`contract`; a name it lacks passes as it is)."""
+    original = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))  # its own, or inherited
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if sys._getframe(1).f_globals.get("__name__") == SUBMISSION and len(args) <= len(params):
+            given = dict(zip(params, args))
+            if not any(key in given for key in kwargs):  # else the student's own TypeError, from the course's
+                given.update(kwargs)
+                original(self, **{contract.get(key, key): value for key, value in given.items()})
+                return
+        original(self, *args, **kwargs)
+
+    __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
+    cls.__init__ = __init__  # type: ignore[misc]  # in this child's own copy of the course's code
 
 
 def scaffolding(job: dict[str, Any]) -> dict[str, Any]:
