@@ -547,21 +547,23 @@ def test_a_spawn_request_s_cpus_are_used_only_when_they_are_a_list_of_cpu_number
 
 
 @pytest.mark.skipif(len(affinity.allowed()) < 2, reason="needs two CPUs")
-def test_pool_workers_take_a_cpu_each_only_while_there_are_no_more_workers_than_cpus() -> None:
+def test_pool_workers_take_a_cpu_each_only_when_there_are_as_many_workers_as_cpus() -> None:
     """pin_worker, in processes of their own: the i-th of n workers takes the i-th allowed CPU; with more
-    workers than CPUs none is pinned (the system balances them)."""
+    workers than CPUs none is pinned (the system balances them), nor with fewer (each grading then stays on
+    the CPU it starts on: two classes graded side by side with one worker each must not share CPU 0)."""
     code = ("import sys; from autograder.sandbox import affinity\n"
             "before = sorted(affinity.allowed())\n"
             "cpu = affinity.pin_worker(int(sys.argv[1]), int(sys.argv[2]))\n"
             "print(cpu, sorted(affinity.allowed()) == before, sorted(affinity.allowed()))\n")
     cpus = sorted(affinity.allowed())
     seen = []
-    for index, workers in ((0, len(cpus)), (1, len(cpus)), (0, len(cpus) + 1)):
+    for index, workers in ((0, len(cpus)), (1, len(cpus)), (0, len(cpus) + 1), (0, len(cpus) - 1)):
         proc = subprocess.run([sys.executable, "-c", code, str(index), str(workers)], capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         seen.append(proc.stdout.strip())
-    assert seen == [f"{cpus[0]} False [{cpus[0]}]", f"{cpus[1]} False [{cpus[1]}]", f"None True {cpus}"]
+    assert seen == [f"{cpus[0]} False [{cpus[0]}]", f"{cpus[1]} False [{cpus[1]}]", f"None True {cpus}",
+                    f"None True {cpus}"]
 
 
 @needs_bwrap

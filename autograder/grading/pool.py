@@ -44,6 +44,7 @@ class _Worker:
     zygote: Optional[Zygote] = None
     refusal: str = ""  # why this worker grades nothing (no isolation)
     started: Any = None  # queue of submission names the parent reads to know what was in flight
+    one_cpu_each: bool = False  # each grading on the CPU it starts on (affinity.on_one_cpu)
 
 
 def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisolated: bool, started: Any,
@@ -57,7 +58,8 @@ def _init_local_worker(parent: int, mode: str, protect: list[str], allow_unisola
         with count.get_lock():
             index = count.value
             count.value += 1
-        affinity.pin_worker(index, width)
+        # A CPU of its own with as many workers as CPUs; with fewer, one CPU per grading (_grade_one).
+        _Worker.one_cpu_each = affinity.pin_worker(index, width) is None and width < len(affinity.allowed())
     except BaseException:
         started.put(COULD_NOT_START)
         raise
@@ -121,8 +123,9 @@ def _grade_one(name: str, assignment_id: str, path: str, public_only: bool,
         _Worker.started.put(name)
     try:
         assert _Worker.zygote is not None, "the worker's initializer starts its fork server"
-        return results_json(session.grade_file(_Worker.zygote, assignment_id, path, public_only=public_only,
-                                               course=course, release=release))
+        with affinity.on_one_cpu() if _Worker.one_cpu_each else contextlib.nullcontext():
+            return results_json(session.grade_file(_Worker.zygote, assignment_id, path, public_only=public_only,
+                                                   course=course, release=release))
     except Exception:  # a grader bug (or MemoryError) must not stop the batch
         return failed_results(course.assignment(assignment_id), GRADER_FAILED, course.language,
                               grader_error=traceback.format_exc()[-3000:])

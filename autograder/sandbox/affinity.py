@@ -8,10 +8,11 @@ grader that has a CPU to itself keeps its children on it: a child is forked onto
 may use at that moment (`for_child`, sent with each job's limits; the fork server's own work, between
 jobs, stays free).
 
-Who pins the grader: a worker of the local pool takes one CPU of its own for its life (`pin_worker`,
-only while there are no more workers than CPUs); a command that grades one submission keeps its
-grading on the CPU it started on (`on_one_cpu`). A Dask worker is left alone: graders that share a
-machine unaware of each other could all pick one CPU. Where affinity cannot be set, nothing changes.
+Who pins the grader: with as many local pool workers as CPUs, each takes one CPU of its own for its
+life (`pin_worker`); with fewer, and in a command that grades one submission, each grading stays on
+the CPU it starts on and the grader gets its CPUs back after it (`on_one_cpu`). A Dask worker is left
+alone: graders that share a machine unaware of each other could all pick one CPU. Where affinity
+cannot be set, nothing changes.
 """
 from __future__ import annotations
 
@@ -56,10 +57,13 @@ def for_child() -> Optional[list[int]]:
 
 
 def pin_worker(index: int, workers: int) -> Optional[int]:
-    """Pin the `index`-th of `workers` grading workers on this machine to a CPU of its own; the CPU, or
-    None when there are more workers than CPUs (the system balances them) or pinning failed."""
+    """Pin the `index`-th of `workers` grading workers on this machine to a CPU of its own when there are
+    as many workers as CPUs (`course grade`'s default); the CPU, or None: with fewer workers each grading
+    stays on the CPU it starts on instead (`on_one_cpu`: where the system finds room at that moment, so
+    that two classes graded side by side with one worker each do not share one CPU), with more the
+    system balances them."""
     cpus = sorted(allowed())
-    if not cpus or workers > len(cpus):
+    if not cpus or workers != len(cpus):
         return None
     cpu = cpus[index % len(cpus)]
     return cpu if pin({cpu}) else None
