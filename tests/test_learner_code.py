@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from autograder.grading import scoring, session, signatures
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
@@ -146,6 +148,49 @@ def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_ow
         assert encoder.score == encoder.points, [t.output[:300] for t in encoder.tests if not t.passed]
         assert [u.student for u in encoder.dependencies if u.name == "EncoderBlock"] == [False]  # the course's
     assert said(sandboxed) == said(in_process)
+
+
+@pytest.mark.parametrize("variant", ["contract_order_call", "unused_stub"])
+def test_a_call_the_contract_s_signature_takes_is_read_by_the_contract(
+        variant: str, zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-50's review of the test above's mechanism, which had read every call from the student's code by
+    the student's signature: an EncoderBlock listing num_heads before ffn_num_hiddens (and buggy) made the
+    course's block read the reference TransformerEncoder's contract-order call in that order (4/4 -> 0/4, the
+    signature mistake charged twice); an unused stub `MultiHeadAttention(key_size, query_size, value_size,
+    num_heads, num_hiddens, ...)` turned an EncoderBlock that swaps those two arguments into 4/4, and the correct
+    DecoderBlock into 0/6. A call the contract's signature takes now means the contract's parameters."""
+    source = reference_source("06_transformer")
+    if variant == "contract_order_call":
+        edits = [("norm_shape: Any, ffn_num_input: int, ffn_num_hiddens: int, num_heads: int,\n"
+                  "                 dropout: float, use_bias: bool = False, **kwargs: object) -> None:\n"
+                  "        super().__init__(**kwargs)\n        self.attention = MultiHeadAttention(",
+                  "norm_shape: Any, ffn_num_input: int, num_heads: int, ffn_num_hiddens: int,\n"
+                  "                 dropout: float, use_bias: bool = False, **kwargs: object) -> None:\n"
+                  "        super().__init__(**kwargs)\n        self.attention = MultiHeadAttention("),
+                 ("        return self.addnorm2(Y, self.ffn(Y))\n", "        return self.addnorm2(Y, self.ffn(Y)) * 1.5\n")]
+        expected = {"TransformerEncoder": 4.0, "DecoderBlock": 6.0}
+    else:
+        edits = [("self.attention = MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+                  "                                            num_heads, dropout, use_bias)",
+                  "self.attention = MultiHeadAttention(key_size, query_size, value_size, num_heads,\n"
+                  "                                            num_hiddens, dropout, use_bias)"),
+                 ("\n\nclass PositionWiseFFN",
+                  "\n\nclass MultiHeadAttention(nn.Module):\n"
+                  "    def __init__(self, key_size, query_size, value_size, num_heads, num_hiddens, dropout, bias=False):\n"
+                  "        super().__init__()\n\n\nclass PositionWiseFFN")]
+        expected = {"EncoderBlock": 0.0, "DecoderBlock": 6.0}
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / f"{variant}.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        scores = {c.name: c.score for c in result.components}
+        assert {name: scores[name] for name in expected} == expected, scores
+    if variant == "contract_order_call":  # (in-process, a crash inside the course's class called by the student's
+        assert said(sandboxed) == said(in_process)  # code lacks "your code raised": as on 52cf06a, left for #23)
 
 
 def test_two_definitions_spelled_like_a_component_are_both_named_and_neither_graded(

@@ -249,17 +249,25 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
 
 
 def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
-    """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code by
-    `params`, each passed on by its contract name (`contract`; a name it lacks passes as it is)."""
+    """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code that
+    its own signature cannot take by `params`, each passed on by its contract name (`contract`; a name it
+    lacks passes as it is). A call its own signature takes is the contract's, whoever makes it: a call in
+    the contract's order means the contract's parameters, even where the student's class lists them in
+    another (helper-50's review: reading it by the student's order charged a signature mistake twice, and
+    let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`)."""
     original = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))  # its own, or inherited
+    own = inspect.signature(original)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if sys._getframe(1).f_globals.get("__name__") == SUBMISSION and len(args) <= len(params):
-            given = dict(zip(params, args))
-            if not any(key in given for key in kwargs):  # else the student's own TypeError, from the course's
-                given.update(kwargs)
-                original(self, **{contract.get(key, key): value for key, value in given.items()})
-                return
+            try:
+                own.bind(self, *args, **kwargs)
+            except TypeError:
+                given = dict(zip(params, args))
+                if not any(key in given for key in kwargs):  # else the course's own TypeError, below
+                    given.update(kwargs)
+                    original(self, **{contract.get(key, key): value for key, value in given.items()})
+                    return
         original(self, *args, **kwargs)
 
     __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
