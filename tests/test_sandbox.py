@@ -236,6 +236,27 @@ def test_a_messages_json_is_bounded_at_each_edge_before_parsing(monkeypatch: pyt
     assert parsed == []
 
 
+def test_json_that_is_not_utf8_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Helper-50's review: json.loads of bytes also reads UTF-32, where U+2200 is 00 22 00 00, a quote to the
+    measure, which then cut 5,000 real lists out as a "string" and let them through max_items=1000 into
+    json.loads, which built them. Bytes are now parsed as the UTF-8 text that was measured (a 0x22 byte is a
+    quote to both), or refused; nothing over the bounds is built. A notebook's BOM is still fine."""
+    from autograder.sandbox.runtime.json_bounds import Bounds, JSONBoundsError, loads
+    bounds = Bounds(max_items=1000, max_depth=20)
+    text = '{"a": "\u2200", "b": [' + ",".join(["[]"] * 5000) + '], "c": "\u2200"}'
+    parsed: list[Any] = []
+    real = json.loads
+    monkeypatch.setattr(wire.json, "loads", lambda data: parsed.append(data) or real(data))
+    for encoding in ("utf-32-le", "utf-16-le", "utf-32"):
+        with pytest.raises(wire.WireError):  # not UTF-8 (the BOM of utf-32), or UTF-8 that is no JSON
+            wire.decode(text.encode(encoding), [], bounds=bounds)
+    assert [type(data) for data in parsed] == [str, str]  # the measured text itself, never bytes to re-detect
+    with pytest.raises(JSONBoundsError, match="over the limit"):
+        loads(text.encode("utf-8"), bounds)
+    assert len(parsed) == 2
+    assert loads(b"\xef\xbb\xbf" + json.dumps({"cells": ["\u2200"]}).encode(), bounds) == {"cells": ["\u2200"]}
+
+
 def test_the_grader_reads_replies_with_course_yml_bounds() -> None:
     limits = Limits(reply_kb=1, json_items=7, json_depth=3)
     assert (limits.reply_bounds().max_bytes, limits.reply_bounds().max_items, limits.reply_bounds().max_depth) == (1024, 7, 3)

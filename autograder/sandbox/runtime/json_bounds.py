@@ -74,7 +74,14 @@ def check(data: bytes, bounds: Bounds, what: str = "JSON text") -> None:
 
 
 def loads(data: bytes | str, bounds: Bounds, what: str = "JSON text") -> Any:
-    """`json.loads` of text within `bounds`; JSONBoundsError (a ValueError) otherwise."""
+    """`json.loads` of text within `bounds`; JSONBoundsError (a ValueError) otherwise. Bytes must be UTF-8
+    (a leading byte-order mark aside), and are parsed as the text measured: `json.loads` of bytes would
+    also read UTF-16 and UTF-32, in which a character's bytes can hold a quote (U+2200 in UTF-32 is
+    00 22 00 00) and hide real brackets from the measure (helper-50's review, session 36)."""
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
     check(raw, bounds, what)
-    return json.loads(raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise JSONBoundsError(f"{what} is not UTF-8 text") from None
+    return json.loads(text)

@@ -179,8 +179,7 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         raise WireError("unknown value kind")
 
     try:
-        json_bounds.check(header, bounds, "the message's JSON")
-        return dec(json.loads(header))
+        return dec(json_bounds.loads(header, bounds, "the message's JSON"))
     except WireError:
         raise
     except json_bounds.JSONBoundsError as exc:
