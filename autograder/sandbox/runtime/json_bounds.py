@@ -80,8 +80,10 @@ def loads(data: bytes | str, bounds: Bounds, what: str = "JSON text") -> Any:
     00 22 00 00) and hide real brackets from the measure (helper-50's review, session 36)."""
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
     check(raw, bounds, what)
-    try:
-        text = raw.decode("utf-8-sig")
+    if isinstance(data, str):
+        return json.loads(data)  # the text measured
+    try:  # as json.loads decodes UTF-8 (surrogates pass), without its guess at other encodings
+        text = data.decode("utf-8-sig", errors="surrogatepass")
     except UnicodeDecodeError:
         raise JSONBoundsError(f"{what} is not UTF-8 text") from None
     return json.loads(text)
