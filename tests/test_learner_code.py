@@ -322,3 +322,39 @@ def test_in_place_masking_costs_only_the_input_unchanged_test(zygote: Zygote) ->
     comp = next(c for c in result.components if c.name == "masked_softmax")
     # The gradient test's X is not a leaf (as no score tensor in a model is): writing into it is legal for autograd.
     assert {t.function for t in comp.tests if not t.passed} == {"test_ms_input_unchanged"}
+
+
+@pytest.mark.parametrize("variant", ["keyword_of_own_05", "own_extra_parameter"])
+def test_the_course_s_stand_in_takes_the_names_of_code_not_handed_in(
+        variant: str, zygote: Zygote, tmp_path: Path) -> None:
+    """Real code (chenkehan_transformer in the corpus) calls `PositionalEncoding(encoding_dim=num_hiddens,
+    dropout=dropout)`, the keyword of the learner's own 05 code, which a 06 hand-in does not carry: the course's
+    PositionalEncoding stood in and refused the keyword, 0/4 and 0/6 for the two stacks. A keyword the
+    contract lacks now takes the one required parameter the call leaves out (signatures.keywords_called). Its
+    DecoderBlock adds `training` to the contract's parameters and the decoder passes it: the course's block
+    standing in for the (buggy) student's drops that extra instead of failing on it."""
+    source = reference_source("06_transformer")
+    if variant == "keyword_of_own_05":
+        edits = [("PositionalEncoding(num_hiddens, dropout)", "PositionalEncoding(encoding_dim=num_hiddens, dropout=dropout)")]
+        expected = {"TransformerEncoder": 4.0, "TransformerDecoder": 6.0}
+    else:
+        edits = [("                 dropout: float, i: int, **kwargs: object) -> None:\n"
+                  "        super().__init__(**kwargs)\n        self.i = i\n",
+                  "                 dropout: float, i: int, training, **kwargs: object) -> None:\n"
+                  "        super().__init__(**kwargs)\n        self.i = i\n"),
+                 ("        return self.addnorm3(Z, self.ffn(Z)), state", "        return self.addnorm3(Z, self.ffn(Y)), state"),
+                 ("ffn_num_input, ffn_num_hiddens, num_heads, dropout, i))", "ffn_num_input, ffn_num_hiddens, num_heads, dropout, i, True))")]
+        expected = {"TransformerDecoder": 6.0}
+    for old, new in edits:
+        assert source.count(old) >= 1, old
+        source = source.replace(old, new)
+    path = tmp_path / f"{variant}.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        scores = {c.name: c.score for c in result.components}
+        assert {name: scores[name] for name in expected} == expected, scores
+        if variant == "own_extra_parameter":
+            assert scores["DecoderBlock"] < 6.0
+    assert said(sandboxed) == said(in_process)

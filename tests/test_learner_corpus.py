@@ -48,9 +48,11 @@ KNOWN = {
     "chenkehan_pe": ("two realistic mistakes (base 1000, `x +=` in place), not one, so no floor; and with the base "
                      "changing every column pair but the first, no comparison with the course passes: the gate "
                      "leaves the passed property tests nothing"),
-    "chenkehan_transformer": ("TransformerEncoder/Decoder build PositionalEncoding(encoding_dim=...) with the keyword of "
-                              "the learner's own 05 code, which this file does not hand in: the course's "
-                              "PositionalEncoding standing in has no such parameter"),
+    "chenkehan_transformer": ("written against the learner's own 04, which this file does not hand in: both stacks read "
+                              "`block.attention.attention_weights` (and the decoder `attention1.attention_weights`) "
+                              "from the course's MultiHeadAttention standing in, which keeps its weights in "
+                              "`.attention` as the contract says; its `encoding_dim=` keyword of their own 05 is "
+                              "read since session 37 (signatures.keywords_called)"),
 }
 
 

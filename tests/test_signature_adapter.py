@@ -229,3 +229,25 @@ def test_no_call_by_name_where_a_call_by_position_works() -> None:
     m = mismatch("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens): pass\n",
                  "DotProductAttention.forward")
     assert m.no_default == (3,) and m.adapter is None
+
+
+def test_keywords_the_contract_lacks_pair_with_the_parameters_a_call_leaves_out() -> None:
+    """signatures.keywords_called, what the course's class standing in for code not handed in reads: a keyword
+    goes by its name (`d_model`), by its words (`ffn_hid_ch` is ffn_num_hiddens), or as the one keyword left
+    for the one required parameter left (`encoding_dim` for num_hiddens: max_len has a default). Where that
+    does not decide, or two calls read one keyword differently, nothing is read (the call fails as it would)."""
+    signatures_ = signatures.contract(config.default())
+
+    def read(source: str) -> dict[str, dict[str, str]]:
+        return signatures.keywords_called(signatures_, [("cell", source)])
+
+    assert read("pe = PositionalEncoding(encoding_dim=8, dropout=0.1)") == {
+        "PositionalEncoding": {"encoding_dim": "num_hiddens"}}
+    assert read("PositionalEncoding(d_model=8, dropout=0.1)\nPositionWiseFFN(ffn_in=4, ffn_hid_ch=8, ffn_num_outputs=4)") \
+        == {"PositionalEncoding": {"d_model": "num_hiddens"},
+            "PositionWiseFFN": {"ffn_in": "ffn_num_input", "ffn_hid_ch": "ffn_num_hiddens"}}
+    assert read("PositionalEncoding(8, dropout=0.1, maxlen=50)") == {"PositionalEncoding": {"maxlen": "max_len"}}
+    assert read("PositionalEncoding(size=8, p=0.1)") == {}  # two keywords, no words in common: open
+    assert read("PositionalEncoding(8, 0.1, size=50)") == {}  # nothing required is left for it
+    assert read("PositionalEncoding(dim=8, dropout=0.1)\nx = PositionalEncoding(8, dim=0.1)") == {}  # read two ways
+    assert read("PositionalEncoding(num_hiddens=8, dropout=0.1)") == {}  # the contract's own: nothing to read

@@ -89,7 +89,7 @@ class SandboxProvider(Runs):
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
-        self.called_as = signatures.called_as(self.mismatches)  # the student's constructors, for the course's stand-ins
+        self.called_as = signatures.called_as(course, cells, self.mismatches)  # the student's constructors, for the course's stand-ins
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
         #: (set by the session: dependencies.unreleased_reference); such a job taints its fork server.
@@ -236,7 +236,7 @@ class InProcessProvider(Runs):
         self.ns: Any = None
         self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
         self.renames = signatures.renamed(course, cells)
-        self.called_as = signatures.called_as(self.mismatches)
+        self.called_as = signatures.called_as(course, cells, self.mismatches)
 
     def _end(self) -> None:
         self.current, self.ns = None, None

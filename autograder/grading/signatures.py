@@ -235,11 +235,11 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
 WORD_PAIRING = 6
 
 
-def _by_words(mine: Sequence[str], contract: Sequence[str]) -> Optional[tuple[int, ...]]:
+def _by_words(mine: Sequence[str], contract: Sequence[str], ordered: bool = True) -> Optional[tuple[int, ...]]:
     """Which of the contract's parameters `contract` (by index) the student's `mine` are, as their words
     say (`_shared_words`): the one pairing that shares the most words, where just one does. With as many
-    on both sides it must share more than the pairing in order; with fewer of the student's, every pair
-    must share a word. None where the words do not decide."""
+    on both sides (and `ordered`: positions that pair in order anyway) it must share more than the pairing
+    in order; else every pair must share a word. None where the words do not decide."""
     if not 1 <= len(mine) <= len(contract) <= WORD_PAIRING:
         return None
     score = [[_shared_words(m, c) for c in contract] for m in mine]
@@ -250,7 +250,7 @@ def _by_words(mine: Sequence[str], contract: Sequence[str]) -> Optional[tuple[in
     if len(winners) != 1:
         return None
     order = winners[0]
-    if len(mine) == len(contract):
+    if ordered and len(mine) == len(contract):
         return order if best > totals[tuple(range(len(mine)))] else None
     return order if all(score[i][j] > 0 for i, j in enumerate(order)) else None
 
@@ -360,13 +360,15 @@ class Mismatch:
         return "\n  " + _("in the contract's order, your parameters got: {got}").format(got=", ".join(got)) if got else ""
 
 
-def called_as(found: dict[str, list[Mismatch]]) -> dict[str, dict[str, Any]]:
-    """Per contract class whose constructor the student wrote with another signature that the names explain
-    (an Adapter), that signature as a child needs it where the course's class stands in for the student's
-    (the dependency rule; `dependencies.job` sends those of the classes it injects, `child.read_as_written`
-    uses them): the student's positional parameters in order, and the contract's parameter each of the
-    student's is. The student's later code calls the class as the student wrote it; the course's class
-    then takes such a call by those names."""
+def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Mismatch]]) -> dict[str, dict[str, Any]]:
+    """Per contract class that the submission's code calls by a signature of the student's own, that
+    signature as a child needs it where the course's class stands in for the student's (the dependency
+    rule; `dependencies.job` sends those of the classes it injects, `child.read_as_written` uses them):
+    the positional parameters in order, and the contract's parameter each name is. It is the student's
+    constructor where they wrote one that the names explain (an Adapter, from `found`), else the
+    contract's positions; with, either way, the keywords that the submission's calls pass and the
+    contract lacks (`keywords_called`: a TransformerEncoder handed in without the 05 code it was written
+    for, calling `PositionalEncoding(encoding_dim=...)`)."""
     out: dict[str, dict[str, Any]] = {}
     for name, mismatches in found.items():
         for m in mismatches:
@@ -375,7 +377,67 @@ def called_as(found: dict[str, list[Mismatch]]) -> dict[str, dict[str, Any]]:
             adapter = m.adapter
             out[name] = {"params": list(m.student.names),
                          "contract": {mine: adapter.contract[j] for j, mine in enumerate(adapter.names) if mine}}
+    signatures = contract(course)
+    for name, keywords in keywords_called(signatures, cells).items():
+        names = signatures[name][name].names
+        spec = out.setdefault(name, {"params": list(names), "contract": {n: n for n in names}})
+        for keyword, theirs in keywords.items():
+            spec["contract"].setdefault(keyword, theirs)
     return out
+
+
+def keywords_called(signatures: dict[str, dict[str, Params]], cells: Iterable[Cell]) -> dict[str, dict[str, str]]:
+    """Per contract class, the keywords that the submission's calls `Class(...)` pass and its constructor
+    lacks, each with the contract's parameter it stands for: by its name (`identify`: `d_model` is
+    num_hiddens), else by its words among the parameters the call leaves out (`_by_words`), else the one
+    keyword left takes the one required parameter left. A keyword that two calls read differently, or that
+    nothing decides, is left out (the call then fails as the student's code would with the course's class)."""
+    out: dict[str, dict[str, str]] = {}
+    dropped: set[tuple[str, str]] = set()
+    for call in _calls(cells, {n for n, targets in signatures.items() if n in targets and len(targets) > 1}):
+        name = call.func.id  # type: ignore[attr-defined]  # _calls keeps calls of a name
+        params = signatures[name][name]
+        for keyword, theirs in _keyword_pairs(call, params).items():
+            seen = out.setdefault(name, {}).setdefault(keyword, theirs)
+            if seen != theirs:
+                dropped.add((name, keyword))
+    for name, keyword in dropped:
+        out[name].pop(keyword, None)
+    return {name: keywords for name, keywords in out.items() if keywords}
+
+
+def _calls(cells: Iterable[Cell], classes: set[str]) -> list[ast.Call]:
+    """The submission's calls of one of `classes` by its bare name, read with the loader's rules."""
+    from autograder.sandbox.runtime import loader
+    found = []
+    for _label, source in cells:
+        tree = parse_student_code(loader.strip_magics(source))
+        found += [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Name) and node.func.id in classes] if tree is not None else []
+    return found
+
+
+def _keyword_pairs(call: ast.Call, params: Params) -> dict[str, str]:
+    """For one call, its keywords that `params` (the contract's) lacks, each with the parameter it is."""
+    keywords = [k.arg for k in call.keywords if k.arg is not None]
+    if any(isinstance(a, ast.Starred) for a in call.args) or params.varargs:
+        return {}
+    theirs = [same_name(n) for n in params.names]
+    keys = identify(keywords, params.names)
+    named = {kw: params.names[theirs.index(k)] for kw, k in zip(keywords, keys) if k in theirs}
+    pairs = {kw: name for kw, name in named.items() if kw != name}  # `d_model=` for num_hiddens
+    unknown = [kw for kw, k in zip(keywords, keys) if k not in theirs]
+    given = set(params.names[:len(call.args)]) | set(named.values())
+    left = [n for n in params.names if n not in given]
+    if not unknown:
+        return pairs
+    order = _by_words(unknown, left, ordered=False)  # keywords have no order
+    if order is not None:
+        return pairs | {kw: left[j] for kw, j in zip(unknown, order)}
+    required = [n for n, d in zip(params.names, params.defaults) if n in left and d is None]
+    if len(unknown) == 1 and len(required) == 1:
+        return pairs | {unknown[0]: required[0]}
+    return pairs
 
 
 def adapted(names: dict[str, Any], found: Sequence[Mismatch]) -> dict[str, Any]:

@@ -250,8 +250,9 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
 
 def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
     """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code that
-    its own signature cannot take by `params`, each passed on by its contract name (`contract`; a name it
-    lacks passes as it is). A call its own signature takes is the contract's, whoever makes it: a call in
+    its own signature cannot take by `params`, each passed on by its contract name (`contract`; one of
+    `params` that it lacks is the student's own extra, which the course's class has no use for and does not
+    get: a `training` flag; another keyword passes as it is). A call its own signature takes is the contract's, whoever makes it: a call in
     the contract's order means the contract's parameters, even where the student's class lists them in
     another (helper-50's review: reading it by the student's order charged a signature mistake twice, and
     let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`)."""
@@ -266,7 +267,8 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
                 given = dict(zip(params, args))
                 if not any(key in given for key in kwargs):  # else the course's own TypeError, below
                     given.update(kwargs)
-                    original(self, **{contract.get(key, key): value for key, value in given.items()})
+                    original(self, **{contract.get(key, key): value for key, value in given.items()
+                                      if key in contract or key not in params})  # not the student's extras
                     return
         original(self, *args, **kwargs)
 
