@@ -358,3 +358,33 @@ def test_the_course_s_stand_in_takes_the_names_of_code_not_handed_in(
         if variant == "own_extra_parameter":
             assert scores["DecoderBlock"] < 6.0
     assert said(sandboxed) == said(in_process)
+
+
+def test_an_earlier_component_spelled_otherwise_is_replaced_under_that_spelling(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-49's audit (session 35): a 06 hand-in with its own `MultiHead_Attention` (04's component under
+    another spelling, here without the output projection W_o) that its blocks build. The 04 suite, run on it
+    under its spelling, finds the mistake and the dependency rule gives the blocks the course's
+    MultiHeadAttention; but the blocks call `MultiHead_Attention`, which stayed the student's: the 04 mistake
+    cost the 06 blocks again. The course's class now stands in under the student's spelling too."""
+    source = reference_source("06_transformer")
+    multihead = reference_source("04_multihead")
+    own = multihead[multihead.index("class MultiHeadAttention"):].replace("class MultiHeadAttention",
+                                                                         "class MultiHead_Attention")
+    own = own.replace("return self.W_o(transpose_output(output, self.num_heads))",
+                      "return transpose_output(output, self.num_heads)")  # the mistake: no output projection
+    assert "class MultiHead_Attention" in own and "self.W_o(" not in own
+    assert source.count("MultiHeadAttention(") == 3
+    source = source.replace("MultiHeadAttention(", "MultiHead_Attention(")
+    source = source.replace("\n\nclass PositionWiseFFN", "\n\n" + own + "\n\nclass PositionWiseFFN", 1)
+    path = tmp_path / "own_multihead_spelling.py"
+    path.write_text(source)
+    sandboxed = session.grade_file(zygote, "06_transformer", path)
+    in_process = session.run_in_process("06_transformer", path)
+    for result in (sandboxed, in_process):
+        scores = {c.name: c for c in result.components}
+        assert {name: c.score for name, c in scores.items()} == {name: c.points for name, c in scores.items()}, \
+            {name: [t.output[:200] for t in c.tests if not t.passed] for name, c in scores.items()}
+        block = scores["EncoderBlock"]
+        assert [u.student for u in block.dependencies if u.name == "MultiHeadAttention"] == [False]  # the course's
+    assert said(sandboxed) == said(in_process)

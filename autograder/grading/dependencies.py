@@ -57,6 +57,7 @@ class Job(TypedDict):
     words: dict[str, str]  # procedures.WORDS in the student's language
     alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
     called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
+    stand_in_as: dict[str, str]  # the student's spelling -> the injected dependency it names (signatures.renamed)
 
 
 
@@ -249,8 +250,10 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
     `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one. `called_as` (signatures.called_as): a course class standing in for the
-    student's takes the student's calls by the student's own signature."""
+    otherwise, if it has one, and a replaced dependency the student spelled otherwise is the course's
+    under that spelling too (the student's later code calls it so: their own `MultiHead_Attention`, which
+    fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
+    a course class standing in for the student's takes the student's calls by the student's own signature."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -271,4 +274,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
                alias={component: renames[component]} if renames and component in renames else {},
-               called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced})
+               called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
+               stand_in_as={theirs: name for name, theirs in (renames or {}).items() if name in replaced})

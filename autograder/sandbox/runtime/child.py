@@ -225,8 +225,12 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     for name, theirs in (job.get("alias") or {}).items():
         if isinstance(name, str) and isinstance(theirs, str) and theirs in namespace:
             namespace[name] = namespace[theirs]
-    # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded.
+    # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
+    # under the contract's names and under the student's own spelling of them (the grader's signatures.renamed).
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
+    for theirs, name in (job.get("stand_in_as") or {}).items():
+        if isinstance(theirs, str) and isinstance(name, str) and name in job.get("inject", []) and name in deps:
+            namespace[theirs] = deps[name]
     read_as_written(namespace, job.get("called_as") or {})
     install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
     if callable(install_own):
