@@ -171,6 +171,31 @@ def test_a_crashing_mistake_is_graded_alike_in_the_sandbox_and_in_process(zygote
     assert [(c.score, [m.family for m in c.misconceptions]) for c in graded] == [(graded[0].score, ["add_qk_swapped"])] * 2
 
 
+@pytest.mark.parametrize("assignment_id,name,component_name", [
+    ("04_multihead", "mha_no_W_o", "MultiHeadAttention"),
+    ("03_bahdanau", "dec_hidden_detached", "Seq2SeqAttentionDecoder"),
+])
+def test_a_mistake_meets_the_same_reference_weights_in_the_sandbox_and_in_process(
+        zygote, tmp_path: Path, assignment_id: str, name: str, component_name: str) -> None:
+    """Found by the benchmark (session 37): the course's modules drew their random weights from the grading
+    process's stream, which in-process grading shares with the student's code (its modules' own weights) and
+    a sandboxed grading does not. Each path was deterministic, but they compared against other weights, so
+    the failure texts differed, and the catalogue's signatures, measured in-process, never matched a
+    sandboxed grading's: a forgotten W_o scored 3.0 of 4 with its diagnosis in-process and 2.31 with none in
+    the sandbox, where classes are graded. Each course module is now built from a stream of its own
+    (diagnosis.Recorder.construct): the same texts, scores and diagnosis on both paths."""
+    from autograder.grading.session import grade_file
+    entry = next(e for e in zoo.entries(assignment_id) if e.name == name)
+    path = zoo.compose(entry, tmp_path)
+    graded = [next(c for c in r.components if c.name == component_name) for r in (
+        run_in_process(assignment_id, path), grade_file(zygote, assignment_id, str(path)))]
+    texts = [[(t.nodeid, t.passed, t.output.replace("StudentError: your code raised ", "")) for t in c.tests]
+             for c in graded]
+    assert texts[0] == texts[1]
+    assert [(c.score, [m.family for m in c.misconceptions]) for c in graded] == \
+        [(graded[0].score, [diagnosis.family_of(entry)])] * 2
+
+
 _RIGHT_WEIGHTS_ZERO_OUTPUT = '''
 
 class DotProductAttention(nn.Module):

@@ -90,11 +90,37 @@ def _follow(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
+#: The first seed of the course's modules built in one test (`Recorder.construct`).
+REFERENCE_SEED = 4321
+
+
 class Recorder:
     """Wraps the course's reference so that every tensor it returns can be traced back to its call."""
 
     def __init__(self) -> None:
         self.calls: dict[tuple[Any, ...], Call] = {}
+        self.built = 0  # the course's modules built in this test so far
+
+    def construct(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`cls(*args, **kwargs)` with its random initial weights from a stream of its own: the test's
+        n-th course module is seeded REFERENCE_SEED + n, and the grader's random state is as before. So
+        the course's weights, which tests copy into the student's modules, do not depend on what drew
+        from the process's stream before (in-process, the student's own code shares it; in the sandbox
+        it does not): a grading in-process and in the sandbox compute the same expected values, and
+        the catalogue's failure texts, made in-process, are those of a sandboxed grading."""
+        seed, self.built = REFERENCE_SEED + self.built, self.built + 1
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(seed)  # not torch.manual_seed: it also queues CUDA seeding
+            return cls(*args, **kwargs)
+
+    def given_class(self, cls: type) -> Callable[..., Any]:
+        """A factory for a given module class of the course (`Seq2SeqEncoder`) built as `construct` builds."""
+        def build(*args: Any, **kwargs: Any) -> Any:
+            return self.construct(cls, args, kwargs)
+
+        build.__name__ = build.__qualname__ = cls.__name__
+        build.__doc__ = cls.__doc__
+        return build
 
     @staticmethod
     def _key(tensor: torch.Tensor) -> tuple[Any, ...]:
@@ -141,7 +167,7 @@ class Recorder:
         recorder = self
 
         def build(*ctor_args: Any, **ctor_kwargs: Any) -> Any:
-            module = cls(*ctor_args, **ctor_kwargs)
+            module = recorder.construct(cls, ctor_args, ctor_kwargs)
             ctor = (_clone(ctor_args), _clone(ctor_kwargs))
             pending: dict[str, Any] = {}
 

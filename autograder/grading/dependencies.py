@@ -250,8 +250,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
     `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one, and a replaced dependency the student spelled otherwise is the course's
-    under that spelling too (the student's later code calls it so: their own `MultiHead_Attention`, which
+    otherwise, if it has one, and a replaced class the student spelled otherwise is the course's
+    under that spelling too (not a function: a call of the student's may rely on their own defaults, such
+    as a `mask_sequence` whose `value` is -1e6 where the contract's is 0) (the student's later code calls it so: their own `MultiHead_Attention`, which
     fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
     a course class standing in for the student's takes the student's calls by the student's own signature."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
@@ -275,4 +276,5 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                words={key: _(text) for key, text in procedures.WORDS.items()},
                alias={component: renames[component]} if renames and component in renames else {},
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
-               stand_in_as={theirs: name for name, theirs in (renames or {}).items() if name in replaced})
+               stand_in_as={theirs: name for name, theirs in (renames or {}).items()
+                            if name in replaced and inspect.isclass(course.reference_object(name))})

@@ -278,7 +278,8 @@ class Diagnoser:
 
     def reference(self) -> Reference:
         """A recording reference for one test (its parts share one recording: a part may reuse the reference
-        calls another part made, testing.shared): components recorded, given code as it is."""
+        calls another part made, testing.shared): components recorded, and every course module, given ones too,
+        built with its weights from the test's own random stream (`Recorder.construct`)."""
         if testing.current_test() != self.test or not self.test:
             self.recorder, self.test = Recorder(), testing.current_test()
         names = {}
@@ -286,6 +287,8 @@ class Diagnoser:
             obj = self.course.reference_object(name)
             if name in self.components:
                 obj = self.recorder.module_class(name, obj) if inspect.isclass(obj) else self.recorder.function(name, obj)
+            elif inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
+                obj = self.recorder.given_class(obj)  # its weights too from the test's own stream
             names[name] = obj
         return Reference(**names)
 

@@ -365,7 +365,8 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
     signature as a child needs it where the course's class stands in for the student's (the dependency
     rule; `dependencies.job` sends those of the classes it injects, `child.read_as_written` uses them):
     the positional parameters in order, and the contract's parameter each name is. It is the student's
-    constructor where they wrote one that the names explain (an Adapter, from `found`), else the
+    constructor where they wrote one that the names explain (an Adapter, from `found`, or the contract's
+    parameters spelled otherwise: `dropout_rate`, which a keyword call of the student's passes), else the
     contract's positions; with, either way, the keywords that the submission's calls pass and the
     contract lacks (`keywords_called`: a TransformerEncoder handed in without the 05 code it was written
     for, calling `PositionalEncoding(encoding_dim=...)`)."""
@@ -374,15 +375,36 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
         for m in mismatches:
             if m.target != name or m.kind != "constructor" or m.adapter is None:
                 continue
-            adapter = m.adapter
+            by_name = m.adapter
             out[name] = {"params": list(m.student.names),
-                         "contract": {mine: adapter.contract[j] for j, mine in enumerate(adapter.names) if mine}}
+                         "contract": {mine: by_name.contract[j] for j, mine in enumerate(by_name.names) if mine}}
     signatures = contract(course)
+    cells = list(cells)
+    for name, student in _constructors(course, cells).items():  # the same parameters spelled otherwise
+        params = signatures.get(name, {}).get(name)
+        same = adapter(student, params) if params is not None and name not in out else None
+        if same is not None and any(mine and mine != theirs for mine, theirs in zip(same.names, same.contract)):
+            out[name] = {"params": list(student.names),
+                         "contract": {mine: same.contract[j] for j, mine in enumerate(same.names) if mine}}
     for name, keywords in keywords_called(signatures, cells).items():
         names = signatures[name][name].names
         spec = out.setdefault(name, {"params": list(names), "contract": {n: n for n in names}})
         for keyword, theirs in keywords.items():
             spec["contract"].setdefault(keyword, theirs)
+    return out
+
+
+def _constructors(course: Course, cells: list[Cell]) -> dict[str, Params]:
+    """Per contract class the submission defines (spelled otherwise included: `renamed`), its constructor's
+    parameters as the submission wrote them."""
+    found = _definitions(cells)
+    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
+    out: dict[str, Params] = {}
+    for name, stmt in found.items():
+        init = _method(stmt, "__init__", found) if isinstance(stmt, ast.ClassDef) else None
+        params = _student_params(init, True) if init is not None else None
+        if params is not None:
+            out[name] = params
     return out
 
 

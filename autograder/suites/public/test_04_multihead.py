@@ -24,7 +24,7 @@ WORKED_HEADS = torch.tensor([[[0., 1.], [4., 5.]],   # head 0: features 0-1 of e
 def test_qkv_shape(student):
     """transpose_qkv turns (B, L, d) into (B*h, L, d/h)"""
     for B, L, d, h in [(2, 3, 6, 3), (1, 4, 8, 2), (3, 1, 5, 1)]:
-        X = torch.randn(B, L, d)
+        X = torch.randn(B, L, d, generator=torch.Generator().manual_seed(B * 100 + L))
         T.assert_shape(student.transpose_qkv(X, h), (B * h, L, d // h),
                        _("transpose_qkv(X of shape {shape}, num_heads={h})").format(shape=(B, L, d), h=h))
 
@@ -53,7 +53,7 @@ def test_qkv_two_batch_items(student):
 def test_output_shape(student):
     """transpose_output turns (B*h, L, d/h) back into (B, L, d)"""
     for B, L, dh, h in [(2, 3, 2, 3), (1, 4, 4, 2), (3, 1, 5, 1)]:
-        X = torch.randn(B * h, L, dh)
+        X = torch.randn(B * h, L, dh, generator=torch.Generator().manual_seed(B * 100 + L))
         T.assert_shape(student.transpose_output(X, h), (B, L, dh * h),
                        _("transpose_output(X of shape {shape}, num_heads={h})").format(shape=(B * h, L, dh), h=h))
 
@@ -86,6 +86,13 @@ def test_output_two_batch_items(student):
 SELF_ATTENTION = dict(key_size=6, query_size=6, value_size=6)
 
 
+def inputs(*shapes):
+    """Queries, keys and values of these shapes, the same on every run and path (not from the process's
+    random stream, which the student's code shares where it runs in this process: check())."""
+    g = torch.Generator().manual_seed(4)
+    return [torch.randn(shape, generator=g) for shape in shapes]
+
+
 def _mha(student, key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2, dropout=0.0, bias=False):
     T.seed(student, 0)
     m = student.MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)
@@ -114,7 +121,7 @@ def test_mha_contract_names(student):
 def test_mha_shape(student):
     """MultiHeadAttention returns (B, Q, num_hiddens)"""
     m = _mha(student)
-    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 5)
+    q, k, v = inputs((2, 3, 4), (2, 5, 3), (2, 5, 5))
     what = ("MultiHeadAttention(key_size=3, query_size=4, value_size=5, num_hiddens=6, num_heads=2)"
             "(queries (2, 3, 4), keys (2, 5, 3), values (2, 5, 5), valid_lens)")
     T.assert_shape(T.call(what, m, q, k, v, torch.tensor([2, 5]), hint=MHA_SIZES_HINT, show_args=False), (2, 3, 6),
@@ -127,7 +134,7 @@ def test_mha_shape(student):
 def test_mha_masked_pairs_ignored(student):
     """keys and values beyond each batch item's valid length do not change the output"""
     m = _mha(student, **SELF_ATTENTION)
-    q, k, v = torch.randn(2, 3, 6), torch.randn(2, 5, 6), torch.randn(2, 5, 6)
+    q, k, v = inputs((2, 3, 6), (2, 5, 6), (2, 5, 6))
     lens = torch.tensor([2, 4])
     k2, v2 = k.clone(), v.clone()
     k2[0, 2:], v2[0, 2:] = 100.0, -100.0  # masked for item 0
@@ -143,6 +150,6 @@ def test_mha_masked_pairs_ignored(student):
 def test_mha_eval_is_deterministic(student):
     """in eval mode dropout is off: two calls give the same output"""
     m = _mha(student, dropout=0.5, **SELF_ATTENTION)
-    q, k, v = torch.randn(2, 3, 6), torch.randn(2, 5, 6), torch.randn(2, 5, 6)
+    q, k, v = inputs((2, 3, 6), (2, 5, 6), (2, 5, 6))
     T.assert_close(m(q, k, v, None), m(q, k, v, None), what=_("two eval-mode calls with dropout=0.5"),
                    hint="use nn.Dropout (through DotProductAttention) so that .eval() switches it off")
