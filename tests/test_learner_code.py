@@ -150,6 +150,18 @@ def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_ow
     assert said(sandboxed) == said(in_process)
 
 
+def graded_both_ways(zygote: Zygote, tmp_path: Path, name: str, source: str, edits: list[tuple[str, str]],
+                     every: bool = False) -> tuple[session.Result, session.Result]:
+    """06 `source` with each (old, new) edit made (once; with `every`, wherever old occurs), graded in the
+    sandbox and in-process."""
+    for old, new in edits:
+        assert source.count(old) >= 1 if every else source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    return session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)
+
+
 @pytest.mark.parametrize("variant", ["contract_order_call", "unused_stub"])
 def test_a_call_the_contract_s_signature_takes_is_read_by_the_contract(
         variant: str, zygote: Zygote, tmp_path: Path) -> None:
@@ -179,13 +191,7 @@ def test_a_call_the_contract_s_signature_takes_is_read_by_the_contract(
                   "    def __init__(self, key_size, query_size, value_size, num_heads, num_hiddens, dropout, bias=False):\n"
                   "        super().__init__()\n\n\nclass PositionWiseFFN")]
         expected = {"EncoderBlock": 0.0, "DecoderBlock": 6.0}
-    for old, new in edits:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
-    path = tmp_path / f"{variant}.py"
-    path.write_text(source)
-    sandboxed = session.grade_file(zygote, "06_transformer", path)
-    in_process = session.run_in_process("06_transformer", path)
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, variant, source, edits)
     for result in (sandboxed, in_process):
         scores = {c.name: c.score for c in result.components}
         assert {name: scores[name] for name in expected} == expected, scores
@@ -345,13 +351,7 @@ def test_the_course_s_stand_in_takes_the_names_of_code_not_handed_in(
                  ("        return self.addnorm3(Z, self.ffn(Z)), state", "        return self.addnorm3(Z, self.ffn(Y)), state"),
                  ("ffn_num_input, ffn_num_hiddens, num_heads, dropout, i))", "ffn_num_input, ffn_num_hiddens, num_heads, dropout, i, True))")]
         expected = {"TransformerDecoder": 6.0}
-    for old, new in edits:
-        assert source.count(old) >= 1, old
-        source = source.replace(old, new)
-    path = tmp_path / f"{variant}.py"
-    path.write_text(source)
-    sandboxed = session.grade_file(zygote, "06_transformer", path)
-    in_process = session.run_in_process("06_transformer", path)
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, variant, source, edits, every=True)
     for result in (sandboxed, in_process):
         scores = {c.name: c.score for c in result.components}
         assert {name: scores[name] for name in expected} == expected, scores
