@@ -375,17 +375,14 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
         for m in mismatches:
             if m.target != name or m.kind != "constructor" or m.adapter is None:
                 continue
-            by_name = m.adapter
-            out[name] = {"params": list(m.student.names),
-                         "contract": {mine: by_name.contract[j] for j, mine in enumerate(by_name.names) if mine}}
+            out[name] = _spec(m.student, m.adapter)
     signatures = contract(course)
     cells = list(cells)
     for name, student in _constructors(course, cells).items():  # the same parameters spelled otherwise
         params = signatures.get(name, {}).get(name)
         same = adapter(student, params) if params is not None and name not in out else None
         if same is not None and any(mine and mine != theirs for mine, theirs in zip(same.names, same.contract)):
-            out[name] = {"params": list(student.names),
-                         "contract": {mine: same.contract[j] for j, mine in enumerate(same.names) if mine}}
+            out[name] = _spec(student, same)
     for name, keywords in keywords_called(signatures, cells).items():
         names = signatures[name][name].names
         spec = out.setdefault(name, {"params": list(names), "contract": {n: n for n in names}})
@@ -394,11 +391,23 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
     return out
 
 
+def _spec(student: Params, by_name: Adapter) -> dict[str, Any]:
+    """What a child needs of one constructor of the student's (`called_as`)."""
+    return {"params": list(student.names),
+            "contract": {mine: by_name.contract[j] for j, mine in enumerate(by_name.names) if mine}}
+
+
+def _components_defined(course: Course, cells: list[Cell]) -> dict[str, ast.stmt]:
+    """The submission's top-level definitions, and each component spelled otherwise under its own name (`renamed`)."""
+    found = _definitions(cells)
+    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
+    return found
+
+
 def _constructors(course: Course, cells: list[Cell]) -> dict[str, Params]:
     """Per contract class the submission defines (spelled otherwise included: `renamed`), its constructor's
     parameters as the submission wrote them."""
-    found = _definitions(cells)
-    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
+    found = _components_defined(course, cells)
     out: dict[str, Params] = {}
     for name, stmt in found.items():
         init = _method(stmt, "__init__", found) if isinstance(stmt, ast.ClassDef) else None
@@ -668,8 +677,7 @@ def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch
     """Per component the submission defines (under its own name, or spelled otherwise: `renamed`), how
     its callables' parameters differ from the contract's."""
     cells = list(cells)
-    found = _definitions(cells)
-    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
+    found = _components_defined(course, cells)
     out: dict[str, list[Mismatch]] = {}
     for component, targets in contract(course).items():
         stmt = found.get(component)
