@@ -224,11 +224,10 @@ def unreleased_reference(course: Course, uses: list[DependencyUse], release: lat
 def defined_names(cells: list[Cell]) -> set[str]:
     """The names a submission's definitions bind (def, class, assignment), found without running it,
     with the loader's own rules (what the sandbox would load)."""
-    from autograder.grading.submission import parse_student_code
+    from autograder.grading.submission import cell_trees
     from autograder.sandbox.runtime import loader
     names: set[str] = set()
-    for _label, source in cells:
-        tree = parse_student_code(loader.strip_magics(source))
+    for tree in cell_trees(tuple(cells)):
         if tree is None:
             continue
         for stmt in tree.body:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import torch
 
 from autograder.config import Course
-from autograder.grading.submission import Cell, parse_student_code
+from autograder.grading.submission import Cell, cell_trees
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
 
@@ -439,10 +439,8 @@ def keywords_called(signatures: dict[str, dict[str, Params]], cells: Iterable[Ce
 
 def _calls(cells: Iterable[Cell], classes: set[str]) -> list[ast.Call]:
     """The submission's calls of one of `classes` by its bare name, read with the loader's rules."""
-    from autograder.sandbox.runtime import loader
     found = []
-    for _label, source in cells:
-        tree = parse_student_code(loader.strip_magics(source))
+    for tree in cell_trees(tuple(cells)):
         found += [node for node in ast.walk(tree) if isinstance(node, ast.Call)
                   and isinstance(node.func, ast.Name) and node.func.id in classes] if tree is not None else []
     return found
@@ -581,8 +579,7 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
     definition wins; `Name = Other` binds Other's definition), read with the loader's rules."""
     from autograder.sandbox.runtime import loader
     found: dict[str, ast.stmt] = {}
-    for _label, source in cells:
-        tree = parse_student_code(loader.strip_magics(source))
+    for tree in cell_trees(tuple(cells)):
         for stmt in tree.body if tree is not None else []:
             if not loader.keeps(stmt):
                 continue
