@@ -342,6 +342,56 @@ def test_the_parts_of_a_test_meet_the_same_examples_and_share_one_call_per_examp
         calls.clear()
 
 
+_STEPPED_SUITE = '''
+import pytest
+
+from autograder.selfcheck import testing as T
+
+
+@pytest.mark.component("double")
+@pytest.mark.parametrize("part", ["value", "sign"])
+def test_one_step_at_a_time(student, part):
+    """double, called one step at a time: each step's value and its sign"""
+    done, stopped = T.shared(student, lambda: T.steps(lambda t: T.call(f"double({t})", student.double, t), 3))
+    for t, got in enumerate(done):
+        T.check(got == 2 * t if part == "value" else got >= 0, f"step {t}: double({t}) returned {got}")
+    if stopped is not None:
+        raise stopped
+'''
+
+
+def test_a_loop_of_calls_shared_by_parts_fails_each_part_where_checking_as_it_went_would(tmp_path: Path) -> None:
+    """testing.steps: a loop of the student's calls runs once for all parts (testing.shared) and stops at the
+    first failure; each part checks the steps that ran in order, then raises that failure. A wrong step 0
+    followed by a crash at step 1 is reported as the wrong step 0 by the part that checks values, and as
+    the crash by the part for which step 0 was right."""
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, Submission, run_pytest
+
+    suite = tmp_path / "hidden" / "test_stepped.py"
+    suite.parent.mkdir()
+    suite.write_text(_STEPPED_SUITE)
+    calls: list[int] = []
+
+    def double(t: int) -> int:
+        calls.append(t)
+        if t == 1:
+            raise ValueError("no odd steps")
+        return 2 * t + 1
+
+    class Loaded(LocalProvider):
+        def namespace(self, component: str) -> Any:
+            return names
+
+    names = Submission(double=double)
+    plugin = GradingPlugin(Loaded({}), None)
+    run_pytest([suite], plugin, tmp_path)
+    value, sign = plugin.outcomes.values()
+    assert (value.passed, sign.passed) == (False, False)
+    assert value.output == "step 0: double(0) returned 1", value.output
+    assert sign.output == "double(1) with arguments (1) raised ValueError: no odd steps", sign.output
+    assert calls == [0, 1], "the loop ran once, stopped at the crash, and the second part reused it"
+
+
 def test_the_fixtures_reprs_carry_no_memory_address() -> None:
     """Hypothesis shows a failing example as a call with each argument's repr; should a version put it
     where students read it, the `student` and `ref` fixtures still show no address (the same every run)."""

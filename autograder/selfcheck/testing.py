@@ -342,6 +342,20 @@ class Snapshot:
         return cloned(self.value)
 
 
+def steps(step: Callable[[int], R], count: int) -> tuple[list[R], Optional[AssertionError]]:
+    """`step(t)` for t = 0 .. count - 1 inside `shared`'s computation, until one fails: the steps' results and
+    the failure that stopped the loop (None: every step ran). A part checks the results in order, then raises
+    that failure, so it fails where a loop that checked each step as it went would have (a wrong step 0 is
+    reported as such even when step 1 then crashes). Other exceptions propagate at once, as they would."""
+    done: list[R] = []
+    for t in range(count):
+        try:
+            done.append(step(t))
+        except AssertionError as exc:  # T.call's and T.check's failures, the student's errors
+            return done, exc
+    return done, None
+
+
 def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     """`compute()`, run once for all the parts of one test (`@pytest.mark.parametrize("part", ...)`) on the
     same example: the student's and the reference's computation that every part checks a piece of.

@@ -90,8 +90,24 @@ def _model(student, ref, dtype, w):
 
 def _nwk(model, queries, keys, values):
     y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), _("the output"))
-    weights = T.attribute(model, "attention_weights", "model.attention_weights")  # read by the tests that check it
-    return y_hat, weights if isinstance(weights, T.Missing) else T.as_plain(weights, "model.attention_weights")
+    return y_hat, _nwk_weights(model)  # the weights are read by the tests that check them
+
+
+def _nwk_read(model, queries, keys, values):
+    """`_nwk` inside T.shared's computation: the output, and the stored weights as a T.Snapshot (a part that
+    checks them reads them with .get(); the weights or the error reading them, as right after the call)."""
+    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), _("the output"))
+    return y_hat, T.Snapshot(lambda: _nwk_weights(model))
+
+
+def _nwk_weights(model):
+    weights = T.attribute(model, "attention_weights", "model.attention_weights")
+    return weights if isinstance(weights, T.Missing) else T.as_plain(weights, "model.attention_weights")
+
+
+def _got(read: tuple) -> tuple:
+    """`_nwk_read`'s results with each snapshot's weights taken out (an error reading them raises here)."""
+    return tuple(r.get() if isinstance(r, T.Snapshot) else r for r in read)
 
 
 def _check_shapes(y_hat, weights, n, m, who):
@@ -267,15 +283,19 @@ def test_nwk_matches_reference(student, ref, part, case, w):
 
 def _check_nwk_matches_reference(student, ref, case, w, part):
     """The student's model and the course's, both with w, on the case's data: the output or the stored
-    weights (`part`)."""
+    weights (`part`; both parts check one call: T.shared)."""
     queries, keys, values = _nwk_data(case)
-    reference = ref.NWKernelRegression()
-    if case.dtype == torch.float64:
-        reference.double()
-    reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
-    model = _model(student, ref, case.dtype, w)
-    y_hat, weights = _nwk(model, queries, keys, values)
-    y_ref, w_ref = _nwk(reference, queries, keys, values)
+
+    def run() -> tuple:
+        reference = ref.NWKernelRegression()
+        if case.dtype == torch.float64:
+            reference.double()
+        reference.load_state_dict({"w": torch.tensor([w], dtype=case.dtype)})
+        model = _model(student, ref, case.dtype, w)
+        return _nwk_read(model, queries, keys, values) + _nwk(reference, queries, keys, values)
+
+    y_hat, weights, y_ref, w_ref = T.shared(student, run, queries, keys, values, w)
+    weights = weights.get()
     inputs = {"w": w, "queries": queries, "keys": keys, "values": values}
     if part == "attention_weights":
         T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
@@ -331,9 +351,12 @@ def test_nwk_permutation(student, ref, part, case, w, data):
     """reordering each row's (key, value) pairs together changes no prediction"""
     queries, keys, values = _nwk_data(case)
     perm = torch.tensor(data.draw(st.permutations(range(case.m)), label="permutation"))
-    model = _model(student, ref, case.dtype, w)
-    y1, w1 = _nwk(model, queries, keys, values)
-    y2, w2 = _nwk(model, queries, keys[:, perm], values[:, perm])
+
+    def run() -> tuple:
+        model = _model(student, ref, case.dtype, w)
+        return _nwk_read(model, queries, keys, values) + _nwk_read(model, queries, keys[:, perm], values[:, perm])
+
+    y1, w1, y2, w2 = _got(T.shared(student, run, queries, keys, values, w, perm))
     _check_shapes(y1, w1 if part == "attention_weights" else None, case.n, case.m, "NWKernelRegression")
     inputs = {"w": w, "queries": queries, "keys": keys, "values": values, "permutation": perm}
     if part == "y_hat":
@@ -352,9 +375,12 @@ def test_nwk_permutation(student, ref, part, case, w, data):
 def test_nwk_shift(student, ref, part, case, w, shift):
     """shifting queries and keys by the same amount changes nothing"""
     queries, keys, values = _nwk_data(case)
-    model = _model(student, ref, case.dtype, w)
-    y1, w1 = _nwk(model, queries, keys, values)
-    y2, w2 = _nwk(model, queries + shift, keys + shift, values)
+
+    def run() -> tuple:
+        model = _model(student, ref, case.dtype, w)
+        return _nwk_read(model, queries, keys, values) + _nwk_read(model, queries + shift, keys + shift, values)
+
+    y1, w1, y2, w2 = _got(T.shared(student, run, queries, keys, values, w, shift))
     _check_shift_invariant((y1, w1), (y2, w2), case, "NWKernelRegression", _("output"),
                            {"w": w, "queries": queries, "keys": keys, "shift": shift},
                            hint="the kernel must depend on (query - key) * w only", part=part)
@@ -376,8 +402,8 @@ def test_nwk_large_w_interpolates(student, ref, part, case, data):
                                    label="key chosen by each query"))
     queries = keys[torch.arange(case.n), picks]
     queries, keys, values = queries.to(case.dtype), keys.to(case.dtype), values.to(case.dtype)
-    model = _model(student, ref, case.dtype, 40.0)
-    y_hat, weights = _nwk(model, queries, keys, values)
+    y_hat, weights = _got(T.shared(student, lambda: _nwk_read(_model(student, ref, case.dtype, 40.0), queries, keys, values),
+                                   queries, keys, values))
     _check_shapes(y_hat, weights if part == "attention_weights" else None, case.n, case.m, "NWKernelRegression")
     inputs = {"w": 40.0, "queries": queries, "keys": keys, "values": values}
     if part == "attention_weights":

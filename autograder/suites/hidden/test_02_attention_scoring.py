@@ -504,11 +504,8 @@ def check_convex(student, name, case, part):
 
 def check_padding(student, name, case, extra, part):
     """Junk keys/values past the valid length, and extra padded pairs appended, change neither the output nor
-    (`part` attention_weights) the weights of the original keys."""
+    (`part` attention_weights) the weights of the original keys (both parts check the same calls: T.shared)."""
     q, k, v = case.data()
-    model = _student_only(student, name, case)
-    base = _attend(model, name, q, k, v, case.lens)
-    w_base = _weights(model, (case.B, case.Q, case.K)) if part == "attention_weights" else None
     g = torch.Generator().manual_seed(case.seed + 5)
     # one length per batch item here (junk keys must be invisible to every query of the item)
     pad = ~(torch.arange(case.K)[None, :] < case.lens2d().max(dim=1).values[:, None])  # (B, K)
@@ -517,15 +514,23 @@ def check_padding(student, name, case, extra, part):
     k2 = torch.cat([k2, torch.randn(case.B, extra, case.dk, generator=g, dtype=torch.float64).to(k.dtype)], 1)
     v2 = torch.cat([v2, 100 * torch.randn(case.B, extra, case.dv, generator=g, dtype=torch.float64).to(v.dtype)], 1)
     lens = case.lens if case.lens is not None else torch.full((case.B,), case.K)
-    out = _attend(model, name, q, k2, v2, lens)
+
+    def run() -> tuple:
+        model = _student_only(student, name, case)
+        base = _attend(model, name, q, k, v, case.lens)
+        w_base = T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
+        out = _attend(model, name, q, k2, v2, lens)
+        return base, w_base, out, T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K + extra)))
+
+    base, w_base, out, w = T.shared(student, run, case, extra, name)
     hint = "keys and values at index >= valid length must have no effect: " + MASK_HINT
     inputs = _inputs(case, q, k, v, extra_padded_pairs=extra)
     if part == "output":
         T.assert_close(out, base, what=_("output after changing the keys/values past the valid length and appending "
                                          "{extra} padded pairs").format(extra=extra), inputs=inputs, hint=hint)
         return
-    w = _weights(model, (case.B, case.Q, case.K + extra))
-    T.assert_close(w[..., :case.K], w_base, what=_("attention weights of the original keys after padding"),
+    w_base = w_base.get()  # read first, as after the first call
+    T.assert_close(w.get()[..., :case.K], w_base, what=_("attention weights of the original keys after padding"),
                    inputs=inputs, hint=hint)
 
 

@@ -202,19 +202,29 @@ def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first
 @given(c=dec_case(layers=st.integers(2, 3), steps=st.just(3)))
 def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
     """at every step the attention query is the top layer (hidden_state[-1]) of the current hidden state (num_layers >= 2)"""
-    dec = build(student, c, mode="eval")
-    sd = course_weights(dec, ref, c)
-    gru = gru_from(sd, c)
-    state = dec.init_state(encoder_outputs(ref, c), c["lens"])
-    enc_bt = T.as_plain(state[0])
+    def run() -> tuple:  # every step's input hidden state, logits, weights, new hidden state, expected step
+        dec = build(student, c, mode="eval")
+        sd = course_weights(dec, ref, c)
+        gru = gru_from(sd, c)
+        state = dec.init_state(encoder_outputs(ref, c), c["lens"])
+        enc_bt = T.as_plain(state[0])
+
+        def step(t: int) -> tuple:
+            nonlocal state
+            hidden = T.as_plain(state[1])
+            logits, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c), t=t, next=t + 1),
+                                 dec, X[:, t:t + 1], state)
+            return (hidden, T.as_plain(logits), T.Snapshot(lambda: step_weights(dec, c, 1)[0]), state[1],
+                    decoder_step(sd, c, gru, enc_bt, hidden, X[:, t]))
+        return sd, enc_bt, T.steps(step, c["T_dec"])
+
     X = targets(c)
+    sd, enc_bt, (done, stopped) = T.shared(student, run, c)
     index = 0 if part == "attention_weights" else 1  # in decoder_step's result
-    for t in range(c["T_dec"]):
-        hidden = T.as_plain(state[1])
-        logits, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c), t=t, next=t + 1), dec, X[:, t:t + 1], state)
-        expected = decoder_step(sd, c, gru, enc_bt, hidden, X[:, t])
-        got = step_weights(dec, c, 1)[0] if part == "attention_weights" else T.as_plain(logits)
+    for t, (hidden, logits, weights, new_hidden, expected) in enumerate(done):
+        got = weights.get() if part == "attention_weights" else logits
         if not torch.allclose(got, expected[index], rtol=1e-5, atol=1e-5):
+            gru = gru_from(sd, c)
             layers = [i for i in range(c["L"] - 1) if torch.allclose(
                 got, decoder_step(sd, c, gru, enc_bt, hidden, X[:, t], layer=i)[index], atol=1e-5)]
             hint = ("the query must be the top layer of the current hidden state, hidden_state[-1], as (B, 1, h)"
@@ -224,8 +234,10 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
             T.assert_close(got, expected[index], what=_("{what} of step {t} (fed one token at a time) vs a step "
                              "computed with the same weights and query = top layer of the hidden state").format(what=what, t=t), hint=hint)
         if part == "outputs":
-            T.assert_close(state[1], expected[2], what=_("the hidden state returned by step {t} vs a step computed "
+            T.assert_close(new_hidden, expected[2], what=_("the hidden state returned by step {t} vs a step computed "
                              "with the same weights and query = top layer of the hidden state").format(t=t), hint=MODULE_HINT)
+    if stopped is not None:
+        raise stopped
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
@@ -262,21 +274,32 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
 @given(c=dec_case(steps=st.integers(2, 4)))
 def test_step_by_step_equals_whole_sequence(student, ref, part, c):
     """feeding the target one token at a time (passing the returned state on) equals feeding it whole (training mode, dropout 0)"""
-    dec = build(student, c)
-    enc = encoder_outputs(ref, c)
+    def run() -> tuple:  # the whole sequence's logits, state and weights; every step's logits and weights
+        dec = build(student, c)
+        enc = encoder_outputs(ref, c)
+        whole, whole_state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
+        whole_weights = T.Snapshot(lambda: step_weights(dec, c, c["T_dec"]))
+        state = dec.init_state(enc, c["lens"])
+
+        def step(t: int) -> tuple:
+            nonlocal state
+            out, state = call(f"{describe(c)}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
+            return T.as_plain(out), T.Snapshot(lambda: step_weights(dec, c, 1))
+        done, stopped = T.steps(step, c["T_dec"])
+        return whole, whole_state, whole_weights, done, stopped, state
+
     X = targets(c)
-    whole, whole_state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
-    whole_weights = step_weights(dec, c, c["T_dec"]) if part == "attention_weights" else []
-    state, outs, weights = dec.init_state(enc, c["lens"]), [], []
-    for t in range(c["T_dec"]):
-        out, state = call(f"{describe(c)}(X[:, {t}:{t + 1}], state)", dec, X[:, t:t + 1], state)
-        outs.append(T.as_plain(out))
-        if part == "attention_weights":
-            weights += step_weights(dec, c, 1)
+    whole, whole_state, whole_weights, done, stopped, state = T.shared(student, run, c)
+    if part == "attention_weights":
+        whole_weights = whole_weights.get()
+        weights = [w for _out, step in done for w in step.get()]
+    if stopped is not None:
+        raise stopped
     hint = ("inside forward, each step's query must come from the hidden state updated by the previous GRU step "
             "(not the one forward started with), and forward must return that updated hidden state in its new state")
     if part == "outputs":
-        T.assert_close(torch.cat(outs, dim=1), whole, what=_("logits decoded step by step vs the whole sequence at once"),
+        T.assert_close(torch.cat([out for out, _weights in done], dim=1), whole,
+                       what=_("logits decoded step by step vs the whole sequence at once"),
                        hint=hint, sides=(_("one at a time"), _("whole sequence")))
         T.assert_close(state[1], whole_state[1], what=_("final hidden state step by step vs at once"), hint=hint,
                        sides=(_("one at a time"), _("whole sequence")))
@@ -294,26 +317,37 @@ def test_step_by_step_equals_whole_sequence(student, ref, part, c):
 @given(c=dec_case(steps=st.integers(1, 4)))
 def test_matches_reference(student, ref, part, c):
     """with the course's weights copied in, logits, hidden state and attention weights match the course's decoder"""
-    dec = build(student, c, dropout=0.3, mode="train")
-    r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.3)
-    T.copy_weights(dec, r)
-    enc = encoder_outputs(ref, c)
+    def run() -> list:  # each step's logits, hidden state and weights, the student's and the course's
+        dec = build(student, c, dropout=0.3, mode="train")
+        r = ref.Seq2SeqAttentionDecoder(c["V"], c["E"], c["H"], c["L"], 0.3)
+        T.copy_weights(dec, r)
+        enc = encoder_outputs(ref, c)
+        # One token at a time in eval mode (dropout 0.3 must be off).
+        dec.eval()
+        r.eval()
+        state, r_state = dec.init_state(enc, c["lens"]), r.init_state(enc, c["lens"])
+
+        def step(t: int) -> tuple:
+            nonlocal state, r_state
+            out, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c, 0.3), t=t, next=t + 1),
+                              dec, X[:, t:t + 1], state)
+            with torch.no_grad():
+                r_out, r_state = r(X[:, t:t + 1], r_state)
+            return out, state[1], T.Snapshot(lambda: step_weights(dec, c, 1)[0]), r_out, r_state[1], r.attention_weights[0]
+        return T.steps(step, c["T_dec"])
+
     X = targets(c)
-    # One token at a time in eval mode (dropout 0.3 must be off).
-    dec.eval()
-    r.eval()
-    state, r_state = dec.init_state(enc, c["lens"]), r.init_state(enc, c["lens"])
-    for t in range(c["T_dec"]):
-        out, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c, 0.3), t=t, next=t + 1), dec, X[:, t:t + 1], state)
-        with torch.no_grad():
-            r_out, r_state = r(X[:, t:t + 1], r_state)
+    done, stopped = T.shared(student, run, c)
+    for t, (out, hidden, weights, r_out, r_hidden, r_weights) in enumerate(done):
         what = _("{module} in eval mode, step {t}, vs the course's decoder with the same weights").format(module=describe(c, 0.3), t=t)
         if part == "outputs":
             T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
-            T.assert_close(state[1], r_state[1], what=_("{what}: hidden state").format(what=what), hint=MODULE_HINT)
+            T.assert_close(hidden, r_hidden, what=_("{what}: hidden state").format(what=what), hint=MODULE_HINT)
         else:
-            T.assert_close(step_weights(dec, c, 1)[0], r.attention_weights[0], what=_("{what}: attention weights").format(what=what),
+            T.assert_close(weights.get(), r_weights, what=_("{what}: attention weights").format(what=what),
                            hint=MODULE_HINT)
+    if stopped is not None:
+        raise stopped
 
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")

@@ -786,26 +786,36 @@ def test_decoder_block_causal(student, case, mode, data):
 def test_decoder_block_step_by_step(student, part, case, mode):
     """one step at a time with the cache gives the whole-sequence outputs; the cache grows by one per step"""
     B, steps, T_enc, lens, dtype, seed = case
-    blk = student_block(student, dtype, seed)
-    blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _state = blk(X, fresh_state(enc, lens))
-    state, outs = fresh_state(enc, lens), []
-    for t in range(steps):
-        Y, state = blk(X[:, t:t + 1], state)
-        outs.append(T.as_plain(Y))
+
+    def run() -> tuple:  # the whole sequence's outputs; each step's outputs and state
+        blk = student_block(student, dtype, seed)
+        blk.train() if mode == "train" else blk.eval()
+        whole, _state = blk(X, fresh_state(enc, lens))
+        state = fresh_state(enc, lens)
+
+        def step(t: int) -> tuple:
+            nonlocal state
+            Y, state = blk(X[:, t:t + 1], state)
+            return T.as_plain(Y), T.Snapshot(lambda: state[2][0])  # the cache as it is now (a list may be reused)
+        return T.as_plain(whole), T.steps(step, steps)
+
+    whole, (done, stopped) = T.shared(student, run, case, mode)
+    for t, (_Y, cache) in enumerate(done):
         if part == "output":
-            compare(torch.cat(outs, 1), T.as_plain(whole)[:, :t + 1], dtype=dtype,
+            compare(torch.cat([Y for Y, _state in done[:t + 1]], 1), whole[:, :t + 1], dtype=dtype,
                     what=_("outputs of steps 0..{t} fed one at a time ({mode} mode) vs the whole sequence").format(t=t, mode=mode),
                     sides=(_("one at a time"), _("whole sequence")),
                     hint="at each step, attend over cat(cache, X): the new token sees every cached step "
                          "and itself (valid length t+1); with one new token there is nothing to mask")
             continue
-        cache = state[2][0]
+        cache = cache.get()
         T.assert_shape(cache, (B, t + 1, D), _("state[2][0] after {next} steps (the cache grows by one per step)").format(next=t + 1))
         T.assert_close(cache, X[:, :t + 1], what=_("state[2][0] after {next} steps").format(next=t + 1),
                        hint="the cache holds the block's inputs X seen so far (not its outputs): "
                             "cat(cache, X) on the time axis")
+    if stopped is not None:
+        raise stopped
 
 
 @pytest.mark.component("DecoderBlock")
@@ -1027,33 +1037,42 @@ def test_decoder_matches_reference(student, ref, part, case, p):
 def test_decoder_step_by_step(student, ref, part, case, mode):
     """decoding one token at a time equals decoding the whole sequence (true positions); caches grow by one"""
     B, steps, T_enc, lens, layers, dtype, seed = case
-    dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
-    dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
-    whole, _state = dec(X, dec.init_state(enc, lens))
-    whole = T.as_plain(whole)
-    state, outs = dec.init_state(enc, lens), []
-    ref_state, variant_outs = r.init_state(enc, lens), []
-    for t in range(steps):
-        logits, state = dec(X[:, t:t + 1], state)
-        outs.append(T.as_plain(logits))
-        with torch.no_grad():
-            v, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, offset=0)
-        variant_outs.append(v)
+
+    def run() -> tuple:  # the whole sequence's logits; each step's logits, caches and the book's variant's logits
+        dec, r = paired(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers), dtype, seed, student)
+        dec.train() if mode == "train" else dec.eval()
+        whole, _state = dec(X, dec.init_state(enc, lens))
+        state, ref_state = dec.init_state(enc, lens), r.init_state(enc, lens)
+
+        def step(t: int) -> tuple:
+            nonlocal state, ref_state
+            logits, state = dec(X[:, t:t + 1], state)
+            with torch.no_grad():
+                variant, ref_state = ref_decoder_run(r, X[:, t:t + 1], ref_state, offset=0)
+            return T.as_plain(logits), T.Snapshot(lambda: list(state[2])), variant  # the caches as they are now
+        return T.as_plain(whole), T.steps(step, steps)
+
+    whole, (done, stopped) = T.shared(student, run, case, mode)
+    for t, (_logits, caches, _variant) in enumerate(done):
         if part == "cache":
-            T.check(len(state[2]) == layers, _("state[2] should keep one cache slot per block ({layers})").format(layers=layers))
+            caches = caches.get()
+            T.check(len(caches) == layers, _("state[2] should keep one cache slot per block ({layers})").format(layers=layers))
             for i in range(layers):
-                T.assert_shape(state[2][i], (B, t + 1, D),
+                T.assert_shape(caches[i], (B, t + 1, D),
                                _("state[2][{i}] after {next} one-token steps (each block's cache grows by one per step)").format(i=i, next=t + 1))
             continue
-        got = torch.cat(outs, 1)
+        got = torch.cat([logits for logits, _caches, _variant in done[:t + 1]], 1)
         compare(got, whole[:, :t + 1], dtype=dtype, inputs={"X": X},
                 what=_("logits of steps 0..{t} decoded one token at a time ({mode} mode, dropout 0) vs "
                        "the whole sequence").format(t=t, mode=mode), sides=(_("one at a time"), _("whole sequence")),
                 hint="the token after t cached ones is at position t: its positional encoding is P[t] "
                      "(use the cache length as the offset)",
                 known={_("P[0] added at every step: the positional encoding ignores the tokens already "
-                         "in the cache (the book's decoder)"): lambda: torch.cat(variant_outs, 1)})
+                         "in the cache (the book's decoder)"):
+                           lambda t=t: torch.cat([variant for _logits, _caches, variant in done[:t + 1]], 1)})
+    if stopped is not None:
+        raise stopped
 
 
 @pytest.mark.component("TransformerDecoder")
