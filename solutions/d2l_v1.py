@@ -2,7 +2,9 @@
 
 The course follows d2l 2.0 (zh) / 0.17 (docs/course-api.md). d2l 1.0 builds AdditiveAttention,
 MultiHeadAttention and PositionWiseFFN without their input sizes (`AdditiveAttention(num_hiddens,
-dropout)`): the layers those sizes would shape are lazy (nn.LazyLinear). Where a submission builds
+dropout)`): the layers those sizes would shape are lazy (nn.LazyLinear). Its Transformer blocks
+(`TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i)`) take one size,
+num_hiddens, for every size the contract's EncoderBlock and DecoderBlock ask for. Where a submission builds
 one of the course's classes standing in for its own (the dependency rule) the 1.0 way, the grader
 builds it as d2l 1.0 does, so that the rest of the learner's code is graded on what it does; the
 naming test of the learner's component then fails on the lazy layers, with what the contract wants
@@ -40,15 +42,34 @@ def _position_wise_ffn(ffn_num_hiddens: int, ffn_num_outputs: int, **kwargs: Any
     return (1, ffn_num_hiddens, ffn_num_outputs), kwargs, ("dense1",)
 
 
+def _encoder_block(num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float, use_bias: bool = False,
+                   **kwargs: Any) -> tuple[tuple, dict, tuple[str, ...]]:
+    """d2l 1.0's TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False): every
+    size the contract asks for is num_hiddens (1.0's lazy layers take it from X), so nothing is lazy here."""
+    n = num_hiddens
+    return (n, n, n, n, [n], n, ffn_num_hiddens, num_heads, dropout, use_bias), kwargs, ()
+
+
+def _decoder_block(num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float, i: int,
+                   **kwargs: Any) -> tuple[tuple, dict, tuple[str, ...]]:
+    """d2l 1.0's TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i), sized as the encoder's."""
+    n = num_hiddens
+    return (n, n, n, n, [n], n, ffn_num_hiddens, num_heads, dropout, i), kwargs, ()
+
+
 #: Per class, d2l 1.0's constructor as a function of its arguments: (the contract's positional arguments,
 #: the keyword arguments passed on, the layers 1.0 makes lazy).
 _EDITIONS = {"AdditiveAttention": _additive_attention, "MultiHeadAttention": _multi_head_attention,
-             "PositionWiseFFN": _position_wise_ffn}
+             "PositionWiseFFN": _position_wise_ffn, "EncoderBlock": _encoder_block, "DecoderBlock": _decoder_block}
 #: The contract's required constructor parameters of each (docs/course-api.md): a learner's own class
 #: whose constructor takes that many arguments by position gets 1.0's constructors too (`_install_own`).
 _CONTRACT = {"AdditiveAttention": ("key_size", "query_size", "num_hiddens", "dropout"),
              "MultiHeadAttention": ("key_size", "query_size", "value_size", "num_hiddens", "num_heads", "dropout"),
-             "PositionWiseFFN": ("ffn_num_input", "ffn_num_hiddens", "ffn_num_outputs")}
+             "PositionWiseFFN": ("ffn_num_input", "ffn_num_hiddens", "ffn_num_outputs"),
+             "EncoderBlock": ("key_size", "query_size", "value_size", "num_hiddens", "norm_shape", "ffn_num_input",
+                              "ffn_num_hiddens", "num_heads", "dropout"),
+             "DecoderBlock": ("key_size", "query_size", "value_size", "num_hiddens", "norm_shape", "ffn_num_input",
+                              "ffn_num_hiddens", "num_heads", "dropout", "i")}
 
 
 def _give_d2l_v1(cls: type, name: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_learner_code import texts
+from test_learner_code import LEARNERS, texts
 from test_signatures import changed, grade
 
 from autograder import config
@@ -157,3 +157,20 @@ def test_a_call_that_fits_neither_signature_names_the_course_s(zygote: Zygote, t
     called = [t for t in failed if "AdditiveAttention.__init__() missing 1 required positional argument" in t]
     assert called and all("AdditiveAttention here is the course's, which your code is graded with: its signature is "
                           "AdditiveAttention(key_size, query_size, num_hiddens, dropout)" in t for t in called)
+
+
+def test_the_1_0_chapter_s_decoder_is_graded_on_what_it_does_around_the_course_s_block(zygote: Zygote) -> None:
+    """d2l 1.0's TransformerDecoder builds `TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads,
+    dropout, i)`. That block is causal only in training mode (the contract's in every mode), so the course's
+    DecoderBlock stands in for it, built from 1.0's arguments (every size num_hiddens): the decoder then loses
+    what its own code gets wrong, the book's P[0] for every token decoded one at a time (one token or a chunk
+    at a time), and its lazy layers' naming test. It had kept 0 of 6: the course's block refused 1.0's call."""
+    result = session.grade_file(zygote, "06_transformer", LEARNERS / "d2l_v1_transformer.py")
+    assert failed_tests(result, "TransformerDecoder") == [
+        "test_TransformerDecoder_contract_signature", "test_decoder_chunks", "test_decoder_contract_names",
+        "test_decoder_step_attention_weights", "test_decoder_step_by_step", "test_decoder_step_by_step_matches_reference"]
+    decoder = next(c for c in result.components if c.name == "TransformerDecoder")
+    assert [u.student for u in decoder.dependencies if u.name == "DecoderBlock"] == [False]
+    assert not any("TypeError" in t for t in texts(result, "TransformerDecoder"))
+    assert "test_decoder_block_causal_in_eval" in failed_tests(result, "DecoderBlock")
+    assert failed_tests(result, "AddNorm") == []
