@@ -199,6 +199,39 @@ def test_a_call_the_contract_s_signature_takes_is_read_by_the_contract(
         assert said(sandboxed) == said(in_process)  # code lacks "your code raised": as on 52cf06a, left for #23)
 
 
+def test_a_call_in_the_order_of_the_student_s_own_class_is_read_in_that_order(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-50's fixture B: the learner's own MultiHeadAttention lists (num_hiddens, num_heads, dropout, key_size,
+    query_size, value_size) and forgets W_o, so it fails 04's suite and the course's stands in; the blocks call it
+    in that order, which the course's signature also takes (six positional arguments). Read the contract's way,
+    query_size was num_heads and value_size the dropout: every block crashed (0/4, 0/6). The arguments' names say
+    the student's order, and that constructor reads them all (signatures.own_order_sites), so those calls are
+    read that way (a call in the contract's order, and an unused stub's order, stay the contract's: the test above)."""
+    own = ("\n\nfrom solutions.multihead import MultiHeadAttention as _CourseMHA\n\n\n"
+           "class MultiHeadAttention(_CourseMHA):\n"
+           "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, bias=False):\n"
+           "        super().__init__(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)\n"
+           "        self.W_o = nn.Identity()  # forgotten\n\n\nclass PositionWiseFFN")
+    edits = [("\n\nclass PositionWiseFFN", own),
+             ("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+              "                                            num_heads, dropout, use_bias)",
+              "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
+              "                                            query_size, value_size, use_bias)")]
+    source = reference_source("06_transformer")
+    for old, new in [("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+                      "                                             num_heads, dropout)",
+                      "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
+                      "                                             query_size, value_size)")]:
+        source = source.replace(old, new)
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, "own_order", source, edits)
+    for result in (sandboxed, in_process):
+        scores = {c.name: round(c.score, 6) for c in result.components}
+        assert scores == {"PositionWiseFFN": 2.0, "AddNorm": 2.0, "EncoderBlock": 4.0, "TransformerEncoder": 4.0,
+                          "DecoderBlock": 6.0, "TransformerDecoder": 6.0}, scores
+        block = next(c for c in result.components if c.name == "EncoderBlock")
+        assert [u.student for u in block.dependencies if u.name == "MultiHeadAttention"] == [False]
+    assert said(sandboxed) == said(in_process)
+
+
 def test_two_definitions_spelled_like_a_component_are_both_named_and_neither_graded(
         zygote: Zygote, tmp_path: Path) -> None:
     """A correct `ScaledDotProductAttention` beside an unfinished `MaskedDotProductAttention` (audit 35's

@@ -247,37 +247,50 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
         cls = namespace.get(name)
         params = spec.get("params") if isinstance(spec, dict) else None
         contract = spec.get("contract") if isinstance(spec, dict) else None
+        sites = spec.get("sites") if isinstance(spec, dict) else None
         if isinstance(cls, type) and isinstance(params, list) and isinstance(contract, dict):
             _take_calls_as_written(cls, [p for p in params if isinstance(p, str)],
-                                   {k: v for k, v in contract.items() if isinstance(k, str) and isinstance(v, str)})
+                                   {k: v for k, v in contract.items() if isinstance(k, str) and isinstance(v, str)},
+                                   {(f"<{site[0]}>", site[1]) for site in sites or [] if isinstance(site, list)
+                                    and len(site) == 2 and isinstance(site[0], str) and type(site[1]) is int})
 
 
-def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
+def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str],
+                           sites: frozenset[tuple[str, int]] | set[tuple[str, int]] = frozenset()) -> None:
     """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code that
     its own signature cannot take by `params`, each passed on by its contract name (`contract`; one of
     `params` that it lacks is the student's own extra, which the course's class has no use for and does not
     get: a `training` flag; another keyword passes as it is). A call its own signature takes is the contract's, whoever makes it: a call in
     the contract's order means the contract's parameters, even where the student's class lists them in
     another (helper-50's review: reading it by the student's order charged a signature mistake twice, and
-    let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`)."""
+    let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`), except at `sites`, the
+    calls whose arguments the grader read as the student's order (signatures.own_order_sites: (cell file, line))."""
     original = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))  # its own, or inherited
     own = inspect.signature(original)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if sys._getframe(1).f_globals.get("__name__") == SUBMISSION and len(args) <= len(params):
-            try:
-                own.bind(self, *args, **kwargs)
-            except TypeError:
-                given = dict(zip(params, args))
-                if not any(key in given for key in kwargs):  # else the course's own TypeError, below
-                    given.update(kwargs)
-                    original(self, **{contract.get(key, key): value for key, value in given.items()
-                                      if key in contract or key not in params})  # not the student's extras
-                    return
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) and (
+                (caller.f_code.co_filename, caller.f_lineno) in sites or not _binds(own, self, *args, **kwargs)):
+            given = dict(zip(params, args))
+            if not any(key in given for key in kwargs):  # else the course's own TypeError, below
+                given.update(kwargs)
+                original(self, **{contract.get(key, key): value for key, value in given.items()
+                                  if key in contract or key not in params})  # not the student's extras
+                return
         original(self, *args, **kwargs)
 
     __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
     cls.__init__ = __init__  # type: ignore[misc]  # in this child's own copy of the course's code
+
+
+def _binds(signature: inspect.Signature, *args: Any, **kwargs: Any) -> bool:
+    """Whether a call with these arguments binds to `signature`."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
 
 
 def scaffolding(job: dict[str, Any]) -> dict[str, Any]:
