@@ -174,3 +174,18 @@ def test_the_1_0_chapter_s_decoder_is_graded_on_what_it_does_around_the_course_s
     assert not any("TypeError" in t for t in texts(result, "TransformerDecoder"))
     assert "test_decoder_block_causal_in_eval" in failed_tests(result, "DecoderBlock")
     assert failed_tests(result, "AddNorm") == []
+
+
+def test_an_own_block_called_the_1_0_way_fails_as_it_would_in_the_learner_s_notebook(zygote: Zygote,
+                                                                                       tmp_path: Path) -> None:
+    """Helper-51: the learner's own EncoderBlock, with the contract's signature and passing its tests, called by their
+    TransformerEncoder with 1.0's arguments, raises a TypeError in their notebook; the grader had given their own
+    block 1.0's constructor too (`_install_own`) and the encoder 4/4 in silence. A block is not given 1.0's
+    constructors where it is the learner's own (the course's standing in for a failed one still is)."""
+    source = changed("06_transformer", "EncoderBlock(key_size, query_size, value_size, num_hiddens, norm_shape,\n"
+                                       "                             ffn_num_input, ffn_num_hiddens, num_heads, dropout, use_bias)",
+                     "EncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)")
+    result = grade(zygote, tmp_path, "06_transformer", source)
+    scores = {c.name: c.score for c in result.components}
+    assert scores["EncoderBlock"] == 4.0 and scores["TransformerEncoder"] == 0.0, scores
+    assert any("missing 4 required positional arguments" in t for t in texts(result, "TransformerEncoder"))
