@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -199,30 +200,63 @@ def test_a_call_the_contract_s_signature_takes_is_read_by_the_contract(
         assert said(sandboxed) == said(in_process)  # code lacks "your code raised": as on 52cf06a, left for #23)
 
 
-def test_a_call_in_the_order_of_the_student_s_own_class_is_read_in_that_order(zygote: Zygote, tmp_path: Path) -> None:
+#: The blocks' calls of MultiHeadAttention in the reference 06, and the same calls in the order
+#: (num_hiddens, num_heads, dropout, key_size, query_size, value_size) of a learner's own class.
+OWN_ORDER_CALLS = [
+    ("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+     "                                            num_heads, dropout, use_bias)",
+     "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
+     "                                            query_size, value_size, use_bias)"),
+    ("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
+     "                                             num_heads, dropout)",
+     "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
+     "                                             query_size, value_size)")]
+#: A learner's own MultiHeadAttention in that order, which forgets W_o (it fails 04's suite, agreeing with
+#: the course's attention weights only), and a stub in that order which stores its arguments and does nothing.
+OWN_MHA = {
+    "own_class": (
+        "class MultiHeadAttention(nn.Module):\n"
+        "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, bias=False):\n"
+        "        super().__init__()\n"
+        "        self.num_heads = num_heads\n"
+        "        self.attention = DotProductAttention(dropout)\n"
+        "        self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)\n"
+        "        self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)\n"
+        "        self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)\n"
+        "        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)\n\n"
+        "    def forward(self, queries, keys, values, valid_lens):\n"
+        "        queries = transpose_qkv(self.W_q(queries), self.num_heads)\n"
+        "        keys = transpose_qkv(self.W_k(keys), self.num_heads)\n"
+        "        values = transpose_qkv(self.W_v(values), self.num_heads)\n"
+        "        if valid_lens is not None:\n"
+        "            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)\n"
+        "        return transpose_output(self.attention(queries, keys, values, valid_lens), self.num_heads)\n"),
+    "stub": (
+        "class MultiHeadAttention(nn.Module):\n"
+        "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, bias=False):\n"
+        "        super().__init__()\n"
+        "        self.todo = (num_hiddens, num_heads, dropout, key_size, query_size, value_size, bias)\n")}
+
+
+def _own_order_06(own: Optional[str]) -> str:
+    """The reference 06 whose blocks call MultiHeadAttention in the own class's order, with `own` (an OWN_MHA
+    class, or None) defined in it."""
+    source = reference_source("06_transformer")
+    for old, new in OWN_ORDER_CALLS:
+        assert old in source, old
+        source = source.replace(old, new)
+    return source.replace("\n\nclass PositionWiseFFN", f"\n\n{own}\n\nclass PositionWiseFFN") if own else source
+
+
+def test_a_call_in_the_order_of_the_student_s_own_working_class_is_read_in_that_order(
+        zygote: Zygote, tmp_path: Path) -> None:
     """Helper-50's fixture B: the learner's own MultiHeadAttention lists (num_hiddens, num_heads, dropout, key_size,
     query_size, value_size) and forgets W_o, so it fails 04's suite and the course's stands in; the blocks call it
     in that order, which the course's signature also takes (six positional arguments). Read the contract's way,
     query_size was num_heads and value_size the dropout: every block crashed (0/4, 0/6). The arguments' names say
-    the student's order, and that constructor reads them all (signatures.own_order_sites), so those calls are
-    read that way (a call in the contract's order, and an unused stub's order, stay the contract's: the test above)."""
-    own = ("\n\nfrom solutions.multihead import MultiHeadAttention as _CourseMHA\n\n\n"
-           "class MultiHeadAttention(_CourseMHA):\n"
-           "    def __init__(self, num_hiddens, num_heads, dropout, key_size, query_size, value_size, bias=False):\n"
-           "        super().__init__(key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias)\n"
-           "        self.W_o = nn.Identity()  # forgotten\n\n\nclass PositionWiseFFN")
-    edits = [("\n\nclass PositionWiseFFN", own),
-             ("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
-              "                                            num_heads, dropout, use_bias)",
-              "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
-              "                                            query_size, value_size, use_bias)")]
-    source = reference_source("06_transformer")
-    for old, new in [("MultiHeadAttention(key_size, query_size, value_size, num_hiddens,\n"
-                      "                                             num_heads, dropout)",
-                      "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size,\n"
-                      "                                             query_size, value_size)")]:
-        source = source.replace(old, new)
-    sandboxed, in_process = graded_both_ways(zygote, tmp_path, "own_order", source, edits)
+    the student's order, and that class is code that works (it agrees with the course's attention weights), so
+    those calls are read that way (signatures.own_order_sites, providers.Runs.works)."""
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, "own_order", _own_order_06(OWN_MHA["own_class"]), [])
     for result in (sandboxed, in_process):
         scores = {c.name: round(c.score, 6) for c in result.components}
         assert scores == {"PositionWiseFFN": 2.0, "AddNorm": 2.0, "EncoderBlock": 4.0, "TransformerEncoder": 4.0,
@@ -230,6 +264,63 @@ def test_a_call_in_the_order_of_the_student_s_own_class_is_read_in_that_order(zy
         block = next(c for c in result.components if c.name == "EncoderBlock")
         assert [u.student for u in block.dependencies if u.name == "MultiHeadAttention"] == [False]
     assert said(sandboxed) == said(in_process)
+
+
+@pytest.mark.parametrize("variant", ["one_name_for_three_sizes", "two_calls_on_one_line"])
+def test_what_a_call_s_arguments_say_of_its_order_is_read_call_by_call(
+        variant: str, zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-51's misses of the reading above: `num_hiddens` given for the three sizes (all equal in the blocks)
+    stands where the contract has num_hiddens too, which had vetoed the reading of a correct call (EncoderBlock
+    0/4); and a call in the student's order beside one in the contract's on one line (the reading is the call's
+    span, not its line: DecoderBlock had 0/6)."""
+    source = _own_order_06(OWN_MHA["own_class"])
+    if variant == "one_name_for_three_sizes":
+        old, new = OWN_ORDER_CALLS[0][1], ("MultiHeadAttention(num_hiddens, num_heads, dropout, num_hiddens,\n"
+                                           "                                            num_hiddens, num_hiddens, use_bias)")
+    else:
+        old = (f"        self.attention1 = {OWN_ORDER_CALLS[1][1]}\n"
+               "        self.addnorm1 = AddNorm(norm_shape, dropout)\n"
+               f"        self.attention2 = {OWN_ORDER_CALLS[1][1]}\n")
+        new = (f"        self.attention1, self.attention2 = (MultiHeadAttention(num_hiddens, num_heads, dropout, key_size, "
+               f"query_size, value_size), {OWN_ORDER_CALLS[1][0]})\n"
+               "        self.addnorm1 = AddNorm(norm_shape, dropout)\n")
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, variant, source, [(old, new)])
+    for result in (sandboxed, in_process):
+        assert {c.name: round(c.score, 6) for c in result.components} == {
+            "PositionWiseFFN": 2.0, "AddNorm": 2.0, "EncoderBlock": 4.0, "TransformerEncoder": 4.0,
+            "DecoderBlock": 6.0, "TransformerDecoder": 6.0}
+    assert said(sandboxed) == said(in_process)
+
+
+def test_a_stub_s_order_does_not_make_a_wrong_call_right(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-51's attack on the above: blocks that call the course's MultiHeadAttention in a wrong order, and a
+    stub in that order that stores its arguments (reading them, so the static reading marks the calls). The stub
+    agrees with the course in nothing, so it says nothing of what the calls mean: the file grades as it does
+    without the stub (before the stub counted only when it worked, it made the blocks' wrong calls 24/24)."""
+    scores = []
+    for own in (None, OWN_MHA["stub"]):
+        path = tmp_path / ("with_stub.py" if own else "without.py")
+        path.write_text(_own_order_06(own))
+        scores.append({c.name: round(c.score, 6) for c in session.grade_file(zygote, "06_transformer", path).components})
+    assert scores[0] == scores[1], scores
+    assert scores[1]["EncoderBlock"] == 0.0, scores
+
+
+def test_a_part_is_not_failed_by_what_only_another_part_reads(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-51: the parts of 03's step-by-step tests share one run of the decoder (T.steps); a decoder that
+    returns its logits as a list of rows had the attention-weights part of its query test failed by the logits'
+    type, which only the outputs part reads (it passed before the parts shared their run). What one part alone
+    reads is taken as a T.Snapshot."""
+    source = reference_source("03_bahdanau")
+    old = "return logits.permute(1, 0, 2), [enc_outputs"
+    assert source.count(old) == 1
+    path = tmp_path / "list_logits.py"
+    path.write_text(source.replace(old, "return list(logits.permute(1, 0, 2)), [enc_outputs"))
+    result = session.grade_file(zygote, "03_bahdanau", path)
+    passed = {t.nodeid.split("::")[-1]: t.passed for c in result.components for t in c.tests}
+    assert passed["test_query_is_top_layer_of_current_hidden_state[attention_weights]"]
+    assert not passed["test_query_is_top_layer_of_current_hidden_state[outputs]"]
+    assert passed["test_matches_reference[attention_weights]"]
 
 
 def test_two_definitions_spelled_like_a_component_are_both_named_and_neither_graded(

@@ -52,6 +52,9 @@ class Runs:
 
     def __init__(self) -> None:
         self.planner: Optional[Planner] = None  # set by the session; None: reference dependencies
+        #: Set by the session: whether the student's own `name` agreed with the course's in a reference comparison of
+        #: its own suite (its signature is code that works). None: no earlier component's tests ran (none is trusted).
+        self.works: Optional[Callable[[str], bool]] = None
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.notes: dict[str, list[str]] = {}
         self.output: dict[str, str] = {}
@@ -59,6 +62,14 @@ class Runs:
 
     def _end(self) -> None:
         """End the current component's grading (its child, its loaded names)."""
+
+    def _called_as(self, called_as: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """`called_as` without the call sites read in the student's order (signatures.own_order_sites) of a
+        class whose own version showed no working code (`works`): the signature of a stub, or of a class that
+        never loaded, says nothing of what a call means (helper-51: a five-line stub had made a wrong call right)."""
+        works = self.works
+        return {name: spec if "sites" not in spec or (works is not None and works(name))
+                else {k: v for k, v in spec.items() if k != "sites"} for name, spec in called_as.items()}
 
     def take(self, component: str) -> Run:
         self._end()
@@ -138,7 +149,7 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self.called_as)
+                               self._called_as(self.called_as))
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -257,7 +268,7 @@ class InProcessProvider(Runs):
         if uses is not None:
             self.uses[component] = uses
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self.called_as)
+                               self._called_as(self.called_as))
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

@@ -99,6 +99,11 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         called_by_name = any(m.adapter for m in mismatches.get(name, []))
         return sum(t.passed for t in tests), len(tests) + called_by_name
 
+    def works(name: str) -> bool:
+        """Whether the student's own `name` agreed with the course's in one reference comparison of its own suite
+        at least: code that works, whose signature says what a call written in its order means."""
+        return any(o.component == name and o.passed and o.kind == "reference" for o in plugin.outcomes.values())
+
     def planner(own: bool) -> Callable[[str], list[dependencies.DependencyUse]]:
         return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own)
 
@@ -106,6 +111,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     best: Optional[BestOfTwo] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = planner(own=False)
+        provider.works = works
         best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches)
         plugin.after = best
     release = release or late.reference_release(course, assignment)

@@ -388,21 +388,21 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
         spec = out.setdefault(name, {"params": list(names), "contract": {n: n for n in names}})
         for keyword, theirs in keywords.items():
             spec["contract"].setdefault(keyword, theirs)
-    for name, sites in own_order_sites(course, cells, out, signatures).items():
+    for name, sites in own_order_sites(cells, out, signatures).items():
         out[name]["sites"] = sites
     return out
 
 
-def own_order_sites(course: Course, cells: list[Cell], specs: dict[str, dict[str, Any]],
+def own_order_sites(cells: list[Cell], specs: dict[str, dict[str, Any]],
                     signatures: dict[str, dict[str, Params]]) -> dict[str, list[list[Any]]]:
     """Per class of `specs` (`called_as`: the student's positional parameters, the contract's each is), the calls
-    `Class(a, b, ...)` in the submission written in the student's order, as [cell label, line]: a call the course's
-    signature also takes is read the contract's way unless its arguments say otherwise. They do when, of its
-    positional arguments that are plain names (`num_heads`, `self.num_heads`), some are the student's parameter at
-    their position and not the contract's one there, none is the contract's parameter at its position where the
-    student's is another (a name that is neither says nothing: `use_bias` for `bias`), and the student's constructor
-    reads the parameters so named (the signature of a stub that uses none of them says nothing of what a call means)."""
-    definitions = _components_defined(course, cells)
+    `Class(a, b, ...)` in the submission written in the student's order, each as [cell label, line, end line,
+    column, end column]. A call the course's signature also takes is read the contract's way unless its
+    arguments say otherwise: of its positional arguments that are plain names (`num_heads`, `self.num_heads`;
+    a name given at two positions says nothing), some are the student's parameter at their position where the
+    contract's is another, and none is the contract's parameter there (a name that is neither says nothing:
+    `use_bias` for `bias`). The grading then reads such a call the student's way only where the student's own
+    class is code that works (providers.Runs.works): a stub's order says nothing of what a call means."""
     out: dict[str, list[list[Any]]] = {}
     for (label, _source), tree in zip(cells, cell_trees(tuple(cells))):
         for call in _calls_in(tree, set(specs)):
@@ -413,12 +413,12 @@ def own_order_sites(course: Course, cells: list[Cell], specs: dict[str, dict[str
                 continue
             order = [same_name(n) for n in signatures[name][name].names] if name in signatures.get(name, {}) else []
             named = [(j, n) for j, arg in enumerate(call.args) if (n := _plain_name(arg)) is not None]
+            named = [(j, n) for j, n in named if [m for _, m in named].count(n) == 1]  # one name in two places says nothing
             moved = {j for j, _ in named if j >= len(order) or same_name(contract.get(params[j], params[j])) != order[j]}
             mine = [n for j, n in named if j in moved and same_name(n) == same_name(params[j])]
             theirs = [n for j, n in named if j in moved and j < len(order) and same_name(n) == order[j]]
-            if mine and not theirs and _reads_its_parameters(definitions.get(name), definitions,
-                                                             [params[j] for j, n in named if n in mine]):
-                out.setdefault(name, []).append([label, call.lineno])
+            if mine and not theirs:
+                out.setdefault(name, []).append([label, call.lineno, call.end_lineno, call.col_offset, call.end_col_offset])
     return out
 
 
@@ -429,15 +429,6 @@ def _plain_name(node: ast.expr) -> Optional[str]:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
     return None
-
-
-def _reads_its_parameters(cls: Optional[ast.stmt], found: dict[str, ast.stmt], names: list[str]) -> bool:
-    """Whether the class's constructor (its own or a base's the submission defines) reads every one of `names`."""
-    init = _method(cls, "__init__", found) if isinstance(cls, ast.ClassDef) else None
-    if init is None:
-        return False
-    read = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return all(n in read for n in names)
 
 
 def _spec(student: Params, by_name: Adapter) -> dict[str, Any]:

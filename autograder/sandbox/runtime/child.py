@@ -251,12 +251,13 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
         if isinstance(cls, type) and isinstance(params, list) and isinstance(contract, dict):
             _take_calls_as_written(cls, [p for p in params if isinstance(p, str)],
                                    {k: v for k, v in contract.items() if isinstance(k, str) and isinstance(v, str)},
-                                   {(f"<{site[0]}>", site[1]) for site in sites or [] if isinstance(site, list)
-                                    and len(site) == 2 and isinstance(site[0], str) and type(site[1]) is int})
+                                   {(f"<{site[0]}>", *site[1:]) for site in sites or [] if isinstance(site, list)
+                                    and len(site) == 5 and isinstance(site[0], str)
+                                    and all(type(n) is int for n in site[1:])})
 
 
 def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str],
-                           sites: frozenset[tuple[str, int]] | set[tuple[str, int]] = frozenset()) -> None:
+                           sites: frozenset[tuple[Any, ...]] | set[tuple[Any, ...]] = frozenset()) -> None:
     """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code that
     its own signature cannot take by `params`, each passed on by its contract name (`contract`; one of
     `params` that it lacks is the student's own extra, which the course's class has no use for and does not
@@ -264,14 +265,15 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
     the contract's order means the contract's parameters, even where the student's class lists them in
     another (helper-50's review: reading it by the student's order charged a signature mistake twice, and
     let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`), except at `sites`, the
-    calls whose arguments the grader read as the student's order (signatures.own_order_sites: (cell file, line))."""
+    calls whose arguments the grader read as the student's order (signatures.own_order_sites: (cell file, line,
+    end line, column, end column), the span of the call: `_call_site`)."""
     original = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))  # its own, or inherited
     own = inspect.signature(original)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         caller = sys._getframe(1)
         if caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) and (
-                (caller.f_code.co_filename, caller.f_lineno) in sites or not _binds(own, self, *args, **kwargs)):
+                _call_site(caller) in sites or not _binds(own, self, *args, **kwargs)):
             given = dict(zip(params, args))
             if not any(key in given for key in kwargs):  # else the course's own TypeError, below
                 given.update(kwargs)
@@ -282,6 +284,18 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
 
     __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
     cls.__init__ = __init__  # type: ignore[misc]  # in this child's own copy of the course's code
+
+
+def _call_site(frame: Any) -> tuple[Any, ...]:
+    """The call a frame is making, as the grader's syntax tree spans it: (file, line, end line, column, end
+    column) of the call expression (two calls on one line, or in two cells of the same label, differ). The
+    position of the frame's current instruction, the call, is that expression's (Python 3.11's co_positions);
+    before 3.11, the line alone (file, line, line, -1, -1), which no site has: nothing is read otherwise."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is None:
+        return (frame.f_code.co_filename, frame.f_lineno, frame.f_lineno, -1, -1)
+    line, end, column, end_column = list(positions())[frame.f_lasti // 2]
+    return (frame.f_code.co_filename, line, end, column, end_column)
 
 
 def _binds(signature: inspect.Signature, *args: Any, **kwargs: Any) -> bool:

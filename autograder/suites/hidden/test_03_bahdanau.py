@@ -214,15 +214,16 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
             hidden = T.as_plain(state[1])
             logits, state = call(_("{module} in eval mode on X[:, {t}:{next}]").format(module=describe(c), t=t, next=t + 1),
                                  dec, X[:, t:t + 1], state)
-            return (hidden, T.as_plain(logits), T.Snapshot(lambda: step_weights(dec, c, 1)[0]), state[1],
-                    decoder_step(sd, c, gru, enc_bt, hidden, X[:, t]))
+            # what one part alone reads, as T.Snapshot: the logits as a tensor, the weights, the new hidden state
+            return (hidden, T.Snapshot(lambda: T.as_plain(logits)), T.Snapshot(lambda: step_weights(dec, c, 1)[0]),
+                    T.Snapshot(lambda: state[1]), decoder_step(sd, c, gru, enc_bt, hidden, X[:, t]))
         return sd, enc_bt, T.steps(step, c["T_dec"])
 
     X = targets(c)
     sd, enc_bt, (done, stopped) = T.shared(student, run, c)
     index = 0 if part == "attention_weights" else 1  # in decoder_step's result
     for t, (hidden, logits, weights, new_hidden, expected) in enumerate(done):
-        got = weights.get() if part == "attention_weights" else logits
+        got = weights.get() if part == "attention_weights" else logits.get()
         if not torch.allclose(got, expected[index], rtol=1e-5, atol=1e-5):
             gru = gru_from(sd, c)
             layers = [i for i in range(c["L"] - 1) if torch.allclose(
@@ -234,7 +235,7 @@ def test_query_is_top_layer_of_current_hidden_state(student, ref, part, c):
             T.assert_close(got, expected[index], what=_("{what} of step {t} (fed one token at a time) vs a step "
                              "computed with the same weights and query = top layer of the hidden state").format(what=what, t=t), hint=hint)
         if part == "outputs":
-            T.assert_close(new_hidden, expected[2], what=_("the hidden state returned by step {t} vs a step computed "
+            T.assert_close(new_hidden.get(), expected[2], what=_("the hidden state returned by step {t} vs a step computed "
                              "with the same weights and query = top layer of the hidden state").format(t=t), hint=MODULE_HINT)
     if stopped is not None:
         raise stopped
@@ -333,7 +334,8 @@ def test_matches_reference(student, ref, part, c):
                               dec, X[:, t:t + 1], state)
             with torch.no_grad():
                 r_out, r_state = r(X[:, t:t + 1], r_state)
-            return out, state[1], T.Snapshot(lambda: step_weights(dec, c, 1)[0]), r_out, r_state[1], r.attention_weights[0]
+            return (out, T.Snapshot(lambda: state[1]), T.Snapshot(lambda: step_weights(dec, c, 1)[0]), r_out, r_state[1],
+                    r.attention_weights[0])
         return T.steps(step, c["T_dec"])
 
     X = targets(c)
@@ -342,7 +344,7 @@ def test_matches_reference(student, ref, part, c):
         what = _("{module} in eval mode, step {t}, vs the course's decoder with the same weights").format(module=describe(c, 0.3), t=t)
         if part == "outputs":
             T.assert_close(out, r_out, what=f"{what}: logits", hint="in eval mode dropout must be off; " + MODULE_HINT)
-            T.assert_close(hidden, r_hidden, what=_("{what}: hidden state").format(what=what), hint=MODULE_HINT)
+            T.assert_close(hidden.get(), r_hidden, what=_("{what}: hidden state").format(what=what), hint=MODULE_HINT)
         else:
             T.assert_close(weights.get(), r_weights, what=_("{what}: attention weights").format(what=what),
                            hint=MODULE_HINT)
