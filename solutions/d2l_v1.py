@@ -42,19 +42,24 @@ def _position_wise_ffn(ffn_num_hiddens: int, ffn_num_outputs: int, **kwargs: Any
     return (1, ffn_num_hiddens, ffn_num_outputs), kwargs, ("dense1",)
 
 
+def _block_sizes(num_hiddens: int) -> tuple:
+    """The sizes the contract's blocks ask for before ffn_num_hiddens (key_size, query_size, value_size,
+    num_hiddens, norm_shape, ffn_num_input): in 1.0's blocks every one is num_hiddens (its lazy layers take it
+    from X), so nothing is lazy here."""
+    n = num_hiddens
+    return (n, n, n, n, [n], n)
+
+
 def _encoder_block(num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float, use_bias: bool = False,
                    **kwargs: Any) -> tuple[tuple, dict, tuple[str, ...]]:
-    """d2l 1.0's TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False): every
-    size the contract asks for is num_hiddens (1.0's lazy layers take it from X), so nothing is lazy here."""
-    n = num_hiddens
-    return (n, n, n, n, [n], n, ffn_num_hiddens, num_heads, dropout, use_bias), kwargs, ()
+    """d2l 1.0's TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False)."""
+    return (*_block_sizes(num_hiddens), ffn_num_hiddens, num_heads, dropout, use_bias), kwargs, ()
 
 
 def _decoder_block(num_hiddens: int, ffn_num_hiddens: int, num_heads: int, dropout: float, i: int,
                    **kwargs: Any) -> tuple[tuple, dict, tuple[str, ...]]:
-    """d2l 1.0's TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i), sized as the encoder's."""
-    n = num_hiddens
-    return (n, n, n, n, [n], n, ffn_num_hiddens, num_heads, dropout, i), kwargs, ()
+    """d2l 1.0's TransformerDecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i)."""
+    return (*_block_sizes(num_hiddens), ffn_num_hiddens, num_heads, dropout, i), kwargs, ()
 
 
 #: Per class, d2l 1.0's constructor as a function of its arguments: (the contract's positional arguments,

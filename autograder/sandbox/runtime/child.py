@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import itertools
 import socket
 import sys
 import types
@@ -273,7 +274,7 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         caller = sys._getframe(1)
         if caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) and (
-                _call_site(caller) in sites or not _binds(own, self, *args, **kwargs)):
+                (sites and _call_site(caller) in sites) or not _binds(own, self, *args, **kwargs)):
             given = dict(zip(params, args))
             if not any(key in given for key in kwargs):  # else the course's own TypeError, below
                 given.update(kwargs)
@@ -294,7 +295,7 @@ def _call_site(frame: Any) -> tuple[Any, ...]:
     positions = getattr(frame.f_code, "co_positions", None)
     if positions is None:
         return (frame.f_code.co_filename, frame.f_lineno, frame.f_lineno, -1, -1)
-    line, end, column, end_column = list(positions())[frame.f_lasti // 2]
+    line, end, column, end_column = next(itertools.islice(positions(), frame.f_lasti // 2, None))
     return (frame.f_code.co_filename, line, end, column, end_column)
 
 

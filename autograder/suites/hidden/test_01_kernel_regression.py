@@ -89,13 +89,13 @@ def _model(student, ref, dtype, w):
 
 
 def _nwk(model, queries, keys, values):
-    y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), _("the output"))
-    return y_hat, _nwk_weights(model)  # the weights are read by the tests that check them
+    """The model's output and its stored weights (read by the tests that check them; T.Missing if absent)."""
+    return _got(_nwk_read(model, queries, keys, values))
 
 
 def _nwk_read(model, queries, keys, values):
-    """`_nwk` inside T.shared's computation: the output, and the stored weights as a T.Snapshot (a part that
-    checks them reads them with .get(); the weights or the error reading them, as right after the call)."""
+    """The output, and the stored weights as a T.Snapshot (inside T.shared's computation, a part that checks them
+    reads them with .get(): the weights or the error reading them, as right after the call)."""
     y_hat = T.as_plain(T.call("model(queries, keys, values)", model, queries, keys, values, hint=NWK_HINT), _("the output"))
     return y_hat, T.Snapshot(lambda: _nwk_weights(model))
 
@@ -106,7 +106,7 @@ def _nwk_weights(model):
 
 
 def _got(read: tuple) -> tuple:
-    """`_nwk_read`'s results with each snapshot's weights taken out (an error reading them raises here)."""
+    """`_nwk_read`'s results with each snapshot's value taken out (an error reading it raises here)."""
     return tuple(r.get() if isinstance(r, T.Snapshot) else r for r in read)
 
 
