@@ -172,6 +172,32 @@ def test_a_submissions_literals_do_not_change_the_examples_hypothesis_draws(
     assert len(before) == 20 and drawn == before
 
 
+def test_the_profile_registers_in_any_thread_after_a_grading_in_another() -> None:
+    """Hypothesis keeps the settings in effect per thread: a grading in a worker thread left this thread's
+    settings unlike the current profile's, and registering warned (HypothesisDeprecationWarning, seen in
+    the suite's summary). Each thread now grades under the course profile, with no warning."""
+    import threading
+    import warnings
+
+    from hypothesis import settings
+
+    seen: dict[str, int] = {}
+
+    def grade_in_a_thread() -> None:
+        register_hypothesis_profile(max_examples=7)
+        seen["thread"] = settings.default.max_examples
+
+    worker = threading.Thread(target=grade_in_a_thread)
+    worker.start()
+    worker.join()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        register_hypothesis_profile(max_examples=9)
+    assert seen["thread"] == 7 and settings.default.max_examples == 9
+    register_hypothesis_profile()  # the course's default again, for the tests after this one
+    assert settings.default.max_examples == 20
+
+
 def test_a_tests_seed_is_its_own_digest_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under the course profile hypothesis reads a test's source once per function object (plugin.py,
     digests_computed_once): the seed is the digest hypothesis computes, and later runs (every part of a

@@ -126,9 +126,15 @@ def digests_computed_once() -> None:
 def register_hypothesis_profile(max_examples: int = 20, derandomize: bool = True) -> None:
     """Deterministic hypothesis: derandomized, no example database, no deadline, quiet, no examples
     drawn from the literals of loaded modules (`examples_from_the_test_alone`) and each test's seed
-    computed once per process (`digests_computed_once`)."""
+    computed once per process (`digests_computed_once`).
+
+    Hypothesis keeps the settings in effect per thread and the current profile's name per process: after
+    a grading in another thread (a class graded from a worker thread), this thread's settings differ from
+    the current profile's, and registering would warn (a HypothesisDeprecationWarning, "since 2025-11-15": a
+    future error). So this thread first takes the current profile, as the other thread left it, then registers."""
     examples_from_the_test_alone()
     digests_computed_once()
+    settings.load_profile(settings.get_current_profile_name())
     settings.register_profile(
         HYPOTHESIS_PROFILE, max_examples=max_examples, derandomize=derandomize, database=None,
         deadline=None, print_blob=False, report_multiple_bugs=False,
