@@ -189,3 +189,39 @@ def test_an_own_block_called_the_1_0_way_fails_as_it_would_in_the_learner_s_note
     scores = {c.name: c.score for c in result.components}
     assert scores["EncoderBlock"] == 4.0 and scores["TransformerEncoder"] == 0.0, scores
     assert any("missing 4 required positional arguments" in t for t in texts(result, "TransformerEncoder"))
+
+
+NW_1_0 = """
+import torch
+
+
+def gaussian(x):
+    return torch.exp(-x**2 / 2)
+
+
+def nadaraya_watson(x_train, y_train, x_val, kernel):  # d2l 1.0's signature, the contract's maths
+    k = kernel(x_val.reshape((-1, 1)) - x_train.reshape((1, -1)))  # (queries, keys)
+    attention_w = k / k.sum(1, keepdim=True)
+    return attention_w @ y_train, attention_w
+"""
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "rbf"])
+def test_1_0_s_nadaraya_watson_gets_the_learner_s_gaussian_on_every_path(zygote: Zygote, tmp_path: Path,
+                                                                          kernel: str) -> None:
+    """d2l 1.0 calls `nadaraya_watson(x_train, y_train, x_val, gaussian)`: the grader gives the kernel parameter
+    the learner's own `gaussian` (signatures.OwnFunction; the sandbox's child resolves it by name), so correct
+    maths loses its signature test only, in the sandbox and in-process alike. A submission without a
+    `gaussian` is told so, in those words, by every test (before: a TypeError at the missing kernel)."""
+    path = tmp_path / "nw.py"
+    path.write_text(NW_1_0.replace("def gaussian(", f"def {kernel}("))
+    graded = [session.grade_file(zygote, "01_kernel_regression", path),
+              session.run_in_process("01_kernel_regression", path)]
+    said = [[(t.function, t.output) for t in r.components[0].tests if not t.passed] for r in graded]
+    assert said[0] == said[1] and graded[0].components[0].score == graded[1].components[0].score
+    if kernel == "gaussian":
+        assert [f for f, _ in said[0]] == ["test_nadaraya_watson_contract_signature"]
+    else:
+        assert graded[0].components[0].score == 0
+        assert all(text.startswith("`gaussian` is not defined in your submission: your code takes a `kernel`")
+                   for f, text in said[0] if f != "test_nadaraya_watson_contract_signature")

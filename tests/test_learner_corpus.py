@@ -34,8 +34,6 @@ ENTRIES = agreement.manifest()
 
 #: Disagreements left (issue #23's notes): file -> why the grader still scores it below the verdict.
 KNOWN = {
-    "yanruhai_nw_d2l1": ("nadaraya_watson(..., kernel): d2l 1.0's kernel is a function, which no call into the sandbox "
-                         "can carry (calls carry data), and the contract's function takes none"),
     "quan0811_masked_softmax": ("the kit is right, the verdict lenient: it crashes on every input form the tests draw "
                                 "(None always; (B,) and (B, Q) unless Q == K <= every length), so nothing right is seen"),
     "nahz1chen_multihead": ("called by name now, but its (d_model, d_model) projections fit only key_size = query_size "

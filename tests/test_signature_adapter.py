@@ -18,6 +18,7 @@ from autograder import config
 from autograder.grading import session, signatures
 from autograder.grading.scoring import ComponentScore
 from autograder.sandbox.forkserver import Zygote
+from autograder.selfcheck.failures import FailFast
 
 ENTRIES = agreement.manifest()
 #: A call that reached the student's code in the contract's positions although its signature differs.
@@ -79,12 +80,17 @@ def test_a_forward_without_valid_lens_is_called_without_them(zygote: Zygote) -> 
     assert not any(e in t.output for t in comp.tests for e in CALL_ERRORS), failed(comp)
 
 
-def test_a_parameter_no_contract_argument_supplies_keeps_the_call_by_position(zygote: Zygote) -> None:
-    """yanruhai's nadaraya_watson(x_train, y_train, x_val, kernel): nothing of the contract's is a kernel,
-    so no call by name (and no signature test): the calls fail as written, and the message says why."""
+def test_d2l_1_0_s_kernel_parameter_is_given_the_learner_s_own_gaussian(zygote: Zygote) -> None:
+    """yanruhai's nadaraya_watson(x_train, y_train, x_val, kernel), d2l 1.0's: nothing of the contract's is a
+    kernel, and the book calls it with the learner's `gaussian` (signatures.OwnFunction), which the grader
+    passes too. It then fails on its own mistakes only (weights (keys, queries); float64 inputs cast to
+    float32), and its signature test; before, every call failed at the missing kernel (0 of 4)."""
     comp = graded(zygote, "yanruhai_nw_d2l1", "nadaraya_watson")
-    assert signatures.signature_test("nadaraya_watson") not in failed(comp)
-    assert any("no test passes your kernel" in t.output for t in comp.tests)
+    assert signatures.signature_test("nadaraya_watson") in failed(comp)
+    assert "your kernel = gaussian (what a call from the book's code would give it)" in signature_output(comp)
+    assert not any(e in t.output for t in comp.tests for e in CALL_ERRORS), failed(comp)
+    assert {"test_nw_worked_example", "test_nw_shapes"} <= set(failed(comp))  # (keys, queries) weights
+    assert 0 < comp.score < comp.points
 
 
 def test_a_permuted_function_is_called_in_its_order_for_inputs_and_gradients(zygote: Zygote, tmp_path: Path) -> None:
@@ -216,12 +222,23 @@ def test_d2l_1_0_s_num_blks_and_a_constructor_without_parameters_are_called_by_n
 
 
 @pytest.mark.parametrize("source,target", [
-    ("def nadaraya_watson(x_train, y_train, x_val, kernel): pass\n", "nadaraya_watson"),  # kernel: no contract name
+    ("def nadaraya_watson(x_train, y_train, x_val, bandwidth): pass\n", "nadaraya_watson"),  # no contract name
     ("class DotProductAttention:\n    def forward(self, keys, values, queries, valid_len, valid_lens=None): pass\n",
      "DotProductAttention.forward"),  # two parameters that mean valid_lens
 ])
 def test_no_call_by_name_where_the_names_leave_it_open(source: str, target: str) -> None:
     assert mismatch(source, target).adapter is None
+
+
+def test_a_kernel_parameter_is_given_the_submission_s_own_gaussian_by_name() -> None:
+    """d2l 1.0's nadaraya_watson(x_train, y_train, x_val, kernel): called by name, the kernel supplied as the
+    submission's own `gaussian`, resolved where the call runs (`resolve_own`); a namespace without one says so."""
+    adapter = mismatch("def nadaraya_watson(x_train, y_train, x_val, kernel): pass\n", "nadaraya_watson").adapter
+    assert adapter is not None and adapter.supplied == (("kernel", signatures.OwnFunction("gaussian", "kernel")),)
+    call = signatures.resolve_own(adapter.translate(["q", "k", "v"], {}), lambda own: f"<{own.name}>")
+    assert call.args == ["k", "v", "q", "<gaussian>"] and call.kwargs == {}
+    with pytest.raises(FailFast, match=r"^`gaussian` is not defined in your submission: your code takes a `kernel`"):
+        signatures._own({}, signatures.OwnFunction("gaussian", "kernel"))
 
 
 def test_no_call_by_name_where_a_call_by_position_works() -> None:

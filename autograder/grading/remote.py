@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 from collections.abc import Callable
 
-from autograder.grading import bounded
+from autograder.grading import bounded, signatures
 from autograder.grading.signatures import Mismatch, spelled_like
 from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import _
@@ -88,7 +88,7 @@ class Connection:
         if adapter is None:
             return None
         args = list(msg.get("args") or [])
-        call = adapter.translate(args, dict(msg.get("kwargs") or {}))
+        call = signatures.resolve_own(adapter.translate(args, dict(msg.get("kwargs") or {})), self._own_function)
         if op == "vjp":
             wrt = [call.where[i] if 0 <= i < len(call.where) else None for i in msg.get("wrt") or []]
             if any(i is None for i in wrt):
@@ -100,6 +100,22 @@ class Connection:
             back = [after[i] if i is not None and i < len(after) else a for i, a in zip(call.where, args)]
             return [reply[0], back]
         return reply
+
+    def _own_function(self, own: signatures.OwnFunction) -> Any:
+        """The submission's own top-level function (signatures.OwnFunction: d2l 1.0's kernel), as a handle the
+        child resolves."""
+        cached = self.names.get(own.name)
+        if cached is not None:
+            return RemoteObject(self, cached)
+        try:
+            value = self._request({"op": "get", "name": own.name})
+        except StudentError as exc:
+            if exc.kind != "NameError":
+                raise
+            raise own.missing() from None
+        if isinstance(value, RemoteObject) and value._handle.type_name == "function":
+            self.names[own.name] = value._handle
+        return value
 
     def _request(self, msg: dict[str, Any]) -> Any:
         if self.seed is not None:

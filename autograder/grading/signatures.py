@@ -20,7 +20,7 @@ import ast
 import functools
 import inspect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import permutations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
@@ -29,6 +29,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, cell_trees
+from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
 
@@ -45,9 +46,31 @@ SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_
 #: Words that say a parameter is a count or an input's size rather than what it is: `ffn_num_input`
 #: and `ffn_input`, `norm_shape` and `norm_input` name one parameter (`loose_name`).
 FILLER = frozenset({"num", "input", "shape"})
+
+
+@dataclass(frozen=True)
+class OwnFunction:
+    """A value that is a function of the submission's own, by its name: resolved where the call runs (the
+    child's namespace, or the in-process namespace: `resolve_own`), since a call into the sandbox carries data."""
+
+    name: str
+    parameter: str  # the student's parameter it is given to
+
+    def __repr__(self) -> str:  # as `Adapter.show` says it: "your kernel = gaussian"
+        return self.name
+
+    def missing(self) -> FailFast:
+        """The failure of a call that needs it when the submission does not define it (the same on every path)."""
+        return FailFast(_("`{name}` is not defined in your submission: your code takes a `{parameter}` that the "
+                          "contract's does not, and the grader gives it your `{name}`, as the book's code does "
+                          "({hint})").format(name=self.name, parameter=self.parameter, hint=_(EDITION_HINT)))
+
+
 #: Parameters of the student's that no contract parameter names and no test passes, given the value
-#: a call from the book's code would (`Adapter.supplied`): where the grader runs, a module's start.
-EXTRA_VALUES: dict[str, Any] = {"device": "cpu", "training": True}
+#: a call from the book's code would (`Adapter.supplied`): where the grader runs, a module's start;
+#: d2l 1.0's `nadaraya_watson(x_train, y_train, x_val, kernel)`, which its book calls with the learner's
+#: own `gaussian` (the contract's function computes that Gaussian kernel itself: the kernel is theirs).
+EXTRA_VALUES: dict[str, Any] = {"device": "cpu", "training": True, "kernel": OwnFunction("gaussian", "kernel")}
 #: What the course's edition changed: shown with a constructor that lacks parameters.
 EDITION_HINT = N_("the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures")
 #: The longest default value shown (a student's default is source text).
@@ -523,28 +546,44 @@ def adapted(names: dict[str, Any], found: Sequence[Mismatch]) -> dict[str, Any]:
         obj = names.get(name)
         methods = {t.partition(".")[2]: a for t, a in adapters.items() if t.startswith(f"{name}.")}
         if inspect.isclass(obj):
-            out[name] = _constructed(obj, adapters.get(name), methods)
+            out[name] = _constructed(obj, adapters.get(name), methods, names)
         elif callable(obj) and name in adapters:
-            out[name] = _by_name(obj, adapters[name])
+            out[name] = _by_name(obj, adapters[name], names)
     return out
 
 
-def _by_name(fn: Any, adapter: Adapter) -> Any:
+def _by_name(fn: Any, adapter: Adapter, names: dict[str, Any]) -> Any:
     """`fn` called in the contract's order and by the contract's names, reaching it by its own."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        translated = adapter.translate(args, kwargs)
+        translated = resolve_own(adapter.translate(args, kwargs), lambda name: _own(names, name))
         return fn(*translated.args, **translated.kwargs)
     return call
 
 
-def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter]) -> Any:
+def _own(names: dict[str, Any], own: OwnFunction) -> Any:
+    if own.name not in names:
+        raise own.missing()
+    return names[own.name]
+
+
+def resolve_own(call: Call, lookup: Callable[[OwnFunction], Any]) -> Call:
+    """`call` with each `OwnFunction` replaced by what `lookup` finds for it."""
+    if not any(isinstance(v, OwnFunction) for v in [*call.args, *call.kwargs.values()]):
+        return call
+
+    def value(v: Any) -> Any:
+        return lookup(v) if isinstance(v, OwnFunction) else v
+    return Call([value(v) for v in call.args], {k: value(v) for k, v in call.kwargs.items()}, call.where)
+
+
+def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter], names: dict[str, Any]) -> Any:
     """`cls` constructed as the contract calls it; the objects it makes have `methods` adapted."""
     @functools.wraps(cls, updated=())
     def construct(*args: Any, **kwargs: Any) -> Any:
-        obj = _by_name(cls, init)(*args, **kwargs) if init is not None else cls(*args, **kwargs)
+        obj = _by_name(cls, init, names)(*args, **kwargs) if init is not None else cls(*args, **kwargs)
         for method, adapter in methods.items():
-            obj.__dict__[method] = _by_name(getattr(obj, method), adapter)  # the object's own: nn.Module calls it
+            obj.__dict__[method] = _by_name(getattr(obj, method), adapter, names)  # the object's own: nn.Module calls it
         return obj
     return construct
 
