@@ -10,6 +10,7 @@ the contract's TypeError, with the course's signature named.
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,12 @@ def test_the_1_0_chapter_s_decoder_is_graded_on_what_it_does_around_the_course_s
     assert not any("TypeError" in t for t in texts(result, "TransformerDecoder"))
     assert "test_decoder_block_causal_in_eval" in failed_tests(result, "DecoderBlock")
     assert failed_tests(result, "AddNorm") == []
+    # The score a dependency's note quotes for the version kept is the score awarded (helper-52: the signature
+    # and naming tests were left out of it: EncoderBlock "scores 3.7143 of 4 with the course's" for 3.25).
+    quoted = [(comp.name, float(found.group(1)), comp.score) for comp in result.components for use in comp.dependencies
+              if (found := re.search(r"scores ([\d.]+) of [\d.]+ with " + ("yours" if use.student else "the course's"),
+                                     use.reason))]
+    assert len(quoted) >= 5 and all(said == pytest.approx(awarded, abs=1e-4) for _, said, awarded in quoted), quoted
 
 
 def test_an_own_block_called_the_1_0_way_fails_as_it_would_in_the_learner_s_notebook(zygote: Zygote,

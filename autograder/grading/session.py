@@ -112,7 +112,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = planner(own=False)
         provider.works = works
-        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches)
+        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches, renames)
         plugin.after = best
     release = release or late.reference_release(course, assignment)
 
@@ -196,10 +196,16 @@ class BestOfTwo:
     def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
                  provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
                  own: Callable[[str], list[dependencies.DependencyUse]],
-                 mismatches: dict[str, list[signatures.Mismatch]]) -> None:
+                 mismatches: dict[str, list[signatures.Mismatch]], renames: dict[str, str]) -> None:
         self.course, self.assignment, self.provider, self.plugin, self.own = course, assignment, provider, plugin, own
-        self.mismatches = mismatches
+        self.mismatches, self.renames = mismatches, renames
         self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
+
+    def charged(self, name: str) -> list[TestOutcome]:
+        """The component's signature and naming tests, which `run` adds to its outcomes whichever grading
+        stays: counted in both scores, so that the scores the feedback quotes are those awarded (helper-52)."""
+        return (signatures.signature_tests(self.mismatches, [name])
+                + signatures.naming_tests(self.renames, [name]))
 
     def __call__(self, items: list[pytest.Item]) -> None:
         tests: dict[str, list[pytest.Item]] = {}
@@ -211,15 +217,15 @@ class BestOfTwo:
             if first is None or comp.name in self.provider.broken or \
                     [u.student for u in first] == [u.student for u in own]:
                 continue
-            items = tests[comp.name]
+            items, charged = tests[comp.name], self.charged(comp.name)
             first_score = judged_score(self.course, comp.name, comp.points,
-                                       [self.plugin.outcomes[i.nodeid] for i in items], self.mismatches)
+                                       [self.plugin.outcomes[i.nodeid] for i in items] + charged, self.mismatches)
             failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]
             if first_score >= comp.points or self.plugin.unfinished.issuperset(failed):
                 self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, None)
                 continue
             kept, before = self.provider.take(comp.name), {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
-            own_score = self.regrade(comp.name, comp.points, items, first_score)
+            own_score = self.regrade(comp.name, comp.points, items, first_score, charged)
             second = self.provider.take(comp.name)
             self.settled[comp.name], better = dependencies.settle(first, own, comp.name, comp.points, first_score,
                                                                   own_score)
@@ -229,19 +235,20 @@ class BestOfTwo:
                 self.plugin.outcomes.update(before)
             self.provider.put(comp.name, kept)
 
-    def regrade(self, name: str, points: float, items: list[pytest.Item], first_score: float) -> Optional[float]:
-        """The component's score with the student's own dependencies, or None once it cannot exceed
-        `first_score` (the tests not yet run counted as passed, the diagnosis's floor as given)."""
+    def regrade(self, name: str, points: float, items: list[pytest.Item], first_score: float,
+                charged: list[TestOutcome]) -> Optional[float]:
+        """The component's score with the student's own dependencies (and the `charged` tests), or None once
+        it cannot exceed `first_score` (the tests not yet run counted as passed, the diagnosis's floor as given)."""
         ran: list[TestOutcome] = []
         for i, item in enumerate(items):
             ran.append(self.plugin.again(item))
             rest = [copy.copy(self.plugin.fresh[it.nodeid]) for it in items[i + 1:]]
             for t in rest:
                 t.passed = True
-            at_best = [at_best_explained(name, t) for t in ran] + rest
+            at_best = [at_best_explained(name, t) for t in ran] + rest + charged
             if component_score(points, at_best, self.course.scoring, explained=True) <= first_score:
                 return None
-        return judged_score(self.course, name, points, ran, self.mismatches)
+        return judged_score(self.course, name, points, ran + charged, self.mismatches)
 
 
 def at_best_explained(component: str, test: TestOutcome) -> TestOutcome:
