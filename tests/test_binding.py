@@ -158,6 +158,40 @@ def test_a_table_under_another_name_is_found_by_its_shape() -> None:
     assert isinstance(T.stored_table(Plain(), "P", (1, 5, 4), "P"), T.Missing)
 
 
+def test_a_misnamed_table_of_another_length_is_said_to_be_one() -> None:
+    """Helper-52's aiwq2 PositionalEncoding: a buffer `pe` built with max_len=5000 by default, where a call with
+    the contract's default asks for (1, 1000, d). The test of the table's shape said "no attribute `P`" (the
+    name, which the naming test charges); it now names the table it found and its length."""
+    class LongTable(nn.Module):
+        def __init__(self, max_len: int = 7) -> None:
+            super().__init__()
+            self.register_buffer("pe", torch.zeros(1, max_len, 4))
+
+    found = T.stored_table(LongTable(), "P", (1, 3, 4), "PositionalEncoding(4, 0).P")
+    assert isinstance(found, T.Missing) and found.reason == (
+        "PositionalEncoding(4, 0).P: your module has no `P`, and its table `pe` has shape (1, 7, 4) where (1, 3, 4) is "
+        "expected: the table for another max_len")
+    assert torch.equal(T.stored_table(LongTable(3), "P", (1, 3, 4), "P"), torch.zeros(1, 3, 4))
+    other_width = T.stored_table(LongTable(), "P", (1, 3, 5), "P")  # another width: not the table, the name
+    assert isinstance(other_width, T.Missing) and "no attribute `P`" in other_width.reason
+
+
+def test_a_table_under_another_name_and_length_costs_two_tests_each_saying_its_own_cause(tmp_path: Path) -> None:
+    """The whole of aiwq2's pattern, graded: the naming test says the name (it said "got Missing"), the shape
+    test the length; every other test reads the table as `pe` and passes."""
+    from test_signatures import changed
+    source = changed("05_positional_encoding", "max_len: int = 1000", "max_len: int = 5000")
+    source = source.replace('self.register_buffer("P", P, persistent=False)', 'self.register_buffer("pe", P)')
+    path = tmp_path / "pe.py"
+    path.write_text(source.replace("self.P[", "self.pe["))
+    [comp] = session.run_in_process("05_positional_encoding", path).components
+    failed = {t.function: t.output for t in comp.tests if not t.passed}
+    assert sorted(failed) == ["test_pe_contract_names", "test_table_shape"], failed
+    assert failed["test_pe_contract_names"].endswith("your module has no attribute `P` (the contract names it so)")
+    assert failed["test_table_shape"].endswith("your module has no `P`, and its table `pe` has shape (1, 5000, 4) "
+                                               "where (1, 1000, 4) is expected: the table for another max_len")
+
+
 def test_renamed_correct_attention_loses_at_most_its_naming_test(zygote: Zygote) -> None:
     """Graded for real: other names for correct maths cost the naming test's share, nothing else."""
     path = Path(__file__).resolve().parent / "learners" / "additive_renamed.py"

@@ -881,10 +881,19 @@ def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any
     table = attribute(module, name, what)
     if not isinstance(table, Missing):
         return table
+    others: dict[str, tuple[int, ...]] = {}  # tables of the same width and another length, by name
+    axes = [n for n in shape if n != 1]
     for found in (state_dict(module), _plain_tensors(module)):  # the attribute tensors only if no entry fits
         shaped = [v for v in found.values() if _same_axes(tuple(v.shape), shape)]
         if len(shaped) == 1:
             return as_plain(shaped[0]).reshape(tuple(shape))
         if shaped:
             break
+        others.update((key, tuple(v.shape)) for key, v in found.items()
+                      if len(kept := [n for n in v.shape if n != 1]) == len(axes) and kept[1:] == axes[1:])
+    if len(others) == 1:  # a misnamed table of another length: say that, not only that the name is missing
+        [(key, found_shape)] = others.items()
+        return Missing(f"{what}: " + _("your module has no `{name}`, and its table `{key}` has shape {found} where "
+                                       "{expected} is expected: the table for another max_len").format(
+                                           name=name, key=key, found=found_shape, expected=tuple(shape)))
     return table
