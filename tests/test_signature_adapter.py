@@ -241,6 +241,41 @@ def test_a_kernel_parameter_is_given_the_submission_s_own_gaussian_by_name() -> 
         signatures._own({}, signatures.OwnFunction("gaussian", "kernel"))
 
 
+def test_a_left_out_input_may_be_named_only_as_the_mistake_of_ignoring_it(tmp_path: Path) -> None:
+    """Helper-52's Mr-Talon AdditiveAttention: `forward(queries, keys, values)`, valid_lens commented out. Its
+    outputs are those of code that ignores valid_lens, and that mistake alone may be named for it (catalogue
+    entries' `ignores`): with its floor it scores as the same code with an unused valid_lens less the signature
+    test (it had 0.77 of 4, no diagnosis). The review's cases stay unnamed: a sequence_mask(X, valid_len) that
+    writes -1e6 is no mistake that ignores `value` (it was told "makes -1e6 the default of value")."""
+    assert session.ignoring("AdditiveAttention", frozenset({"valid_lens"})) == {"valid-lens-ignored"}
+    assert session.ignoring("sequence_mask", frozenset({"value"})) == {"sm_ignores_value"}
+    assert session.ignoring("AdditiveAttention", frozenset({"queries"})) == frozenset()
+    plain = ("        self.attention_weights = masked_softmax(scores, valid_lens)  # (B, Q, K), before dropout\n"
+             "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, Q, v)\n\n\n"
+             "class DotProductAttention")
+    ignored = plain.replace("masked_softmax(scores, valid_lens)", "torch.softmax(scores, dim=-1)")
+    graded = {}
+    for name, signature in (("unused", "valid_lens: Optional[torch.Tensor]"), ("dropped", "")):
+        source = changed("02_attention_scoring", plain, ignored).replace(
+            "values: torch.Tensor,\n                valid_lens: Optional[torch.Tensor]) -> torch.Tensor:\n"
+            "        \"\"\"queries (B, Q, q)",
+            f"values: torch.Tensor,\n                {signature}) -> torch.Tensor:\n        \"\"\"queries (B, Q, q)", 1)
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        graded[name] = component(session.run_in_process("02_attention_scoring", path), "AdditiveAttention")
+    unused, dropped = graded["unused"], graded["dropped"]
+    assert [m.family for m in unused.misconceptions] == [m.family for m in dropped.misconceptions] == \
+        ["valid-lens-ignored"]
+    assert sorted(failed(dropped)) == sorted(failed(unused) + [signatures.signature_test("AdditiveAttention")])
+    assert unused.score > dropped.score > 0.9 * unused.score
+    source = changed("02_attention_scoring", "def sequence_mask(X: torch.Tensor, valid_len: torch.Tensor, value: float = 0)",
+                     "def sequence_mask(X: torch.Tensor, valid_len: torch.Tensor)").replace(
+                         "return X.masked_fill(~keep, value)", "return X.masked_fill(~keep, -1e6)", 1)
+    (tmp_path / "sm.py").write_text(source)
+    mask = component(session.run_in_process("02_attention_scoring", tmp_path / "sm.py"), "sequence_mask")
+    assert mask.score < mask.points and not mask.misconceptions
+
+
 def test_no_call_by_name_where_a_call_by_position_works() -> None:
     """Only a default the contract has and the student's lacks: the order is right, nothing to adapt."""
     m = mismatch("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens): pass\n",

@@ -36,7 +36,7 @@ ZOO = Path(__file__).resolve().parent / "entries"
 DEGENERATE_SHARE = 0.10
 #: Entry folders and the kind of their entries.
 KINDS = (("mutants", "mutant"), ("correct", "correct"), ("degenerate", "degenerate"))
-HEADER_KEYS = frozenset({"component", "bug", "fix", "family", "symptom", "note"})
+HEADER_KEYS = frozenset({"component", "bug", "fix", "family", "symptom", "note", "ignores"})
 
 
 @dataclass
@@ -50,6 +50,9 @@ class Entry:
     symptom: str
     fix: str = ""  # what to change, in one sentence (mutants)
     family: str = ""  # the misconception's id, shared by equivalent entries; the entry's name by default
+    # the contract's inputs the mistake never uses (`ignores: valid_lens`): a submission whose signature leaves
+    # exactly these out behaves as this mistake does, and only such a mistake may be named for it (grading/session.judge)
+    ignores: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self.family = self.family or self.name
@@ -90,5 +93,6 @@ def entries(assignment: Optional[str] = None, root: Path = ZOO) -> list[Entry]:
                 raise ValueError(f"{path}: the docstring header needs a 'component:' line")
             out.append(Entry(path.parent.parent.name, kind, path.stem, path, header["component"],
                              header.get("bug", header.get("note", "")), header.get("symptom", ""),
-                             header.get("fix", ""), header.get("family", "")))
+                             header.get("fix", ""), header.get("family", ""),
+                             frozenset(n.strip() for n in header.get("ignores", "").split(",") if n.strip())))
     return out

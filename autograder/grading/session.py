@@ -20,7 +20,8 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, reproducing,
+from autograder.catalogue import index as catalogue_index
+from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, family_of, reproducing,
                                             signature_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
@@ -266,6 +267,10 @@ def judge(comp: ComponentScore, course: config_mod.Course,
     floor (its property and structure tests count at least that share)."""
     if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
         name_misconceptions(comp)
+    elif not signatures.feeds_wrong_values(mismatches, comp.name):
+        # Only inputs left out (a forward without valid_lens): its outputs are those of code that ignores
+        # them, the one mistake that may be named for it (catalogue entries' `ignores`); helper-52's Mr-Talon.
+        name_misconceptions(comp, only=ignoring(comp.name, signatures.dropped_inputs(mismatches, comp.name)))
     comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
                                  degenerate=comp.degenerate)
 
@@ -316,17 +321,28 @@ class Diagnoser:
         return testing.Reproduced(frozenset(found.values()), frozenset(found), replayed=True)
 
 
-def name_misconceptions(comp: ComponentScore) -> None:
+def ignoring(component: str, inputs: frozenset[str]) -> frozenset[str]:
+    """The families of the component's catalogue mistakes that ignore exactly `inputs` (their `ignores`)."""
+    return frozenset(family_of(e) for e in catalogue_index.entries() if e.kind == "mutant" and e.component == component
+                     and inputs and e.ignores == inputs)
+
+
+def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = None) -> None:
     """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude_component): the
     failures it explains say so, with its fix; no other hint is ever shown. Code that one of the
     catalogue's degenerate versions reproduces (and no single realistic mistake explains) is marked
-    degenerate, and named as such where one degenerate version explains every failure."""
+    degenerate, and named as such where one degenerate version explains every failure. With `only`, no
+    family but those may be named (nor degenerate code)."""
     failed = [t for t in comp.tests if not t.passed]
     for test in failed:
-        test.replayed = test.candidates
         signed = signature_entries(comp.name, test.function, test.output)
-        test.candidates = tuple(sorted(set(test.candidates) | families(signed)))
-        test.entries = tuple(sorted(set(test.entries) | signed))
+        candidates, entries = set(test.candidates) | families(signed), set(test.entries) | signed
+        replayed = set(test.candidates)
+        if only is not None:
+            candidates, replayed = candidates & only, replayed & only
+            entries = {e for e in entries if families({e}) & only}
+        test.replayed, test.candidates, test.entries = tuple(sorted(replayed)), tuple(sorted(candidates)), \
+            tuple(sorted(entries))
     family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
                                                  [set(t.replayed) for t in failed],
                                                  [t.replay_ran for t in failed])

@@ -828,6 +828,17 @@ def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
     return misleading(found, comp.name)
 
 
+def dropped_inputs(found: dict[str, list[Mismatch]], component: str) -> frozenset[str]:
+    """The contract's inputs that the calls by name leave out of the component's code (`Mismatch.drops_inputs`)."""
+    return frozenset(m.contract.names[j] for m in found.get(component, []) if m.drops_inputs and m.adapter
+                     for j, name in enumerate(m.adapter.names) if name is None)
+
+
+def feeds_wrong_values(found: dict[str, list[Mismatch]], component: str) -> bool:
+    """Whether a signature mistake feeds the component's code another argument's values."""
+    return any(m.wrong_values for m in found.get(component, []))
+
+
 def misleading(found: dict[str, list[Mismatch]], component: str) -> bool:
     """Whether a signature mistake feeds the component's code another argument's values, or leaves out
     inputs the tests pass, so that no misconception may be named from its outputs (the grader's rule,

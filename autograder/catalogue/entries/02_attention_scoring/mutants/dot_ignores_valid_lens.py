@@ -4,6 +4,7 @@ bug: takes a plain softmax of the scores and never uses valid_lens, so padded ke
 fix: compute the weights with masked_softmax(scores, valid_lens), so that positions past each valid length get weight 0
 family: valid-lens-ignored
 symptom: valid length
+ignores: valid_lens
 """
 import math
 import torch

@@ -3,6 +3,7 @@ component: sequence_mask
 bug: always writes 0 into the masked entries (X * mask), ignoring the value argument
 fix: write the value argument into the masked entries, e.g. with X.masked_fill(~mask, value)
 symptom: value
+ignores: value
 """
 import torch
 

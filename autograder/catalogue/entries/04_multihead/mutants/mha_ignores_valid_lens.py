@@ -4,6 +4,7 @@ bug: never passes valid_lens on to the attention, so keys past each valid length
 fix: repeat valid_lens for the heads (torch.repeat_interleave(valid_lens, num_heads, dim=0)) and pass it to self.attention
 family: valid-lens-ignored
 symptom: valid length
+ignores: valid_lens
 """
 import math
 import torch

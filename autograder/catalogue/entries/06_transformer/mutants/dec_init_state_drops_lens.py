@@ -4,6 +4,7 @@ bug: keeps None instead of enc_valid_lens in the state that init_state returns, 
 fix: keep enc_valid_lens as the second entry of init_state's state, so that the cross-attention masks the source padding
 family: valid-lens-ignored
 symptom: enc_valid_lens
+ignores: enc_valid_lens
 """
 import math
 import torch

@@ -4,6 +4,7 @@ bug: does not pass valid_lens on to the blocks, so queries attend to positions p
 fix: call every block with the encoder's valid_lens: blk(X, valid_lens)
 family: valid-lens-ignored
 symptom: valid length
+ignores: valid_lens
 """
 import math
 import torch

@@ -4,6 +4,7 @@ bug: does not pass valid_lens to the self-attention, so queries attend to padded
 fix: pass the block's valid_lens to the self-attention: self.attention(X, X, X, valid_lens)
 family: valid-lens-ignored
 symptom: padded
+ignores: valid_lens
 """
 import math
 import torch
