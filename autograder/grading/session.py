@@ -132,10 +132,9 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     tested = [plugin.outcomes[n] for n in plugin.order]
     mismatches = signatures.mismatches(course, cells or [])
     if isinstance(provider, (SandboxProvider, InProcessProvider)):  # its calls reach a mistaken signature by
-        # name (remote.Connection, signatures.adapted): that costs one test
-        tested += signatures.signature_tests(mismatches, [t.component for t in tested if t.component in own])
-        # and one spelled otherwise was graded in the contract name's place (signatures.renamed): the name costs one test
-        tested += signatures.naming_tests(renames, [t.component for t in tested if t.component in own])
+        # name (remote.Connection, signatures.adapted): that costs one test; and one spelled otherwise was graded
+        # in the contract name's place (signatures.renamed): the name costs one test
+        tested += signatures.charged_tests(mismatches, renames, [t.component for t in tested if t.component in own])
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     for comp in components_scored:
@@ -202,12 +201,6 @@ class BestOfTwo:
         self.mismatches, self.renames = mismatches, renames
         self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
 
-    def charged(self, name: str) -> list[TestOutcome]:
-        """The component's signature and naming tests, which `run` adds to its outcomes whichever grading
-        stays: counted in both scores, so that the scores the feedback quotes are those awarded (helper-52)."""
-        return (signatures.signature_tests(self.mismatches, [name])
-                + signatures.naming_tests(self.renames, [name]))
-
     def __call__(self, items: list[pytest.Item]) -> None:
         tests: dict[str, list[pytest.Item]] = {}
         for item in items:
@@ -218,7 +211,9 @@ class BestOfTwo:
             if first is None or comp.name in self.provider.broken or \
                     [u.student for u in first] == [u.student for u in own]:
                 continue
-            items, charged = tests[comp.name], self.charged(comp.name)
+            # its signature and naming tests, which `run` adds whichever grading stays: in both scores, so that
+            # the scores the feedback quotes are those awarded (helper-52)
+            items, charged = tests[comp.name], signatures.charged_tests(self.mismatches, self.renames, [comp.name])
             first_score = judged_score(self.course, comp.name, comp.points,
                                        [self.plugin.outcomes[i.nodeid] for i in items] + charged, self.mismatches)
             failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]

@@ -556,7 +556,7 @@ def _by_name(fn: Any, adapter: Adapter, names: dict[str, Any]) -> Any:
     """`fn` called in the contract's order and by the contract's names, reaching it by its own."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        translated = resolve_own(adapter.translate(args, kwargs), lambda name: _own(names, name))
+        translated = resolve_own(adapter.translate(args, kwargs), functools.partial(_own, names))
         return fn(*translated.args, **translated.kwargs)
     return call
 
@@ -811,6 +811,14 @@ def naming_tests(renames: dict[str, str], components: Iterable[str]) -> list[Tes
                                  "rename `{theirs}` to `{name}`, or add `{name} = {theirs}`").format(
                                      name=name, theirs=renames[name]))
             for name in dict.fromkeys(components) if name in renames]
+
+
+def charged_tests(found: dict[str, list[Mismatch]], renames: dict[str, str],
+                  components: Iterable[str]) -> list[TestOutcome]:
+    """What a component's signature and name cost, whatever the rest of it does: its signature tests, then its
+    naming tests (the grading adds them to the suite's outcomes; the dependency rule counts them in both scores)."""
+    components = list(components)
+    return signature_tests(found, components) + naming_tests(renames, components)
 
 
 def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:

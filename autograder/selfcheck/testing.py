@@ -867,10 +867,15 @@ def _plain_tensors(module: Any) -> dict[str, torch.Tensor]:
     return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, torch.Tensor)}
 
 
+def _sizes(shape: Sequence[int]) -> list[int]:
+    """A shape's sizes other than 1, in order."""
+    return [n for n in shape if n != 1]
+
+
 def _same_axes(actual: Sequence[int], wanted: Sequence[int]) -> bool:
     """Whether a tensor of shape `actual` holds a `wanted` one with its size-1 axes elsewhere or
     dropped ((max_len, 1, d) or (max_len, d) for (1, max_len, d)): a reshape, not a transpose."""
-    return [n for n in actual if n != 1] == [n for n in wanted if n != 1]
+    return _sizes(actual) == _sizes(wanted)
 
 
 def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any:
@@ -882,7 +887,7 @@ def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any
     if not isinstance(table, Missing):
         return table
     others: dict[str, tuple[int, ...]] = {}  # tables of the same width and another length, by name
-    axes = [n for n in shape if n != 1]
+    sizes = _sizes(shape)
     for found in (state_dict(module), _plain_tensors(module)):  # the attribute tensors only if no entry fits
         shaped = [v for v in found.values() if _same_axes(tuple(v.shape), shape)]
         if len(shaped) == 1:
@@ -890,7 +895,7 @@ def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any
         if shaped:
             break
         others.update((key, tuple(v.shape)) for key, v in found.items()
-                      if len(kept := [n for n in v.shape if n != 1]) == len(axes) and kept[1:] == axes[1:])
+                      if len(theirs := _sizes(v.shape)) == len(sizes) and theirs[1:] == sizes[1:])
     if len(others) == 1:  # a misnamed table of another length: say that, not only that the name is missing
         [(key, found_shape)] = others.items()
         return Missing(f"{what}: " + _("your module has no `{name}`, and its table `{key}` has shape {found} where "
