@@ -9,7 +9,11 @@ import torch
 
 from autograder.catalogue import diagnosis, zoo
 from autograder.grading.results import results_json
+from autograder.grading import session
+from autograder.grading.scoring import ComponentScore
 from autograder.grading.session import Result, run_in_process
+from autograder.selfcheck import plugin
+from autograder.selfcheck.symptoms import DIAGNOSIS_MARK
 
 A = "02_attention_scoring"
 
@@ -223,3 +227,45 @@ def test_degenerate_code_earns_at_most_its_share_whatever_it_passes(tmp_path: Pa
     tests = [t for t in results_json(result)["tests"] if t["name"].startswith("DotProductAttention")]
     assert round(sum(t["score"] for t in tests), 4) == dot.score
     assert any(t["score"] > 0 and "all its tests together earn at most 10% of its points" in t["output"] for t in tests)
+
+
+BOOK_MASK = "decblock_book_train_only_mask"
+
+
+def test_a_mistake_made_with_the_code_s_own_initial_weights_is_named_in_its_property_tests_too(tmp_path: Path) -> None:
+    """Helper-52's D1: property tests run the student's module with its own initial weights (d2l 1.0's lazy layers
+    draw theirs at the first call), so the same mistake fails them with other values than the catalogue's. The
+    book's train-only causal mask, with its FFN's initial weights moved, kept the diagnosis on the reference
+    comparisons only (2.12 of 6 against 3.00); its property tests now match the mistake where it fails them
+    (symptoms.where_hash) and count the floor as the catalogue's own version does."""
+    entry = next(e for e in zoo.entries() if e.name == BOOK_MASK)
+    plain = component(run_in_process(entry.assignment, zoo.compose(entry, tmp_path / "plain")), entry.component)
+    source = zoo.compose(entry, tmp_path / "moved").read_text()
+    built = "        self.addnorm3 = AddNorm(norm_shape, dropout)\n"
+    at = source.rindex(built) + len(built)  # the mistaken block, defined after the reference's
+    (tmp_path / "moved" / "own.py").write_text(
+        source[:at] + "        with torch.no_grad():\n            for p in self.ffn.parameters():\n"
+                      "                p.add_(0.05 * torch.randn(p.shape))\n" + source[at:])
+    moved = component(run_in_process(entry.assignment, tmp_path / "moved" / "own.py"), entry.component)
+    failed = {t.name: t for t in plain.tests if not t.passed}
+    own = {t.name: t for t in moved.tests if not t.passed}
+    assert set(own) == set(failed)
+    causal = [n for n, t in own.items() if t.function == "test_decoder_block_causal"]
+    assert causal and all(own[n].output.split(DIAGNOSIS_MARK)[0] != failed[n].output.split(DIAGNOSIS_MARK)[0]
+                          for n in causal), "the moved weights give the property tests other values"
+    assert [d.family for d in moved.misconceptions] == [diagnosis.family_of(entry)]
+    assert all(t.misconception for t in own.values()), [n for n, t in own.items() if not t.misconception]
+    assert moved.score == plain.score
+
+
+def test_a_failure_s_place_alone_names_no_mistake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure that a catalogue mistake makes at the same place with other values is evidence for a mistake
+    named on other evidence, never on its own: property failures whose places match, and nothing replayed or
+    matched by text, name nothing and floor nothing."""
+    entry = next(e for e in zoo.entries() if e.name == BOOK_MASK)
+    monkeypatch.setattr(session, "where_entries", lambda component, function, text: {entry.id})
+    tests = [plugin.TestOutcome(f"t{i}", f"t{i}", entry.component, 1.0, False, kind="property", function=f"test_{i}",
+                         output="outputs at steps 0..0 after changing step 1: 0.5 vs 0.25") for i in range(3)]
+    comp = ComponentScore(entry.component, 6.0, 0.0, tests)
+    session.name_misconceptions(comp)
+    assert comp.misconceptions == [] and not any(t.misconception or t.candidates for t in tests)

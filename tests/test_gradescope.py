@@ -51,7 +51,9 @@ def test_zip_carries_what_diagnosis_reads_of_this_assignment_and_those_it_builds
     def catalogue(zip_path: Path) -> tuple[set[str], dict]:
         with zipfile.ZipFile(zip_path) as z:
             names = {n for n in z.namelist() if n.startswith("autograder/catalogue/entries/")}
-            return names, json.loads(z.read("autograder/catalogue/signatures.json"))["tests"]
+            tables = json.loads(z.read("autograder/catalogue/signatures.json"))
+            assert {k.split("::")[0] for k in tables["where"]} == {k.split("::")[0] for k in tables["tests"]}
+            return names, tables["tests"]
 
     names, signatures = catalogue(autograder_zip)
     assert f"autograder/catalogue/entries/{A}/mutants/ms_fill_zero.py" in names

@@ -24,11 +24,11 @@ from autograder.catalogue import index
 from autograder.config import Course
 from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import N_, _
-from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash
+from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash, where_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "explain",
            "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
-           "text_hash"]
+           "text_hash", "where_entries", "where_hash"]
 
 
 @dataclass(frozen=True)
@@ -355,18 +355,25 @@ def explain(component: str, family: str, failures: Sequence[Collection[str]] = (
 #: hash of the exact failure text each catalogue mutant produces and the mutant's id. Derandomized tests
 #: give a mistake the same smallest input and the same text, so a student's identical text is
 #: evidence for that mutant's family in tests no replay covers (properties, dropout, gradients,
-#: structure), and says which member of the family the code behaves like (`explain`).
+#: structure), and says which member of the family the code behaves like (`explain`). Its second table,
+#: `where`, holds the same hashes without the measured values (symptoms.where_hash): where a mistake fails.
 SIGNATURES = Path(__file__).resolve().parent / "signatures.json"
 
 
 @functools.cache
-def signatures(path: Path = SIGNATURES) -> dict[str, dict[str, list[str]]]:
-    """{"<component>::<test function>": {text hash: [entry ids]}} (empty where not generated)."""
+def signature_tables(path: Path = SIGNATURES) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """{"tests": {"<component>::<test function>": {text hash: [entry ids]}}, "where": {...: {where hash: [entry
+    ids]}}} (empty where not generated)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return data.get("tests", {}) if isinstance(data, dict) else {}
+    return {name: data.get(name, {}) for name in ("tests", "where")} if isinstance(data, dict) else {}
+
+
+def signatures(path: Path = SIGNATURES) -> dict[str, dict[str, list[str]]]:
+    """{"<component>::<test function>": {text hash: [entry ids]}} (empty where not generated)."""
+    return signature_tables(path).get("tests", {})
 
 
 @functools.cache
@@ -377,6 +384,12 @@ def _entries_by_id() -> dict[str, index.Entry]:
 def signature_entries(component: str, function: str, text: str) -> set[str]:
     """The ids of the catalogue's mutants that fail this test with exactly this text."""
     return set(signatures().get(f"{component}::{function}", {}).get(text_hash(text), []))
+
+
+def where_entries(component: str, function: str, text: str) -> set[str]:
+    """The ids of the catalogue's mutants that fail this test where this text says, with any values
+    (symptoms.where_hash): evidence only for a mistake named on other evidence (session.name_misconceptions)."""
+    return set(signature_tables().get("where", {}).get(f"{component}::{function}", {}).get(where_hash(text), []))
 
 
 def families(ids: Collection[str]) -> set[str]:

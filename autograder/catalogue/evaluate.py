@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -102,8 +102,13 @@ def measure(graded: list[tuple[index.Entry, Result]]) -> Tally:
     return tally
 
 
-def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[str, list[str]]]:
-    """{"<component>::<test function>": {hash of the failure text: [entry ids]}} from mutants' failures."""
+Table = dict[str, dict[str, list[str]]]
+
+
+def signature_table(graded: list[tuple[index.Entry, Result]],
+                    digest: Callable[[str], str] = diagnosis.text_hash) -> Table:
+    """{"<component>::<test function>": {digest of the failure text: [entry ids]}} from mutants' failures
+    (`digest`: text_hash, or where_hash for the table without measured values)."""
     table: dict[str, dict[str, set[str]]] = {}
     for entry, result in graded:
         if entry.kind != "mutant":
@@ -116,24 +121,26 @@ def signature_table(graded: list[tuple[index.Entry, Result]]) -> dict[str, dict[
                     continue  # a signature mistake is said by its own finding (signatures.attach), once
                 if not test.passed and test.output:
                     key = f"{comp.name}::{test.function}"
-                    table.setdefault(key, {}).setdefault(diagnosis.text_hash(test.output), set()).add(entry.id)
+                    table.setdefault(key, {}).setdefault(digest(test.output), set()).add(entry.id)
     return {k: {h: sorted(f) for h, f in sorted(v.items())} for k, v in sorted(table.items())}
 
 
-def write_signatures(update: dict[str, dict[str, list[str]]], assignments: list[str]) -> None:
-    """Replace the signatures of `assignments`' components in signatures.json, keep the others."""
+def write_signatures(graded: list[tuple[index.Entry, Result]], assignments: list[str]) -> None:
+    """Replace the signatures of `assignments`' components in signatures.json (both tables: `tests`, the
+    failure texts' hashes, and `where`, those hashes without measured values), keep the others."""
     import fcntl
     course = config_mod.default()
     mine = {c.name for a in assignments for c in course.assignment(a).components}
     with open(diagnosis.SIGNATURES.with_suffix(".lock"), "w") as lock:  # runs for several assignments at once
         fcntl.flock(lock, fcntl.LOCK_EX)
-        diagnosis.signatures.cache_clear()
-        current = dict(diagnosis.signatures())
-        kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
-        kept.update(update)
-        text = json.dumps({"version": 2, "tests": dict(sorted(kept.items()))}, indent=1) + "\n"
-        diagnosis.SIGNATURES.write_text(text)
-        diagnosis.signatures.cache_clear()
+        tables = {}
+        for name, digest in (("tests", diagnosis.text_hash), ("where", diagnosis.where_hash)):
+            current = diagnosis.signature_tables().get(name, {})
+            kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
+            kept.update(signature_table(graded, digest))
+            tables[name] = dict(sorted(kept.items()))
+        diagnosis.SIGNATURES.write_text(json.dumps({"version": 3, **tables}, indent=1) + "\n")
+        diagnosis.signature_tables.cache_clear()
 
 
 def update_docs(rows: list[str]) -> None:
@@ -157,7 +164,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for assignment_id in ids:
         graded = grade([e for e in index.entries(assignment_id) if e.kind in ("mutant", "correct")], workdir)
         if ns.signatures:  # measured below with the new signatures, from the same grading
-            write_signatures(signature_table(graded), [assignment_id])
+            write_signatures(graded, [assignment_id])
         tally = measure(graded)
         rows.append(tally.row(f"`{assignment_id}`"))
         print(rows[-1], flush=True)

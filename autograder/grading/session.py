@@ -21,8 +21,8 @@ from _pytest.runner import runtestprotocol  # what pytest runs per test; the doc
 
 from autograder import config as config_mod
 from autograder.catalogue import index as catalogue_index
-from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, family_of, reproducing,
-                                            signature_entries)
+from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, family_of, is_degenerate,
+                                            reproducing, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
 from autograder.grading.scoring import ComponentScore, Result, component_score, score
@@ -249,8 +249,10 @@ class BestOfTwo:
 
 def at_best_explained(component: str, test: TestOutcome) -> TestOutcome:
     """A test as the diagnosis could at best judge it, before it has run: a failure that a catalogue
-    variant reproduced, or whose text is a known mistake's, explained by the one mistake named."""
-    if test.passed or not (test.candidates or signature_entries(component, test.function, test.output)):
+    variant reproduced, or whose text is a known mistake's (or says it failed where one does: where_entries),
+    explained by the one mistake named."""
+    if test.passed or not (test.candidates or signature_entries(component, test.function, test.output)
+                           or where_entries(component, test.function, test.output)):
         return test
     return dataclasses.replace(test, misconception=test.misconception or "?")
 
@@ -327,7 +329,10 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     failures it explains say so, with its fix; no other hint is ever shown. Code that one of the
     catalogue's degenerate versions reproduces (and no single realistic mistake explains) is marked
     degenerate, and named as such where one degenerate version explains every failure. With `only`, no
-    family but those may be named (nor degenerate code)."""
+    family but those may be named (nor degenerate code). Once a realistic mistake is named, a failure no
+    replay covers (a property test, run with the code's own initial weights) that one of its catalogue
+    entries fails at the same place with other values (diagnosis.where_entries) is explained by it too;
+    that evidence never names a mistake."""
     failed = [t for t in comp.tests if not t.passed]
     for test in failed:
         signed = signature_entries(comp.name, test.function, test.output)
@@ -341,6 +346,11 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
                                                  [set(t.replayed) for t in failed],
                                                  [t.replay_ran for t in failed])
+    if family and not is_degenerate(family):
+        for test in failed:  # where the named mistake fails a test no replay covers, with the code's own values
+            where = {e for e in where_entries(comp.name, test.function, test.output) if families({e}) == {family}}
+            if where and family not in test.candidates and not test.replay_ran:
+                test.candidates, test.entries = (*test.candidates, family), tuple(sorted({*test.entries, *where}))
     found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates]) if family else None
     if found is None:
         return

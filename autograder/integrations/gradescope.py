@@ -110,8 +110,9 @@ def catalogue_files(course: config_mod.Course, assignment_id: str,
         if entry.kind in ("mutant", "degenerate") and entry.component in components:
             files[entry.path.relative_to(repo).as_posix()] = entry.path.read_bytes()
     data = json.loads((catalogue / "signatures.json").read_text())
-    kept = {test: hashes for test, hashes in data.get("tests", {}).items() if test.split("::")[0] in components}
-    files["autograder/catalogue/signatures.json"] = (json.dumps({**data, "tests": kept}, indent=1) + "\n").encode()
+    kept = {table: {test: hashes for test, hashes in data.get(table, {}).items() if test.split("::")[0] in components}
+            for table in ("tests", "where")}
+    files["autograder/catalogue/signatures.json"] = (json.dumps({**data, **kept}, indent=1) + "\n").encode()
     return files
 
 

@@ -65,6 +65,19 @@ def text_hash(text: str) -> str:
     return hashlib.sha256("\x1f".join(facts(text)).encode()).hexdigest()[:20]
 
 
+#: A measured value among a failure's facts: a number with a fraction or an exponent, nan or inf (the
+#: values the code computed, which its weights decide), not an integer (a step, an index, a size).
+_MEASURED = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+|nan|inf", re.ASCII)
+
+
+def where_hash(text: str) -> str:
+    """A failure's signature without its measured values: the hash of its facts less the computed numbers
+    (which steps, which index, which shapes, which code names). A mistake made in a module whose weights
+    are its own (a property test keeps the student's initial weights) fails the test where the catalogue's
+    does, with other values."""
+    return hashlib.sha256("\x1f".join(f for f in facts(text) if not _MEASURED.fullmatch(f)).encode()).hexdigest()[:20]
+
+
 def diagnosis(component: str, summary: str, fix: str) -> str:
     """What a diagnosed failure gets appended (the grader's and the self-check's): the misconception
     `summary` (the catalogue's `bug:` line, translated) and its `fix`. The marks stay as they are in every
