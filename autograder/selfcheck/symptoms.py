@@ -66,15 +66,22 @@ def text_hash(text: str) -> str:
 
 
 #: A measured value among a failure's facts: a number with a fraction or an exponent, nan or inf (the
-#: values the code computed, which its weights decide), not an integer (a step, an index, a size).
+#: values the code computed, which its weights decide), not an integer (a step, a size).
 _MEASURED = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+|nan|inf", re.ASCII)
+#: A bracketed list without lists inside: an index (where the largest error is, which the values decide),
+#: a tensor's values, or a list of sizes.
+_LISTED = re.compile(r"\[[^\[\]]*\]")
 
 
 def where_hash(text: str) -> str:
-    """A failure's signature without its measured values: the hash of its facts less the computed numbers
-    (which steps, which index, which shapes, which code names). A mistake made in a module whose weights
-    are its own (a property test keeps the student's initial weights) fails the test where the catalogue's
-    does, with other values."""
+    """A failure's signature without what its values decide: the hash of its facts less the computed numbers
+    and the bracketed lists (the index of the largest error moves with the weights), so: which steps, which
+    shapes, which code names. A mistake made in a module whose weights are its own (a property test keeps
+    the student's initial weights) fails the test where the catalogue's does, with other values."""
+    for _depth in range(8):  # nested lists (a tensor's values), innermost first
+        text, found = _LISTED.subn("", text)
+        if not found:
+            break
     return hashlib.sha256("\x1f".join(f for f in facts(text) if not _MEASURED.fullmatch(f)).encode()).hexdigest()[:20]
 
 
