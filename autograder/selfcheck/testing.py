@@ -808,7 +808,8 @@ def _lazy_layers(what: str, keys: Sequence[str]) -> str:
     shown = ", ".join(f"`{k}`" for k in keys[:8])
     return _("{what}: your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them; the grader builds the course's "
              "classes that way where your code calls them with d2l 1.0's arguments, such as "
-             "AdditiveAttention(num_hiddens, dropout)){keys}: they have no shapes until their first call, so the "
+             "AdditiveAttention(num_hiddens, dropout) or MultiHeadAttention(num_hiddens, num_heads, dropout)){keys}: "
+             "they have no shapes until their first call, so the "
              "grader cannot check them. The contract's constructor gives every layer its sizes: "
              "nn.Linear(in_features, out_features) (docs/course-api.md)").format(
                  what=what, keys=f" ({shown})" if shown else "")
