@@ -24,7 +24,7 @@ from autograder.catalogue import index
 from autograder.config import Course
 from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import N_, _
-from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, conclude, text_hash, where_hash
+from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, SIGNATURE_TABLES, conclude, text_hash, where_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "explain",
            "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
@@ -368,7 +368,7 @@ def signature_tables(path: Path = SIGNATURES) -> dict[str, dict[str, dict[str, l
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return {name: data.get(name, {}) for name in ("tests", "where")} if isinstance(data, dict) else {}
+    return {name: data.get(name, {}) for name in SIGNATURE_TABLES} if isinstance(data, dict) else {}
 
 
 def signatures(path: Path = SIGNATURES) -> dict[str, dict[str, list[str]]]:
@@ -381,15 +381,21 @@ def _entries_by_id() -> dict[str, index.Entry]:
     return {e.id: e for e in index.entries()}
 
 
+def _table_entries(table: str, component: str, function: str, text: str) -> set[str]:
+    """The ids of the catalogue's mutants whose failure of this test has this text's digest in `table`."""
+    digest = SIGNATURE_TABLES[table](text)
+    return set(signature_tables().get(table, {}).get(f"{component}::{function}", {}).get(digest, []))
+
+
 def signature_entries(component: str, function: str, text: str) -> set[str]:
     """The ids of the catalogue's mutants that fail this test with exactly this text."""
-    return set(signatures().get(f"{component}::{function}", {}).get(text_hash(text), []))
+    return _table_entries("tests", component, function, text)
 
 
 def where_entries(component: str, function: str, text: str) -> set[str]:
     """The ids of the catalogue's mutants that fail this test where this text says, with any values
     (symptoms.where_hash): evidence only for a mistake named on other evidence (session.name_misconceptions)."""
-    return set(signature_tables().get("where", {}).get(f"{component}::{function}", {}).get(where_hash(text), []))
+    return _table_entries("where", component, function, text)
 
 
 def families(ids: Collection[str]) -> set[str]:

@@ -24,6 +24,7 @@ from autograder import generated_docs
 from autograder.catalogue import diagnosis, index, zoo
 from autograder.grading import signatures
 from autograder.grading.submission import read_cells
+from autograder.selfcheck.symptoms import SIGNATURE_TABLES
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import Result
@@ -134,7 +135,7 @@ def write_signatures(graded: list[tuple[index.Entry, Result]], assignments: list
     with open(diagnosis.SIGNATURES.with_suffix(".lock"), "w") as lock:  # runs for several assignments at once
         fcntl.flock(lock, fcntl.LOCK_EX)
         tables = {}
-        for name, digest in (("tests", diagnosis.text_hash), ("where", diagnosis.where_hash)):
+        for name, digest in SIGNATURE_TABLES.items():
             current = diagnosis.signature_tables().get(name, {})
             kept = {k: v for k, v in current.items() if k.split("::")[0] not in mine}
             kept.update(signature_table(graded, digest))

@@ -851,4 +851,4 @@ def misleading(found: dict[str, list[Mismatch]], component: str) -> bool:
     """Whether a signature mistake feeds the component's code another argument's values, or leaves out
     inputs the tests pass, so that no misconception may be named from its outputs (the grader's rule,
     and the catalogue's measure's): the signature finding names the mistake."""
-    return any(m.wrong_values or m.drops_inputs for m in found.get(component, []))
+    return feeds_wrong_values(found, component) or any(m.drops_inputs for m in found.get(component, []))

@@ -34,6 +34,7 @@ from autograder.grading.dependencies import TOOLKIT_MODULES
 from autograder.grading.submission import pick_file
 from autograder.printable import printable, printable_text
 from autograder.selfcheck import i18n
+from autograder.selfcheck.symptoms import SIGNATURE_TABLES
 
 TORCH = "torch==2.13.0"
 #: The lock: every Python package's exact version, written by `uv pip compile` from pyproject.toml.
@@ -111,7 +112,7 @@ def catalogue_files(course: config_mod.Course, assignment_id: str,
             files[entry.path.relative_to(repo).as_posix()] = entry.path.read_bytes()
     data = json.loads((catalogue / "signatures.json").read_text())
     kept = {table: {test: hashes for test, hashes in data.get(table, {}).items() if test.split("::")[0] in components}
-            for table in ("tests", "where")}
+            for table in SIGNATURE_TABLES}
     files["autograder/catalogue/signatures.json"] = (json.dumps({**data, **kept}, indent=1) + "\n").encode()
     return files
 

@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Optional
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from autograder.selfcheck.i18n import N_, _, every_translation
 
@@ -83,6 +83,10 @@ def where_hash(text: str) -> str:
         if not found:
             break
     return hashlib.sha256("\x1f".join(f for f in facts(text) if not _MEASURED.fullmatch(f)).encode()).hexdigest()[:20]
+
+
+#: The tables of the catalogue's signatures.json (catalogue/diagnosis.py), each keyed by one digest of a failure's text.
+SIGNATURE_TABLES: dict[str, Callable[[str], str]] = {"tests": text_hash, "where": where_hash}
 
 
 def diagnosis(component: str, summary: str, fix: str) -> str:
