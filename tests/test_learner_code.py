@@ -108,6 +108,57 @@ def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_bo
     assert said(sandboxed) == said(in_process)
 
 
+def book_1_0_transposes(style: str) -> str:
+    """The reference 04 with transpose_qkv and transpose_output as methods of MultiHeadAttention reading
+    `self.num_heads`: in the class's body (modifiededition/NLP_Accelerator, helper-54) or added with d2l 1.0's
+    `@d2l.add_to_class(MultiHeadAttention)`, as the 1.0 book writes them (which binds the names to None)."""
+    source = reference_source("04_multihead").replace("from solutions.attention_scoring import",
+                                                      "from attention_support import")
+    functions = {}
+    for name in ("transpose_qkv", "transpose_output"):
+        start = source.index(f"def {name}(")
+        end = source.index("\n\n\n", start) + 3
+        functions[name] = source[start:end].replace("(X: torch.Tensor, num_heads: int)", "(self, X)") \
+            .replace(", num_heads,", ", self.num_heads,")
+        source = source[:start] + source[end:]
+        source = source.replace(f"{name}(self.W_q(queries), self.num_heads)", f"self.{name}(self.W_q(queries))")
+        source = source.replace(f"{name}(self.W_k(keys), self.num_heads)", f"self.{name}(self.W_k(keys))")
+        source = source.replace(f"{name}(self.W_v(values), self.num_heads)", f"self.{name}(self.W_v(values))")
+        source = source.replace(f"{name}(output, self.num_heads)", f"self.{name}(output)")
+    assert "num_heads)" not in "".join(functions.values()) and "self.num_heads" in functions["transpose_output"]
+    if style == "add_to_class":
+        return source.replace("class MultiHeadAttention(nn.Module):", "from d2l import torch as d2l\n\n\n"
+                              "class MultiHeadAttention(nn.Module):") + "".join(
+            f"\n\n@d2l.add_to_class(MultiHeadAttention)\n{f}" for f in functions.values())
+    return source + "".join("\n" + "\n".join("    " + line if line else line for line in f.splitlines())
+                            for f in functions.values())
+
+
+@pytest.mark.parametrize("style", ["class body", "add_to_class"])
+def test_transposes_written_as_methods_lose_their_naming_tests_alone_on_both_paths(
+        zygote: Zygote, tmp_path: Path, style: str) -> None:
+    """Helper-54 (session 40): correct transpose_qkv and transpose_output written as methods of
+    MultiHeadAttention got 0 of 2 each, with "`transpose_qkv` is not defined in your submission". Each
+    method is now graded as the contract's function (signatures.methods_as_functions): its naming test
+    alone is lost, and the feedback says what was graded in its place."""
+    path = tmp_path / "methods.py"
+    path.write_text(book_1_0_transposes(style))
+    sandboxed = session.grade_file(zygote, "04_multihead", path)
+    in_process = session.run_in_process("04_multihead", path)
+    for result in (sandboxed, in_process):
+        for comp in result.components:
+            failed = [t.function for t in comp.tests if not t.passed]
+            if comp.name in ("transpose_qkv", "transpose_output"):
+                assert failed == [signatures.naming_test(comp.name)], (comp.name, failed)
+                assert comp.points * 0.85 < comp.score < comp.points
+                assert texts(result, comp.name)[0].startswith(
+                    f"`{comp.name}` is not defined in your submission: the grader graded your method "
+                    f"`MultiHeadAttention.{comp.name}` in its place")
+            else:
+                assert comp.score == comp.points, (comp.name, failed)
+    assert said(sandboxed) == said(in_process)
+
+
 def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_own_calls(
         zygote: Zygote, tmp_path: Path) -> None:
     """Helper-49's audit (session 35): a learner's EncoderBlock(Q_size, K_size, V_size, num_hiddens, num_heads,

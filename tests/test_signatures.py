@@ -232,6 +232,52 @@ def test_nothing_stands_in_where_the_contract_s_name_is_bound_or_the_choice_is_n
     assert renames(source) == {}
 
 
+# --- a contract function written as a method (signatures.methods_as_functions) ---------------------
+
+MHA_HEAD = "class MultiHeadAttention(nn.Module):\n    def __init__(self, num_heads):\n        self.num_heads = num_heads\n"
+AS_METHOD = "    def transpose_qkv(self, X):\n        return X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)\n"
+
+
+def as_methods(source: str) -> dict[str, tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]]:
+    found = signatures.methods_as_functions(config.default(), [("cell 1", source)])
+    return {name: (form.qualname, form.from_self, form.positional) for name, form in found.items()}
+
+
+QKV = ("MultiHeadAttention.transpose_qkv", (("num_heads", "num_heads"),), (("X", "X"),))
+
+
+@pytest.mark.parametrize("source, expected", [
+    (MHA_HEAD + AS_METHOD, {"transpose_qkv": QKV}),  # modifiededition/NLP_Accelerator (helper-54)
+    # d2l 1.0's book: `@d2l.add_to_class(MultiHeadAttention) def transpose_qkv(self, X)`, which binds the name to None
+    (MHA_HEAD + "@d2l.add_to_class(MultiHeadAttention)\ndef transpose_qkv(self, X):\n"
+     "    return X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)\n", {"transpose_qkv": QKV}),
+    (MHA_HEAD + AS_METHOD.replace("transpose_qkv", "transpose_QKV"),  # spelled otherwise too
+     {"transpose_qkv": ("MultiHeadAttention.transpose_QKV", QKV[1], QKV[2])}),
+    (MHA_HEAD + "    @staticmethod\n    def transpose_qkv(X, num_heads):\n        return X\n",
+     {"transpose_qkv": ("MultiHeadAttention.transpose_qkv", (), (("X", "X"), ("num_heads", "num_heads")))}),
+    ("class Attention(nn.Module):\n    def masked_softmax(self, X, valid_lens):\n        return self._mask(X)\n"
+     "    def _mask(self, X):\n        return X\n",  # calling the class's own methods is fine
+     {"masked_softmax": ("Attention.masked_softmax", (), (("X", "X"), ("valid_lens", "valid_lens")))}),
+])
+def test_a_contract_function_written_as_a_method_is_graded_as_that_method(source: str, expected: dict) -> None:
+    assert as_methods(source) == expected
+    assert signatures.renamed(config.default(), [("cell 1", source)]) == {n: q for n, (q, _, _) in expected.items()}
+
+
+@pytest.mark.parametrize("source", [
+    "def transpose_qkv(X, num_heads):\n    return X\n" + MHA_HEAD + AS_METHOD,  # the function is there
+    MHA_HEAD + AS_METHOD.replace("self.num_heads", "self.h"),  # reads state the arguments do not give
+    MHA_HEAD + AS_METHOD.replace("self.num_heads", "self.num_heads, self.W_q.weight"),
+    MHA_HEAD + AS_METHOD.replace("return X", "return helper(self, X)"),  # hands on the instance
+    MHA_HEAD + AS_METHOD.replace("(self, X)", "(self, num_heads, X)"),  # the contract's parameters in another order
+    MHA_HEAD + AS_METHOD + "class Other(nn.Module):\n" + AS_METHOD,  # which one?
+    MHA_HEAD + AS_METHOD.replace("transpose_qkv", "split"),  # not named like it
+    "class TransposeQKV(nn.Module):\n    def forward(self, X):\n        return X\n",  # a class for a function
+])
+def test_no_method_stands_in_where_the_function_is_defined_or_the_method_needs_its_instance(source: str) -> None:
+    assert as_methods(source) == {}
+
+
 def test_the_stand_in_s_signature_is_read_as_the_component_s() -> None:
     """d2l 1.0's TransformerEncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias): the
     contract's EncoderBlock takes other parameters, said in EncoderBlock's terms."""

@@ -56,6 +56,7 @@ class Job(TypedDict):
     deps_module: str
     words: dict[str, str]  # procedures.WORDS in the student's language
     alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
+    as_method: dict[str, dict[str, Any]]  # the component's name -> its method graded in its place (signatures.MethodForm)
     called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
     stand_in_as: dict[str, str]  # the student's spelling -> the injected dependency it names (signatures.renamed)
 
@@ -223,7 +224,9 @@ def unreleased_reference(course: Course, uses: list[DependencyUse], release: lat
 
 def defined_names(cells: list[Cell]) -> set[str]:
     """The names a submission's definitions bind (def, class, assignment), found without running it,
-    with the loader's own rules (what the sandbox would load)."""
+    with the loader's own rules (what the sandbox would load). A definition decorated with d2l 1.0's
+    `add_to_class(C)` binds its name to None (it becomes a method of C): that defines nothing."""
+    from autograder.grading.signatures import adds_to_a_class
     from autograder.grading.submission import cell_trees
     from autograder.sandbox.runtime import loader
     names: set[str] = set()
@@ -232,11 +235,22 @@ def defined_names(cells: list[Cell]) -> set[str]:
             continue
         for stmt in tree.body:
             if loader.keeps(stmt) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and adds_to_a_class(stmt):
+                    names.discard(stmt.name)
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     names.add(stmt.name)
                 else:
                     names |= loader.assigned_names(stmt)
     return names
+
+
+def _as_method(course: Course, cells: list[Cell], component: str, renames: dict[str, str]) -> dict[str, Any]:
+    """The child's spec of the component's method graded in its place, where `renames` names one."""
+    if "." not in renames.get(component, ""):
+        return {}
+    from autograder.grading import signatures
+    form = signatures.methods_as_functions(course, cells).get(component)
+    return {component: form.spec()} if form is not None else {}
 
 
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
@@ -249,7 +263,7 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
     `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one, and a replaced class the student spelled otherwise is the course's
+    otherwise, if it has one (or to a function calling its method written for it: `as_method`), and a replaced class the student spelled otherwise is the course's
     under that spelling too (not a function: a call of the student's may rely on their own defaults, such
     as a `mask_sequence` whose `value` is -1e6 where the contract's is 0) (the student's later code calls it so: their own `MultiHead_Attention`, which
     fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
@@ -273,7 +287,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                own=sorted(u.name for u in uses if u.student),
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
-               alias={component: renames[component]} if renames and component in renames else {},
+               alias={component: renames[component]} if renames and "." not in renames.get(component, ".") else {},
+               as_method=_as_method(course, cells, component, renames or {}),
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
                stand_in_as={theirs: name for name, theirs in (renames or {}).items()
                             if name in replaced and inspect.isclass(course.reference_object(name))})

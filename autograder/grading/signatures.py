@@ -461,9 +461,10 @@ def _spec(student: Params, by_name: Adapter) -> dict[str, Any]:
 
 
 def _components_defined(course: Course, cells: list[Cell]) -> dict[str, ast.stmt]:
-    """The submission's top-level definitions, and each component spelled otherwise under its own name (`renamed`)."""
+    """The submission's top-level definitions, and each component spelled otherwise under its own name
+    (`spelled_otherwise`; a method graded as a function, `methods_as_functions`, has no signature mistake)."""
     found = _definitions(cells)
-    found.update({component: found[theirs] for component, theirs in renamed(course, cells).items()})
+    found.update({component: found[theirs] for component, theirs in spelled_otherwise(course, cells).items()})
     return found
 
 
@@ -664,7 +665,7 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
         for stmt in tree.body if tree is not None else []:
             if not loader.keeps(stmt):
                 continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _adds_to_a_class(stmt):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and adds_to_a_class(stmt):
                 found.pop(stmt.name, None)  # d2l 1.0's `@d2l.add_to_class(C)` binds the name to None
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found[stmt.name] = stmt
@@ -682,11 +683,14 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
     return found
 
 
-def _adds_to_a_class(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+def adds_to_a_class(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
     """Whether a definition is decorated with d2l 1.0's `add_to_class(C)`, which makes it a method of C."""
-    return any(isinstance(d, ast.Call) and (getattr(d.func, "attr", None) == "add_to_class"
-                                            or getattr(d.func, "id", None) == "add_to_class")
-               for d in stmt.decorator_list)
+    return any(_adds_to_a_class_decorator(d) for d in stmt.decorator_list)
+
+
+def _adds_to_a_class_decorator(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Call) and (getattr(decorator.func, "attr", None) == "add_to_class"
+                                                or getattr(decorator.func, "id", None) == "add_to_class")
 
 
 def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
@@ -732,10 +736,19 @@ def spelled_like(name: str, other: str) -> bool:
 
 
 def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
+    """Per component that the submission never binds under the contract's name, what the grader grades
+    in its place, at the cost of the naming test (`naming_tests`): its one top-level definition spelled
+    like it (`spelled_otherwise`), else, for a function, its one method of a class written for it
+    (`methods_as_functions`), by its qualified name (`MultiHeadAttention.transpose_qkv`)."""
+    cells = list(cells)
+    return {**spelled_otherwise(course, cells),
+            **{name: form.qualname for name, form in methods_as_functions(course, cells).items()}}
+
+
+def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     """Per component that the submission never binds under the contract's name, its one top-level
     definition spelled like it (`spelled_like`; a class for a class, a function for a function) that is
-    no name a test asks for: the definition the grader grades in the component's place, at the cost of
-    the naming test (`naming_tests`). None where two definitions could be meant."""
+    no name a test asks for. None where two definitions could be meant."""
     from autograder.grading.dependencies import contract_names, defined_names
     cells = list(cells)
     found, bound, taken = _definitions(cells), defined_names(cells), contract_names(course)
@@ -749,6 +762,111 @@ def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
         if len(like) == 1:
             out[component] = like[0]
     return out
+
+
+@dataclass(frozen=True)
+class MethodForm:
+    """A contract function the submission wrote as a method of one of its classes, such as `transpose_qkv`
+    as `MultiHeadAttention.transpose_qkv(self, X)` reading `self.num_heads`. The grader grades it in the
+    function's place: a call with the contract's arguments calls the method on an instance of the class
+    that holds only the arguments it reads from `self` (the child's `function_of_method`). Nothing of the
+    class's constructor runs, so the method is graded on its own, as the function would be."""
+
+    cls: str  # the name the submission binds the class to
+    method: str
+    static: bool  # a @staticmethod: called on the class, with no instance
+    contract: tuple[str, ...]  # the contract's parameter names in order (a test may pass any by name)
+    from_self: tuple[tuple[str, str], ...]  # (contract parameter, the attribute of self it is read as)
+    positional: tuple[tuple[str, str], ...]  # (contract parameter, the method's own parameter), in its order
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.cls}.{self.method}"
+
+    def spec(self) -> dict[str, Any]:
+        """What the child needs (plain data: a job is sent as JSON)."""
+        return {"cls": self.cls, "method": self.method, "static": self.static, "contract": list(self.contract),
+                "from_self": [list(p) for p in self.from_self], "positional": [list(p) for p in self.positional]}
+
+
+def methods_as_functions(course: Course, cells: Iterable[Cell]) -> dict[str, MethodForm]:
+    """Per contract function that the submission neither binds under its name nor spells otherwise at
+    the top level (`spelled_otherwise`), its one method named like it (the same name or `spelled_like`)
+    of a top-level class, where the method can be called as the function: it reads nothing of `self` but
+    the contract's parameters it does not take itself (`self.num_heads`) and the class's methods, and it
+    takes the rest of the contract's parameters in the contract's order. None where two could be meant."""
+    from autograder.grading.dependencies import defined_names
+    cells = list(cells)
+    taken = set(defined_names(cells)) | set(spelled_otherwise(course, cells))
+    methods = _class_methods(cells)
+    out: dict[str, MethodForm] = {}
+    for component, targets in contract(course).items():
+        if component in taken or inspect.isclass(course.reference_object(component)):
+            continue
+        forms = [form for cls, fns in methods.items() for fn in fns.values()
+                 if (fn.name == component or spelled_like(component, fn.name))
+                 and (form := _method_form(cls, fn, set(fns), targets[component])) is not None]
+        if len(forms) == 1:
+            out[component] = forms[0]
+    return out
+
+
+def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
+    """Per top-level class of the submission (by a name it is bound to), its methods as loading leaves
+    them: those of its body, and those d2l 1.0's `@add_to_class(C)` adds to it later (the last one wins)."""
+    classes: dict[ast.ClassDef, str] = {}
+    for name, stmt in _definitions(cells).items():
+        if isinstance(stmt, ast.ClassDef) and (stmt not in classes or name == stmt.name):
+            classes[stmt] = name  # one name per class: its own where loading binds it
+    out = {name: {f.name: f for f in stmt.body if isinstance(f, ast.FunctionDef)} for stmt, name in classes.items()}
+    for tree in cell_trees(tuple(cells)):
+        for stmt in tree.body if tree is not None else []:
+            if isinstance(stmt, ast.FunctionDef) and adds_to_a_class(stmt):
+                decorator = next(d for d in stmt.decorator_list if isinstance(d, ast.Call))
+                cls = decorator.args[0] if len(decorator.args) == 1 else None
+                if isinstance(cls, ast.Name) and cls.id in out:
+                    out[cls.id][stmt.name] = stmt
+    return out
+
+
+def _method_form(cls: str, fn: ast.FunctionDef, methods: set[str], contract: Params) -> Optional[MethodForm]:
+    """`fn`, a method of the class bound to `cls` (which has `methods`), called as the contract's
+    function (`methods_as_functions`), or None where it cannot be."""
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    if contract.varargs or fn.args.vararg or fn.args.kwonlyargs or any(
+            not (isinstance(d, ast.Name) and d.id == "staticmethod") and not _adds_to_a_class_decorator(d)
+            for d in fn.decorator_list):
+        return None
+    own = _student_params(fn, method=True)
+    if own is None:
+        return None
+    first = [p.arg for p in fn.args.posonlyargs + fn.args.args][:1]
+    self_name = first[0] if first and not static else None
+    read: set[str] = set()
+    bases = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+            if isinstance(node.ctx, ast.Load) and node.attr not in methods:
+                read.add(node.attr)
+        elif isinstance(node, ast.Name) and node.id == self_name and id(node) not in bases:
+            return None  # `self` itself handed on: the method needs the instance, not just values
+    mine = {same_name(n) for n in own.names}
+    from_self: list[tuple[str, str]] = []
+    for param, default in zip(contract.names, contract.defaults):
+        if same_name(param) in mine:
+            continue
+        attr = [a for a in sorted(read) if same_name(a) == same_name(param)]
+        if len(attr) == 1 and default is None:
+            from_self.append((param, attr[0]))
+    if len(read) != len(from_self):
+        return None  # it reads state of the instance the contract's arguments do not give
+    rest = [p for p in contract.names if p not in dict(from_self)]
+    required = sum(d is None for d in own.defaults)
+    theirs = {same_name(p) for p in contract.names}
+    if not required <= len(rest) <= len(own.names) or any(
+            same_name(m) != same_name(p) and same_name(m) in theirs for m, p in zip(own.names, rest)):
+        return None  # the method takes other parameters, or the contract's in another order
+    return MethodForm(cls, fn.name, static, contract.names, tuple(from_self), tuple(zip(rest, own.names)))
 
 
 def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch]]:
@@ -806,11 +924,20 @@ def naming_tests(renames: dict[str, str], components: Iterable[str]) -> list[Tes
     test saying what was graded in its place: what the name costs, whatever the rest of the component does."""
     return [TestOutcome(nodeid=f"naming::{name}", name=_(NAMING_TEST), english=NAMING_TEST, component=name,
                         weight=1.0, public=True, kind="structure", function=naming_test(name),
-                        output=_("`{name}` is not defined in your submission: the grader graded your `{theirs}` in its "
-                                 "place, as the contract's `{name}`. The contract fixes the name (docs/course-api.md): "
-                                 "rename `{theirs}` to `{name}`, or add `{name} = {theirs}`").format(
-                                     name=name, theirs=renames[name]))
+                        output=_naming_message(name, renames[name]))
             for name in dict.fromkeys(components) if name in renames]
+
+
+def _naming_message(name: str, theirs: str) -> str:
+    if "." in theirs:  # a method (methods_as_functions)
+        return _("`{name}` is not defined in your submission: the grader graded your method `{theirs}` in its "
+                 "place, as the contract's function `{name}` (called on an instance of your class that holds only "
+                 "the arguments the method reads from `self`). The contract fixes a top-level function "
+                 "(docs/course-api.md): define `{name}` outside the class, and let the class call it").format(
+                     name=name, theirs=theirs)
+    return _("`{name}` is not defined in your submission: the grader graded your `{theirs}` in its place, as the "
+             "contract's `{name}`. The contract fixes the name (docs/course-api.md): rename `{theirs}` to "
+             "`{name}`, or add `{name} = {theirs}`").format(name=name, theirs=theirs)
 
 
 def charged_tests(found: dict[str, list[Mismatch]], renames: dict[str, str],

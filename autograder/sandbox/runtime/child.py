@@ -226,6 +226,11 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     for name, theirs in (job.get("alias") or {}).items():
         if isinstance(name, str) and isinstance(theirs, str) and theirs in namespace:
             namespace[name] = namespace[theirs]
+    # A contract function written as a method of the student's class (the grader's signatures.MethodForm).
+    for name, spec in (job.get("as_method") or {}).items():
+        cls = namespace.get(str(spec.get("cls"))) if isinstance(spec, dict) else None
+        if isinstance(name, str) and isinstance(cls, type) and isinstance(spec.get("method"), str):
+            namespace[name] = function_of_method(name, cls, spec)
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
     # under the contract's names and under the student's own spelling of them (the grader's signatures.renamed).
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
@@ -237,6 +242,46 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     if callable(install_own):
         install_own(namespace, [n for n in job.get("own", []) if isinstance(n, str)])
     return namespace, report
+
+
+def function_of_method(name: str, cls: type, spec: dict[str, Any]) -> Any:
+    """The contract's function `name` that calls the method `spec["method"]` of the student's `cls`: on an
+    instance made without running the class's constructor that holds, under the method's names, the
+    arguments it reads from `self` (`from_self`: [contract parameter, attribute]); the rest go to the
+    method's own parameters (`positional`: [contract parameter, the method's], in its order)."""
+    contract = [p for p in spec.get("contract", []) if isinstance(p, str)]
+    from_self = [(p, a) for p, a in spec.get("from_self", []) if isinstance(p, str) and isinstance(a, str)]
+    positional = [(p, m) for p, m in spec.get("positional", []) if isinstance(p, str) and isinstance(m, str)]
+    method, static = spec["method"], bool(spec.get("static"))
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(contract):
+            raise TypeError(f"{name}() takes {len(contract)} positional arguments but {len(args)} were given")
+        given = dict(zip(contract, args))
+        for key, value in kwargs.items():
+            if key not in contract or key in given:
+                raise TypeError(f"{name}() got an unexpected or repeated argument '{key}'")
+            given[key] = value
+        absent = [p for p, _ in from_self if p not in given]
+        if absent:
+            raise TypeError(f"{name}() missing required argument: '{absent[0]}'")
+        if static:
+            target = getattr(cls, method)
+        else:
+            instance: Any = object.__new__(cls)
+            for param, attr in from_self:
+                object.__setattr__(instance, attr, given[param])
+            target = getattr(instance, method)
+        values: list[Any] = []
+        for param, _mine in positional:  # by position while each one is given, then by the method's names
+            if param not in given:
+                break
+            values.append(given.pop(param))
+        mine = dict(positional)
+        return target(*values, **{mine[p]: v for p, v in given.items() if p in mine})
+
+    function.__name__ = function.__qualname__ = name
+    return function
 
 
 def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> None:
