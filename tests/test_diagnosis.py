@@ -2,6 +2,8 @@
 one, and never a hint for a crash, a stub or a missing name (issue #13's walkthrough)."""
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -148,8 +150,9 @@ def test_the_second_member_of_a_family_is_told_its_own_mistake_when_graded(tmp_p
 
 
 def test_a_crash_has_the_same_signature_in_the_sandbox_as_in_the_grading_process() -> None:
-    """signatures.json is measured in-process; the sandbox wraps a crash ("raised StudentError: your code
-    raised ...") and inserts the student's traceback before the test's own lines: neither is a fact."""
+    """signatures.json is measured in-process; the sandbox inserts the student's traceback before the test's
+    own lines, and an older text named its wrapper ("raised StudentError: your code raised ..."): neither is a
+    fact."""
     from autograder.selfcheck import symptoms
     head = ("AdditiveAttention(key_size=6, query_size=5, num_hiddens=8)(queries, keys, values, valid_lens) raised "
             "{error}: mat1 and mat2 shapes cannot be multiplied (6x5 and 6x8)")
@@ -173,6 +176,13 @@ def test_a_crashing_mistake_is_graded_alike_in_the_sandbox_and_in_process(zygote
         run_in_process("02_attention_scoring", path, components=["AdditiveAttention"]),
         grade_file(zygote, "02_attention_scoring", str(path)))]
     assert [(c.score, [m.family for m in c.misconceptions]) for c in graded] == [(graded[0].score, ["add_qk_swapped"])] * 2
+    # and it reads alike: the student's own error by its class (it read "raised StudentError: your code raised
+    # RuntimeError" in the sandbox, helper-54), which the sandbox follows with where it happened in their code
+    crash_site = re.compile(r"\n  where \(your code\):(\n    .*)+")
+    in_process, sandboxed = ([crash_site.sub("", t.output) for t in c.tests] for c in graded)
+    assert in_process == sandboxed
+    assert any("raised RuntimeError: mat1 and mat2" in t for t in sandboxed)
+    assert any(crash_site.search(t.output) for t in graded[1].tests)
 
 
 @pytest.mark.parametrize("assignment_id,name,component_name", [
@@ -193,8 +203,7 @@ def test_a_mistake_meets_the_same_reference_weights_in_the_sandbox_and_in_proces
     path = zoo.compose(entry, tmp_path)
     graded = [next(c for c in r.components if c.name == component_name) for r in (
         run_in_process(assignment_id, path), grade_file(zygote, assignment_id, str(path)))]
-    texts = [[(t.nodeid, t.passed, t.output.replace("StudentError: your code raised ", "")) for t in c.tests]
-             for c in graded]
+    texts = [[(t.nodeid, t.passed, t.output) for t in c.tests] for c in graded]
     assert texts[0] == texts[1]
     assert [(c.score, [m.family for m in c.misconceptions]) for c in graded] == \
         [(graded[0].score, [diagnosis.family_of(entry)])] * 2

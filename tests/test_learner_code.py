@@ -134,6 +134,18 @@ def book_1_0_transposes(style: str) -> str:
                             for f in functions.values())
 
 
+def test_torch_s_warnings_about_a_test_s_own_arguments_are_not_the_student_s_output(zygote: Zygote,
+                                                                                    tmp_path: Path) -> None:
+    """Helper-54 (session 40): the book's decoder hands its dropout to a one-layer GRU, as the contract's
+    tests build it (dropout 0.3, num_layers 1), and every grading, the reference's too, showed torch's
+    "dropout option adds dropout after all but last recurrent layer" as the output of the student's code."""
+    path = tmp_path / "reference.py"
+    path.write_text(reference_source("03_bahdanau"))
+    result = session.grade_file(zygote, "03_bahdanau", path)
+    assert result.score == result.max_score
+    assert "dropout option" not in result.output and "output of your code" not in result.output
+
+
 @pytest.mark.parametrize("style", ["class body", "add_to_class"])
 def test_transposes_written_as_methods_lose_their_naming_tests_alone_on_both_paths(
         zygote: Zygote, tmp_path: Path, style: str) -> None:

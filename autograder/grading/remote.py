@@ -30,11 +30,15 @@ _CALLED = re.compile(r"^(\w+)(?:\.(\w+))?\(\) ")
 
 
 class StudentError(AssertionError):
-    """The student's code raised an exception (shown with the student's own traceback)."""
+    """The student's code raised an exception (shown with the student's own traceback): `message` says
+    so ("your code raised NameError: ..."); a test that says itself what raised it shows `raised_as` and
+    `detail` instead (selfcheck.testing.raised), so that the student reads their own error's class."""
 
-    def __init__(self, message: str, kind: str = "Exception") -> None:
+    def __init__(self, message: str, kind: str = "Exception", detail: Optional[str] = None) -> None:
         super().__init__(message)
         self.kind = kind  # the exception's class name in the child, e.g. "NameError"
+        self.raised_as = kind
+        self.detail = message if detail is None else detail  # the child's message, traceback and notes
 
 
 class StudentAttributeError(StudentError, AttributeError):
@@ -148,16 +152,17 @@ class Connection:
             if kind == "NotImplementedError":
                 raise NotImplementedYet(_("not implemented yet (your code raised NotImplementedError: {message})").format(
                     message=message) if message else _("not implemented yet (your code raised NotImplementedError)"))
-            text = _("your code raised {error}: {message}").format(error=kind, message=message)
+            detail = message
             if tb:
-                text += "\n  " + _(symptoms.CRASH_HEADING) + "\n    " + tb.replace("\n", "\n    ")
+                detail += "\n  " + _(symptoms.CRASH_HEADING) + "\n    " + tb.replace("\n", "\n    ")
+            said = _("your code raised {error}: {message}")
             if kind == "AttributeError" and msg.get("op") == "getattr":
-                raise StudentAttributeError(text, kind)
+                raise StudentAttributeError(said.format(error=kind, message=detail), kind, detail)
             mismatch = self._called(msg)
             if mismatch is not None:
-                text += mismatch.call_note(msg.get("args") or [])
-            text += self._course_part_note(kind, message)
-            raise StudentError(text, kind)
+                detail += mismatch.call_note(msg.get("args") or [])
+            detail += self._course_part_note(kind, message)
+            raise StudentError(said.format(error=kind, message=detail), kind, detail)
         return reply.get("ok")
 
     def _course_part_note(self, kind: str, message: str) -> str:

@@ -29,8 +29,8 @@ WHERE_MARK = "\n  where: "
 #: (indented deeper than the failure's own lines; not part of the signature: it names the submission's
 #: file and lines, which the catalogue's in-process runs lack), in the student's language.
 CRASH_HEADING = N_("where (your code):")
-#: The sandbox's exception classes that carry a crash of the student's code ("raised StudentError: your
-#: code raised RuntimeError: ..."): a code name in the failure's text on that path alone, so no fact.
+#: The sandbox's exception classes that carry a crash of the student's code. A test's text names the
+#: student's own error instead (testing.raised); where one still shows, it is no fact: only that path has it.
 SANDBOX_ERRORS = frozenset({"StudentError", "StudentAttributeError"})
 #: The hint levels (course.yml feedback.hint_level, check(..., hint=)): 1 the symptom and the
 #: misconception, 2 also the fix.

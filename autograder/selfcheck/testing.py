@@ -407,6 +407,12 @@ def _type_text(types: type | tuple[type, ...]) -> str:
     return _("a {types}").format(types=_(" or ").join(names))
 
 
+def raised(exc: BaseException) -> tuple[str, str]:
+    """The class name and message of the error the student's code raised: `exc`'s own, or, for an error
+    that stands for one raised in the sandbox (the grader's StudentError), those it carries."""
+    return str(getattr(exc, "raised_as", type(exc).__name__)), str(getattr(exc, "detail", exc))
+
+
 def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = None,
          returns: Optional[type | tuple[type, ...]] = None, show_args: bool = True, **kwargs: Any) -> Any:
     """Call the student's `fn(*args, **kwargs)` (a function, a module, a method) and return its result.
@@ -425,8 +431,9 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
         shown = [_arg_text(a) for a in args] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
         said = (_("{what} with arguments ({arguments}) raised {error}: {message}") if show_args else
                 _("{what} raised {error}: {message}"))
-        raise AssertionError(said.format(what=what, arguments=", ".join(shown), error=type(exc).__name__,
-                                         message=exc)) from None
+        error, message = raised(exc)
+        raise AssertionError(said.format(what=what, arguments=", ".join(shown), error=error,
+                                         message=message)) from None
     if returns is not None:
         check(isinstance(out, returns), _("{what} must return {types}, got {type}").format(
             what=what, types=_type_text(returns), type=type(out).__name__))

@@ -11,6 +11,7 @@ import itertools
 import socket
 import sys
 import types
+import warnings
 from typing import Any, Optional
 
 import torch
@@ -211,9 +212,17 @@ def install_d2l(namespace: dict[str, Any], modules: list[str]) -> None:
     sys.modules["d2l"], sys.modules["d2l.torch"] = package, names
 
 
+#: torch's warnings about the arguments a test builds the student's module with, which say nothing of the
+#: student's code and are not shown as its output: a one-layer GRU given the decoder's dropout (the tests
+#: pass a dropout for the attention too; the book's decoder hands it to both).
+ARGUMENT_WARNINGS = ("dropout option adds dropout after all but last recurrent layer",)
+
+
 def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Install the handed-in modules, then load the submission's cells: (namespace, report)."""
     use_words(job.get("words"))
+    for message in ARGUMENT_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, category=UserWarning)
     install_modules(job.get("modules", {}))
     deps = _deps(job)
     namespace: dict[str, Any] = {"__name__": SUBMISSION, "__builtins__": builtins}

@@ -386,7 +386,7 @@ def test_ms_gradient(student, ref, case):
         raise AssertionError(_("back-propagating through masked_softmax raised {type_name}: {exc}\n"
                                "  input {case!r}\n  hint: the gradient cannot flow if X is detached (.detach(), .data, "
                                "torch.tensor(X)); in-place writes into X or a view of it break autograd too: "
-                               "use masked_fill / torch.where").format(type_name=type(exc).__name__, exc=exc, case=case)) from None
+                               "use masked_fill / torch.where").format(type_name=T.raised(exc)[0], exc=T.raised(exc)[1], case=case)) from None
     T.check(grad is not None, _("no gradient reaches X through masked_softmax\n  input {case!r}\n"
                                 "  hint: do not detach X (.detach(), .data, torch.tensor(X), numpy)").format(case=case))
     (expected,) = T.vjp(ref.masked_softmax, [X, _clone(case.lens)], g, wrt=(0,))
@@ -640,7 +640,7 @@ def check_gradient(student, ref, name, case):
         grads = T.vjp(model, args, g, wrt=(0, 1, 2))
     except Exception as exc:
         raise AssertionError(_("back-propagating through {name} raised {type_name}: {exc}\n"
-                               "  input {case!r}").format(name=name, type_name=type(exc).__name__, exc=exc, case=case)) from None
+                               "  input {case!r}").format(name=name, type_name=T.raised(exc)[0], exc=T.raised(exc)[1], case=case)) from None
     expected = T.vjp(reference, [q, k, v, _clone(case.lens)], g, wrt=(0, 1, 2))
     for label, got, exp in zip((_("queries"), _("keys"), _("values")), grads, expected):
         if got is None:
