@@ -70,13 +70,34 @@ def test_a_wrong_shape_or_an_extra_entry_is_named() -> None:
     with pytest.raises(AssertionError, match=r"parameter 'W_k.weight' has shape \(5, 3\), expected \(4, 3\)"):
         T.copy_weights(Wide(), Reference())
 
+    class Short(nn.Module):  # W_k of the wrong width and an entry of its own: the course's W_k has no match
+        def __init__(self) -> None:
+            super().__init__()
+            self.query_proj, self.key_proj = nn.Linear(3, 4, bias=False), nn.Linear(3, 5, bias=False)
+            self.score = nn.Linear(4, 1, bias=False)
+
+    with pytest.raises(AssertionError, match=r"'key_proj.weight' of shape \(5, 3\) that matches none"):
+        T.copy_weights(Short(), Reference())
+
+
+def test_an_entry_the_contract_does_not_have_is_left_as_it_is_and_costs_the_naming_test() -> None:
+    """helper-54 (session 40): d2l 1.0's TransformerEncoder with an extra `dense = nn.LazyLinear(vocab_size)`
+    that forward never calls failed every comparison with the course's encoder ("their names are not the
+    contract's: `dense.weight`"). Once every course entry is bound, what is left keeps its own values: the
+    behaviour tests say whether it changes anything, and the naming test names it."""
     class Extra(Roles):
         def __init__(self) -> None:
             super().__init__()
             self.register_buffer("scale", torch.ones(7))
+            self.dense = nn.LazyLinear(11)
 
-    with pytest.raises(AssertionError, match=r"'scale' of shape \(7,\) that matches none"):
-        T.copy_weights(Extra(), Reference())
+    mine, ref = Extra(), Reference()
+    binding = T.copy_weights(mine, ref)
+    assert binding.extra == ["scale", "dense.weight", "dense.bias"]
+    assert torch.equal(mine.query_proj.weight, ref.W_q.weight) and torch.equal(mine.scale, torch.ones(7))
+    with pytest.raises(AssertionError, match=r"parameters or buffers the contract's does not have: `scale`, "
+                                             r"`dense.weight`, `dense.bias`"):
+        T.assert_contract_names(mine, ref, "AdditiveAttention")
 
 
 def test_a_bias_the_contract_does_not_have_is_zeroed_and_costs_the_naming_test() -> None:

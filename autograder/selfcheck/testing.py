@@ -601,12 +601,17 @@ class Binding:
     them, where the names say nothing else (`_preferred`: `cross_attn` is a decoder block's `attention2`,
     `query_proj` a `W_q`). `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
     student's biases of layers the contract has without one (`bias=False`): they are set to 0, so
-    that the rest is compared on its maths, and the naming test reports them."""
+    that the rest is compared on its maths, and the naming test reports them. `extra` lists the student's
+    entries left over once every one of the course's is bound (a layer the contract's module does not have,
+    such as an unused output layer): they keep their own values, the behaviour tests say whether they
+    change anything, and the naming test reports them."""
 
-    def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]], zeroed: Sequence[str] = ()) -> None:
+    def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]], zeroed: Sequence[str] = (),
+                 extra: Sequence[str] = ()) -> None:
         self.pairs = pairs
         self.renamed = renamed
         self.zeroed = list(zeroed)
+        self.extra = list(extra)
 
     def describe(self, limit: int = 6) -> str:
         shown = _(", ").join(_("your `{mine}` as the contract's `{theirs}`").format(mine=mine, theirs=theirs)
@@ -654,10 +659,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         if same:
             pairs[key] = _preferred(same, key)
     left_mine = [k for k in left_mine if k not in pairs]
-    lazy = [k for k in left_mine if is_lazy(student_state[k])]  # only a bias left over may stay
-    if [k for k in lazy if not (_leaf(k) == "bias" and f"{k.rsplit('.', 1)[0]}.weight" in pairs)]:
-        raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
-                           "the contract's: {keys}").format(keys=", ".join(f"`{k}`" for k in lazy[:8])), lazy)
+    lazy = [k for k in left_mine if is_lazy(student_state[k])]  # no shape: bound by name or not at all
     left_theirs = [k for k in reference if k not in pairs.values()]
 
     def signature(key: str, value: torch.Tensor) -> tuple[str, tuple[int, ...]]:
@@ -666,7 +668,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for key in left_theirs:
         groups.setdefault(signature(key, reference[key]), []).append(key)
-    unmatched = list(lazy)  # only lazy biases are left: zeroed below, as their layers' weights are bound
+    unmatched = list(lazy)  # a lazy bias of a bound layer is zeroed below; the rest are extra or fail
     for key in [k for k in left_mine if k not in lazy]:
         queue = groups.get(signature(key, student_state[key]))
         if queue:
@@ -679,16 +681,19 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     bound_layers = {k.rsplit(".", 1)[0] for k in pairs if "." in k and _leaf(k) == "weight"}
     zeroed = [k for k in unmatched if _leaf(k) == "bias" and "." in k and k.rsplit(".", 1)[0] in bound_layers]
     unmatched = [k for k in unmatched if k not in zeroed]
-    if unmatched:
-        key = unmatched[0]
-        raise AssertionError(_("your module has a parameter or buffer '{key}' of shape {shape} that matches none of "
-                               "the course's (the contract's: {contract})").format(
-            key=key, shape=tuple(student_state[key].shape), contract=_shapes(reference)))
-    if missing:
+    if missing:  # a course entry nothing holds: no binding; lazy entries may hold it once they have shapes
+        if [k for k in unmatched if k in lazy]:
+            raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
+                               "the contract's: {keys}").format(keys=", ".join(f"`{k}`" for k in lazy[:8])), lazy)
+        if unmatched:
+            key = unmatched[0]
+            raise AssertionError(_("your module has a parameter or buffer '{key}' of shape {shape} that matches none "
+                                   "of the course's (the contract's: {contract})").format(
+                key=key, shape=tuple(student_state[key].shape), contract=_shapes(reference)))
         raise AssertionError(_("your module has nothing that matches the course's parameters {missing} (the "
                                "contract's: {contract})").format(missing=missing[:8], contract=_shapes(reference)))
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
-    return Binding(pairs, renamed, zeroed)
+    return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched])  # registration order
 
 
 def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
@@ -793,7 +798,7 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
         if _LAZY not in str(exc):
             raise
         raise AssertionError(_lazy_layers(what, [])) from None
-    lazy = [k for k, v in theirs.items() if is_lazy(v)]
+    lazy = [k for k in binding.pairs if is_lazy(theirs[k])]
     if lazy:
         raise AssertionError(_lazy_layers(what, lazy))
     problems = []
@@ -802,6 +807,11 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
                                         "shape and registration order: {binding}. Your module's behaviour was graded "
                                         "with these weights; the contract fixes the names (docs/course-api.md): use "
                                         "the contract's").format(binding=binding.describe()))
+    if binding.extra:
+        problems.append(_("{what}: your module has parameters or buffers the contract's does not have: {keys}. The "
+                          "grader left them as they are and graded your module's behaviour with the course's weights "
+                          "in the rest; the contract's module has none of them (docs/course-api.md)").format(
+                              what=what, keys=", ".join(f"`{k}`" for k in binding.extra[:8])))
     if binding.zeroed:
         problems.append(_("{what}: your layers have biases the contract's do not have (bias=False): {biases}. The "
                           "grader set them to 0 to grade the rest of your module's behaviour; the contract's layers "

@@ -3,9 +3,10 @@ state_dict() calls every entry an uninitialized (lazy) parameter, adds keys that
 complex-typed lazy one, and 500 lazy buffers no contract names. A lazy entry binds by name without a
 shape check (loading the course's weights gives it their shape), so it looks like a way to pass a binding
 with nothing behind it, or to make the grader stumble over the keys.
-expect: the keys that are not strings are left out, the contract's names bind, the junk does not:
-AdditiveAttention's tests that bind weights fail with "your layers are lazy ... their names are not the
-contract's", in the grader's words; the other components get full marks.
+expect: the keys that are not strings are left out, the contract's names bind, the junk does not (it is
+left over, testing.Binding.extra). Loading the course's weights reaches the module's real layers, so
+AdditiveAttention is graded on what its forward really does: it is correct, and every component gets full
+marks (the course's suites charge the lazy claims to the naming test). The lie gains nothing.
 """
 import math
 
