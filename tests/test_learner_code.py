@@ -517,6 +517,25 @@ def test_in_place_masking_costs_only_the_input_unchanged_test(zygote: Zygote) ->
     assert {t.function for t in comp.tests if not t.passed} == {"test_ms_input_unchanged"}
 
 
+def test_a_crash_on_one_form_of_valid_lens_costs_that_form_alone(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-54 (session 40): a learner's masked_softmax written for 4-D scores repeats a 1-D valid_lens
+    shape[2] (K) times instead of shape[1] (Q) times: right for None and (B, Q), a crash on (B,) whenever
+    Q != K. Its property tests (row sums, shifts, junk, gradients) drew all forms in one test, so the crash
+    failed them all: 1.27 of 4. Each is now scored per form (issue #23, "one check, one score")."""
+    source = reference_source(A).replace("from solutions.attention_scoring import", "from attention_support import")
+    old = "valid_lens = torch.repeat_interleave(valid_lens, shape[1])"
+    assert source.count(old) == 1
+    path = tmp_path / "k_times.py"
+    path.write_text(source.replace(old, "valid_lens = torch.repeat_interleave(valid_lens, shape[2])"))
+    comp = next(c for c in session.grade_file(zygote, A, path).components if c.name == "masked_softmax")
+    one_d_only = {"test_masked_softmax_1d", "test_masked_softmax_large_masked_scores", "test_ms_1d_equals_2d"}
+    failed = [t for t in comp.tests if not t.passed]
+    assert failed and all(t.function in one_d_only or re.search(r"\[1d\]|valid_lens=1d", t.nodeid) for t in failed), \
+        [t.nodeid for t in failed]
+    assert {t.nodeid.rsplit("[", 1)[1] for t in comp.tests if t.passed and t.function == "test_ms_shift"} == {"none]", "2d]"}
+    assert 0.5 * comp.points < comp.score < 0.75 * comp.points
+
+
 @pytest.mark.parametrize("variant", ["keyword_of_own_05", "own_extra_parameter"])
 def test_the_course_s_stand_in_takes_the_names_of_code_not_handed_in(
         variant: str, zygote: Zygote, tmp_path: Path) -> None:
