@@ -206,7 +206,7 @@ def variants(component: str, kind: str = "mutant") -> tuple[Variant, ...]:
     from autograder import config as config_mod
     course = config_mod.default()
     out = []
-    for entry in index.entries():
+    for entry in catalogue():
         if entry.kind != kind or entry.component != component:
             continue
         namespace = reference_globals(course, entry.assignment)
@@ -339,7 +339,7 @@ def explain(component: str, family: str, failures: Sequence[Collection[str]] = (
     only and no mask at all fail every eval-mode test alike)."""
     degenerate = is_degenerate(family)
     kind, name = ("degenerate", family.split(":", 1)[1]) if degenerate else ("mutant", family)
-    members = sorted((e for e in index.entries() if e.kind == kind and e.component == component
+    members = sorted((e for e in catalogue() if e.kind == kind and e.component == component
                       and family_of(e) == name), key=lambda e: e.name)
     if not members:
         return None
@@ -377,8 +377,14 @@ def signatures(path: Path = SIGNATURES) -> dict[str, dict[str, list[str]]]:
 
 
 @functools.cache
+def catalogue() -> tuple[index.Entry, ...]:
+    """The catalogue's entries, read once per process: they do not change while a class is graded."""
+    return tuple(index.entries())
+
+
+@functools.cache
 def _entries_by_id() -> dict[str, index.Entry]:
-    return {e.id: e for e in index.entries()}
+    return {e.id: e for e in catalogue()}
 
 
 def _table_entries(table: str, component: str, function: str, text: str) -> set[str]:

@@ -20,8 +20,7 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue import index as catalogue_index
-from autograder.catalogue.diagnosis import (Recorder, conclude_component, explain, families, family_of, is_degenerate,
+from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_component, explain, families, family_of, is_degenerate,
                                             reproducing, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
@@ -320,7 +319,7 @@ class Diagnoser:
 
 def ignoring(component: str, inputs: frozenset[str]) -> frozenset[str]:
     """The families of the component's catalogue mistakes that ignore exactly `inputs` (their `ignores`)."""
-    return frozenset(family_of(e) for e in catalogue_index.entries() if e.kind == "mutant" and e.component == component
+    return frozenset(family_of(e) for e in catalogue() if e.kind == "mutant" and e.component == component
                      and inputs and e.ignores == inputs)
 
 
