@@ -88,5 +88,5 @@ def test_a_crash_in_loaded_code_says_where_with_the_line_and_the_shapes_on_it() 
     assert loader.student_traceback(err.value, error=False) == (
         "cell 1, line 3, in scores: return torch.bmm(keys, queries)\n"
         "  shapes: keys (2, 4, 5), queries (2, 3, 5)\n"
-        "  scores (its docstring, the contract): queries (B, Q, d), keys (B, K, d) -> (B, Q, K).")
+        "  scores (its docstring): queries (B, Q, d), keys (B, K, d) -> (B, Q, K).")
     assert loader.student_traceback(err.value).splitlines()[-1].startswith("RuntimeError: Expected size")

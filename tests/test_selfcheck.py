@@ -1,6 +1,8 @@
 """autograder/selfcheck: the notebook's check(), offline, in the student's own process."""
 from __future__ import annotations
 
+import re
+
 import importlib
 import inspect
 from pathlib import Path
@@ -109,7 +111,7 @@ def test_a_crash_in_the_students_code_says_where_with_the_shapes_and_the_contrac
     out = capsys.readouterr().out
     assert ("where: mine.py, line 14, in forward: return torch.bmm(self.dropout(self.attention_weights), values)\n"
             "            shapes: self.attention_weights (2, 4, 3), values (2, 4, 7)\n"
-            "            forward (its docstring, the contract): queries (B, Q, d), keys (B, K, d), values (B, K, v)"
+            "            forward (its docstring): queries (B, Q, d), keys (B, K, d), values (B, K, v)"
             " -> (B, Q, v).") in out, out
 
 
@@ -310,6 +312,33 @@ def test_a_failures_text_is_its_message_whatever_notes_hypothesis_adds(tmp_path:
         assert not outcome.passed
         outputs.append(outcome.output)
     assert outputs[0] == outputs[1] == "double(0) returned 1, expected 0", outputs[0]
+
+
+def test_a_failure_that_does_not_happen_again_reads_as_the_failure(tmp_path: Path) -> None:
+    """Helper-56 (session 41): code that failed a hypothesis test once and passed its replay (hypothesis
+    raises a FlakyFailure, an exception group) read `Mismatch("...\\n  max abs error ...") [single exception
+    in FlakyFailure]`: the repr of the failure inside, escaped newlines and hypothesis' class name. It now
+    reads as the failure itself."""
+    import types
+
+    from autograder.selfcheck.plugin import GradingPlugin, LocalProvider, run_pytest
+
+    register_hypothesis_profile()
+    suite = tmp_path / "public" / "test_noted.py"
+    suite.parent.mkdir()
+    suite.write_text(_NOTED_SUITE)
+    calls = []
+
+    def double_once_wrong(x: int) -> int:
+        calls.append(x)
+        return x + 1 if len(calls) == 1 else 2 * x
+
+    plugin = GradingPlugin(LocalProvider({"double": double_once_wrong}), None,
+                           reference=lambda: types.SimpleNamespace(double=lambda x: 2 * x))
+    run_pytest([suite], plugin, tmp_path)
+    (outcome,) = plugin.outcomes.values()
+    assert not outcome.passed
+    assert re.fullmatch(r"double\(\d+\) returned \d+, expected \d+", outcome.output), outcome.output
 
 
 _PARTED_SUITE = '''

@@ -204,6 +204,14 @@ def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     and between hypothesis versions. The suites' messages show the failing inputs themselves and the
     kit attaches no notes, so none are kept, whatever their wording."""
     exc = excinfo.value
+    leaf = exc
+    inner = getattr(leaf, "exceptions", None)
+    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):  # an exception group
+        leaf = inner[0]  # such as hypothesis' FlakyFailure: a failure that did not happen again on replay
+        inner = getattr(leaf, "exceptions", None)
+    if leaf is not exc:  # pytest would show the repr of the one exception inside
+        text = str(leaf) if isinstance(leaf, AssertionError) else f"{type(leaf).__name__}: {leaf}"
+        return text.strip()
     notes = vars(exc).pop("__notes__", None)
     try:
         return excinfo.exconly(tryshort=True)

@@ -806,7 +806,7 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
         problems.append(f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, "
                                         "shape and registration order: {binding}. Your module's behaviour was graded "
                                         "with these weights; the contract fixes the names (docs/course-api.md): use "
-                                        "the contract's").format(binding=binding.describe()))
+                                        "the contract's names").format(binding=binding.describe()))
     if binding.extra:
         problems.append(_("{what}: your module has parameters or buffers the contract's does not have: {keys}. The "
                           "grader left them as they are and graded your module's behaviour with the course's weights "

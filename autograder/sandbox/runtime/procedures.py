@@ -31,7 +31,7 @@ def N_(message: str) -> str:
 WORDS = {
     "frame": N_("{where}, line {line}, in {function}"),
     "shapes": N_("shapes: {shapes}"),
-    "contract": N_("{function} (its docstring, the contract): {doc}"),
+    "contract": N_("{function} (its docstring): {doc}"),
     "where": N_("{where}, line {line}"),
     "syntax": N_("SyntaxError: {message} (line {line})"),
     "unparsable": N_("{error}: Python cannot parse this cell"),
