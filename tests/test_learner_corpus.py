@@ -5,7 +5,8 @@ repositories (source, commit and every edit in each file's header), judged by ha
 docs/course-api.md in tests/learners/corpus/verdicts.json, per component:
 - correct: full marks, and no diagnosis;
 - naming: the maths is right but names or stored tensors differ from the contract: full marks less at
-  most the shares of the failed naming tests (`*_contract_names*`), and no diagnosis;
+  most the shares of the failed naming tests (its parameters' names, `*_contract_names*`; its own name,
+  `test_<component>_contract_name`, where another spelling or a method was graded in its place), and no diagnosis;
 - buggy: some but not all points; 0 only where the verdict says "nothing right" (code that cannot run
   in any environment: typos, undefined names). Code written for another contract (d2l 1.0 signatures,
   another argument order) whose computation is right keeps part of its points;
@@ -54,6 +55,11 @@ KNOWN = {
                               "for its part's `attention_weights` was tried (session 39) and dropped: in the course the "
                               "06 notebook imports the released MultiHeadAttention, so this code raises in the learner's "
                               "own notebook too, and code that cannot run must not be graded as running"),
+    "tullymonster_multihead": ("its name-mangled private methods __transpose_qkv/__transpose_o read self.head_dim and "
+                               "self.embed_dim, which no argument of the contract's transpose_qkv(X, num_heads) gives, so "
+                               "they are not graded as the functions (0 of 2 each). Its MultiHeadAttention(embed_dim, "
+                               "num_heads, dropout, bias, kdim, vdim), torch's names, is called by name since session 41 "
+                               "(0 -> 0.81 of 6: it takes no query_size and crashes on valid_lens None)"),
 }
 
 

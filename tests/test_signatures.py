@@ -232,6 +232,20 @@ def test_nothing_stands_in_where_the_contract_s_name_is_bound_or_the_choice_is_n
     assert renames(source) == {}
 
 
+def test_torch_s_multihead_attention_names_are_read_as_the_contract_s() -> None:
+    """TullyMonster/d2l-learning (helper-55, session 41) writes MultiHeadAttention(embed_dim, num_heads, dropout,
+    bias, kdim, vdim), as torch's nn.MultiheadAttention names them: the contract's call reached none of them
+    (a TypeError in every test, 0 of 6). They are now read as num_hiddens, key_size and value_size."""
+    source = ("class MultiHeadAttention(nn.Module):\n"
+              "    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=False, kdim=None, vdim=None):\n"
+              "        pass\n")
+    [mismatch] = found(source)["MultiHeadAttention"]
+    assert mismatch.adapter is not None
+    assert dict(zip(mismatch.adapter.contract, mismatch.adapter.names)) == {
+        "key_size": "kdim", "query_size": None, "value_size": "vdim", "num_hiddens": "embed_dim",
+        "num_heads": "num_heads", "dropout": "dropout", "bias": "bias"}
+
+
 # --- a contract function written as a method (signatures.methods_as_functions) ---------------------
 
 MHA_HEAD = "class MultiHeadAttention(nn.Module):\n    def __init__(self, num_heads):\n        self.num_heads = num_heads\n"

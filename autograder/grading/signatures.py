@@ -42,7 +42,8 @@ METHODS = ("__init__", "forward", "init_state")
 SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_head": "num_head",
             "dropout_rate": "dropout", "dropout_prob": "dropout", "drop_prob": "dropout", "dropout_p": "dropout",
             "valid_length": "valid_len", "idx": "i", "x_train": "key", "y_train": "value", "x_val": "query",
-            "num_blk": "num_layer", "num_block": "num_layer", "n_layer": "num_layer"}  # d2l 1.0's num_blks
+            "num_blk": "num_layer", "num_block": "num_layer", "n_layer": "num_layer",  # d2l 1.0's num_blks
+            "embed_dim": "num_hidden", "kdim": "key_size", "vdim": "value_size"}  # torch's nn.MultiheadAttention's
 #: Words that say a parameter is a count or an input's size rather than what it is: `ffn_num_input`
 #: and `ffn_input`, `norm_shape` and `norm_input` name one parameter (`loose_name`).
 FILLER = frozenset({"num", "input", "shape"})

@@ -22,7 +22,7 @@ if __name__ == "__main__":  # run as a script from anywhere: the checkout's kit,
     sys.path.insert(0, str(ROOT))
 
 from autograder.config import Scoring  # noqa: E402
-from autograder.grading import scoring, session  # noqa: E402
+from autograder.grading import scoring, session, signatures  # noqa: E402
 from autograder.grading.scoring import ComponentScore  # noqa: E402
 from autograder.sandbox.forkserver import Zygote  # noqa: E402
 
@@ -38,13 +38,15 @@ def path_of(slug: str, entry: dict[str, Any]) -> Path:
 
 
 def naming_allowance(comp: ComponentScore, policy: Scoring) -> float:
-    """What a naming difference may cost (issue #23): the component's naming tests, and the tests about
-    a stored attribute it does not have under the contract's name (`attention_weights`, `P`): the
-    failed ones' max shares. Nothing of the tests about its outputs."""
+    """What a naming difference may cost (issue #23): the component's naming tests (its parameters'
+    names, `test_*_contract_names`, and its own name, `test_<component>_contract_name`: a component
+    graded under another name or as a method, signatures.naming_tests), and the tests about a stored
+    attribute it does not have under the contract's name (`attention_weights`, `P`): the failed ones'
+    max shares. Nothing of the tests about its outputs."""
     def about_names(outcome: Any) -> bool:
         first = outcome.output.split("\n", 1)[0]
-        return ("_contract_names" in outcome.function or outcome.part in scoring.STORED
-                or "has no attribute `" in first or "attention_weights:" in first)
+        return ("_contract_names" in outcome.function or outcome.function == signatures.naming_test(comp.name)
+                or outcome.part in scoring.STORED or "has no attribute `" in first or "attention_weights:" in first)
     return sum(sh.max_score for sh in scoring.shares(comp.points, comp.tests, policy)
                if not sh.outcome.passed and about_names(sh.outcome))
 
