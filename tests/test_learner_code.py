@@ -32,6 +32,23 @@ def said(result: session.Result) -> list[tuple[str, float, list[tuple[str, str]]
             for c in result.components]
 
 
+def graded_on_both_paths_losing_naming_tests_alone(zygote: Zygote, assignment_id: str, path: Path,
+                                                   renamed: tuple[str, ...]) -> list[session.Result]:
+    """[sandboxed, in-process] gradings of `path`, in which each of `renamed` loses its naming test alone, every
+    other component keeps full marks, and both paths say the same."""
+    results = [session.grade_file(zygote, assignment_id, path), session.run_in_process(assignment_id, path)]
+    for result in results:
+        for comp in result.components:
+            failed = [t.function for t in comp.tests if not t.passed]
+            if comp.name in renamed:
+                assert failed == [signatures.naming_test(comp.name)], (comp.name, failed)
+                assert comp.points * 0.85 < comp.score < comp.points
+            else:
+                assert comp.score == comp.points, (comp.name, failed)
+    assert said(results[0]) == said(results[1])
+    return results
+
+
 def test_book_style_d2l_names_resolve_to_the_course_names(zygote: Zygote) -> None:
     result = session.grade_file(zygote, A, LEARNERS / "d2l_style.py")
     assert result.score == result.max_score, [t for c in result.components for t in texts(result, c.name)][:2]
@@ -95,17 +112,7 @@ def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_bo
     source = re.sub(r"\bTransformerDecoder\b", "Transformer_Decoder", source)
     path = tmp_path / "renamed.py"
     path.write_text(source)
-    sandboxed = session.grade_file(zygote, "06_transformer", path)
-    in_process = session.run_in_process("06_transformer", path)
-    for result in (sandboxed, in_process):
-        for comp in result.components:
-            failed = [t.function for t in comp.tests if not t.passed]
-            if comp.name in ("EncoderBlock", "TransformerDecoder"):
-                assert failed == [signatures.naming_test(comp.name)], (comp.name, failed)
-                assert comp.points * 0.85 < comp.score < comp.points
-            else:
-                assert comp.score == comp.points, (comp.name, failed)
-    assert said(sandboxed) == said(in_process)
+    graded_on_both_paths_losing_naming_tests_alone(zygote, "06_transformer", path, ("EncoderBlock", "TransformerDecoder"))
 
 
 def book_1_0_transposes(style: str) -> str:
@@ -155,20 +162,11 @@ def test_transposes_written_as_methods_lose_their_naming_tests_alone_on_both_pat
     alone is lost, and the feedback says what was graded in its place."""
     path = tmp_path / "methods.py"
     path.write_text(book_1_0_transposes(style))
-    sandboxed = session.grade_file(zygote, "04_multihead", path)
-    in_process = session.run_in_process("04_multihead", path)
-    for result in (sandboxed, in_process):
-        for comp in result.components:
-            failed = [t.function for t in comp.tests if not t.passed]
-            if comp.name in ("transpose_qkv", "transpose_output"):
-                assert failed == [signatures.naming_test(comp.name)], (comp.name, failed)
-                assert comp.points * 0.85 < comp.score < comp.points
-                assert texts(result, comp.name)[0].startswith(
-                    f"`{comp.name}` is not defined in your submission: the grader graded your method "
-                    f"`MultiHeadAttention.{comp.name}` in its place")
-            else:
-                assert comp.score == comp.points, (comp.name, failed)
-    assert said(sandboxed) == said(in_process)
+    names = ("transpose_qkv", "transpose_output")
+    for result in graded_on_both_paths_losing_naming_tests_alone(zygote, "04_multihead", path, names):
+        for name in names:
+            assert texts(result, name)[0].startswith(f"`{name}` is not defined in your submission: the grader graded "
+                                                     f"your method `MultiHeadAttention.{name}` in its place")
 
 
 def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_own_calls(
