@@ -311,6 +311,7 @@ EXPECT: dict[str, dict[str, str]] = {
     "huge_reply": {"masked_softmax": r"reply of \d+ bytes is over the limit"},
     "meta_state_dict": {"AdditiveAttention": r"malformed reply \(tensor shapes that describe over 67108864 bytes"},
     "lazy_state_dict": {},
+    "method_reads_class_data": {c: rf"`{c}` is not defined in your submission(?!: the grader graded)" for c in COMPONENTS},
     "json_depth_bomb": {"masked_softmax": r"malformed reply \(the message's JSON nests 600\d\d levels deep, over the limit of 200",
                         "AdditiveAttention": r"malformed reply \(the message's JSON of \d+ bytes is over the limit",
                         "DotProductAttention": r"malformed reply \(the message's JSON holds about \d+ values, over"},

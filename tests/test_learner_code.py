@@ -141,6 +141,29 @@ def book_1_0_transposes(style: str) -> str:
                             for f in functions.values())
 
 
+@pytest.mark.parametrize("style", ["class body", "add_to_class"])
+def test_a_broken_method_is_replaced_where_the_class_calls_it(zygote: Zygote, tmp_path: Path, style: str) -> None:
+    """Helper-57 (session 41): a transpose_qkv method with a bug failed its tests, so MultiHeadAttention was
+    graded "with the course's transpose_qkv", which the child bound to the name `transpose_qkv`; the class
+    calls `self.transpose_qkv`, its own broken method, so the bug was charged twice (1.23 of 6 against 6 of 6
+    for the same bug in a top-level function) and the feedback said the course's version was used. The course's
+    function now also stands in for the method (dependencies.Job.method_stand_in, child.method_of_function)."""
+    old = "X = X.permute(0, 2, 1, 3)  # (B, h, L, d/h)"
+    source = book_1_0_transposes(style)
+    assert source.count(old) == 1
+    path = tmp_path / "broken_method.py"
+    path.write_text(source.replace(old, "X = X.permute(2, 0, 1, 3)  # heads outermost: a bug"))
+    results = [session.grade_file(zygote, "04_multihead", path), session.run_in_process("04_multihead", path)]
+    for result in results:
+        scores = {c.name: c.score for c in result.components}
+        assert 0 < scores["transpose_qkv"] < 1.5 and scores["transpose_output"] > 1.8
+        mha = next(c for c in result.components if c.name == "MultiHeadAttention")
+        assert mha.score == mha.points, [t.output for t in mha.tests if not t.passed][:1]
+        [qkv] = [u for u in mha.dependencies if u.name == "transpose_qkv"]
+        assert not qkv.student
+    assert said(results[0]) == said(results[1])
+
+
 def test_torch_s_warnings_about_a_test_s_own_arguments_are_not_the_student_s_output(zygote: Zygote,
                                                                                     tmp_path: Path) -> None:
     """Helper-54 (session 40): the book's decoder hands its dropout to a one-layer GRU, as the contract's

@@ -286,6 +286,8 @@ def test_a_contract_function_written_as_a_method_is_graded_as_that_method(source
     MHA_HEAD + AS_METHOD.replace("(self, X)", "(self, num_heads, X)"),  # the contract's parameters in another order
     MHA_HEAD + AS_METHOD + "class Other(nn.Module):\n" + AS_METHOD,  # which one?
     MHA_HEAD + AS_METHOD.replace("transpose_qkv", "split"),  # not named like it
+    # class data the body binds after a `def` of the same name is no method (helper-57)
+    MHA_HEAD + "    def h(self):\n        pass\n    h = 2\n" + AS_METHOD.replace("self.num_heads", "self.num_heads, self.h"),
     "class TransposeQKV(nn.Module):\n    def forward(self, X):\n        return X\n",  # a class for a function
 ])
 def test_no_method_stands_in_where_the_function_is_defined_or_the_method_needs_its_instance(source: str) -> None:

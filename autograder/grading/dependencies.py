@@ -57,6 +57,7 @@ class Job(TypedDict):
     words: dict[str, str]  # procedures.WORDS in the student's language
     alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
     as_method: dict[str, dict[str, Any]]  # the component's name -> its method graded in its place (signatures.MethodForm)
+    method_stand_in: dict[str, dict[str, Any]]  # a replaced dependency -> the student's method the course's stands in for
     called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
     stand_in_as: dict[str, str]  # the student's spelling -> the injected dependency it names (signatures.renamed)
 
@@ -244,13 +245,14 @@ def defined_names(cells: list[Cell]) -> set[str]:
     return names
 
 
-def _as_method(course: Course, cells: list[Cell], component: str, renames: dict[str, str]) -> dict[str, Any]:
-    """The child's spec of the component's method graded in its place, where `renames` names one."""
-    if "." not in renames.get(component, ""):
+def _as_method(course: Course, cells: list[Cell], names: Iterable[str], renames: dict[str, str]) -> dict[str, Any]:
+    """The child's specs of the methods graded in the place of `names`, where `renames` names one."""
+    names = [n for n in names if "." in renames.get(n, "")]
+    if not names:
         return {}
     from autograder.grading import signatures
-    form = signatures.methods_as_functions(course, cells).get(component)
-    return {component: form.spec()} if form is not None else {}
+    forms = signatures.methods_as_functions(course, cells)
+    return {name: forms[name].spec() for name in names if name in forms}
 
 
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
@@ -263,7 +265,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
     `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one (or to a function calling its method written for it: `as_method`), and a replaced class the student spelled otherwise is the course's
+    otherwise, if it has one (or to a function calling its method written for it: `as_method`; a replaced
+    dependency the student wrote as a method is the course's in that method's place too: `method_stand_in`, as the
+    student's class calls it through `self`), and a replaced class the student spelled otherwise is the course's
     under that spelling too (not a function: a call of the student's may rely on their own defaults, such
     as a `mask_sequence` whose `value` is -1e6 where the contract's is 0) (the student's later code calls it so: their own `MultiHead_Attention`, which
     fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
@@ -288,7 +292,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
                alias={component: renames[component]} if renames and "." not in renames.get(component, ".") else {},
-               as_method=_as_method(course, cells, component, renames or {}),
+               as_method=_as_method(course, cells, [component], renames or {}),
+               method_stand_in=_as_method(course, cells, replaced, renames or {}),
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
                stand_in_as={theirs: name for name, theirs in (renames or {}).items()
                             if name in replaced and inspect.isclass(course.reference_object(name))})

@@ -819,7 +819,7 @@ def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
     for name, stmt in _definitions(cells).items():
         if isinstance(stmt, ast.ClassDef) and (stmt not in classes or name == stmt.name):
             classes[stmt] = name  # one name per class: its own where loading binds it
-    out = {name: {f.name: f for f in stmt.body if isinstance(f, ast.FunctionDef)} for stmt, name in classes.items()}
+    out = {name: _body_methods(stmt) for stmt, name in classes.items()}
     for tree in cell_trees(tuple(cells)):
         for stmt in tree.body if tree is not None else []:
             if isinstance(stmt, ast.FunctionDef) and adds_to_a_class(stmt):
@@ -827,6 +827,22 @@ def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
                 cls = decorator.args[0] if len(decorator.args) == 1 else None
                 if isinstance(cls, ast.Name) and cls.id in out:
                     out[cls.id][stmt.name] = stmt
+    return out
+
+
+def _body_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    """The methods a class's body leaves bound: a name the body binds again after its `def` (`impl = ...`)
+    is data, not a method (helper-57's attack read such class data as a method's `self.impl`)."""
+    out: dict[str, ast.FunctionDef] = {}
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef):
+            out[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.AsyncFunctionDef, ast.ClassDef)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+            names = {stmt.name} if isinstance(stmt, (ast.AsyncFunctionDef, ast.ClassDef)) else {
+                n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+            for name in names:
+                out.pop(name, None)
     return out
 
 

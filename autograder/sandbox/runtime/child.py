@@ -246,6 +246,11 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     for theirs, name in (job.get("stand_in_as") or {}).items():
         if isinstance(theirs, str) and isinstance(name, str) and name in job.get("inject", []) and name in deps:
             namespace[theirs] = deps[name]
+    # ... and where the student wrote it as a method, which their class calls through `self` (signatures.MethodForm).
+    for name, spec in (job.get("method_stand_in") or {}).items():
+        cls = namespace.get(str(spec.get("cls"))) if isinstance(spec, dict) else None
+        if name in job.get("inject", []) and name in deps and isinstance(cls, type) and isinstance(spec.get("method"), str):
+            setattr(cls, spec["method"], method_of_function(deps[name], spec))
     read_as_written(namespace, job.get("called_as") or {})
     install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
     if callable(install_own):
@@ -291,6 +296,27 @@ def function_of_method(name: str, cls: type, spec: dict[str, Any]) -> Any:
 
     function.__name__ = function.__qualname__ = name
     return function
+
+
+def method_of_function(fn: Any, spec: dict[str, Any]) -> Any:
+    """The inverse of `function_of_method`: a method, for the student's class, that calls the course's function
+    `fn` with the contract's arguments: the method's own (`positional`) and those it reads from `self` (`from_self`)."""
+    positional = [(p, m) for p, m in spec.get("positional", []) if isinstance(p, str) and isinstance(m, str)]
+    from_self = [(p, a) for p, a in spec.get("from_self", []) if isinstance(p, str) and isinstance(a, str)]
+    contract_of = {m: p for p, m in positional}
+
+    def given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        out = {contract_of[m]: v for (_p, m), v in zip(positional, args)}
+        out.update({contract_of.get(k, k): v for k, v in kwargs.items()})
+        return out
+
+    if spec.get("static"):
+        return staticmethod(lambda *args, **kwargs: fn(**given(args, kwargs)))
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(**given(args, kwargs), **{param: getattr(self, attr) for param, attr in from_self})
+
+    return method
 
 
 def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> None:
