@@ -227,7 +227,6 @@ def defined_names(cells: list[Cell]) -> set[str]:
     """The names a submission's definitions bind (def, class, assignment), found without running it,
     with the loader's own rules (what the sandbox would load). A definition decorated with d2l 1.0's
     `add_to_class(C)` binds its name to None (it becomes a method of C): that defines nothing."""
-    from autograder.grading.signatures import adds_to_a_class
     from autograder.grading.submission import cell_trees
     from autograder.sandbox.runtime import loader
     names: set[str] = set()
@@ -236,7 +235,7 @@ def defined_names(cells: list[Cell]) -> set[str]:
             continue
         for stmt in tree.body:
             if loader.keeps(stmt) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and adds_to_a_class(stmt):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and loader.adds_to_a_class(stmt):
                     names.discard(stmt.name)
                 elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     names.add(stmt.name)
@@ -245,19 +244,9 @@ def defined_names(cells: list[Cell]) -> set[str]:
     return names
 
 
-def _as_method(course: Course, cells: list[Cell], names: Iterable[str], renames: dict[str, str]) -> dict[str, Any]:
-    """The child's specs of the methods graded in the place of `names`, where `renames` names one."""
-    names = [n for n in names if "." in renames.get(n, "")]
-    if not names:
-        return {}
-    from autograder.grading import signatures
-    forms = signatures.methods_as_functions(course, cells)
-    return {name: forms[name].spec() for name in names if name in forms}
-
-
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
         uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None,
-        called_as: Optional[dict[str, dict[str, Any]]] = None) -> Job:
+        called_as: Optional[dict[str, dict[str, Any]]] = None, methods: Optional[dict[str, dict[str, Any]]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
@@ -271,7 +260,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     under that spelling too (not a function: a call of the student's may rely on their own defaults, such
     as a `mask_sequence` whose `value` is -1e6 where the contract's is 0) (the student's later code calls it so: their own `MultiHead_Attention`, which
     fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
-    a course class standing in for the student's takes the student's calls by the student's own signature."""
+    a course class standing in for the student's takes the student's calls by the student's own signature.
+    `methods` (signatures.MethodForm.spec, per contract function the student wrote as a method): the child's spec
+    of the component's method graded in its place, and of a replaced dependency's method the course's stands in for."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -292,8 +283,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
                alias={component: renames[component]} if renames and "." not in renames.get(component, ".") else {},
-               as_method=_as_method(course, cells, [component], renames or {}),
-               method_stand_in=_as_method(course, cells, replaced, renames or {}),
+               as_method={n: spec for n, spec in (methods or {}).items() if n == component},
+               method_stand_in={n: spec for n, spec in (methods or {}).items() if n in replaced},
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
                stand_in_as={theirs: name for name, theirs in (renames or {}).items()
                             if name in replaced and inspect.isclass(course.reference_object(name))})

@@ -100,6 +100,7 @@ class SandboxProvider(Runs):
         self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
+        self.methods = signatures.method_specs(course, cells)  # contract functions written as methods
         self.called_as = signatures.called_as(course, cells, self.mismatches)  # the student's constructors, for the course's stand-ins
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
@@ -149,7 +150,7 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as))
+                               self._called_as(self.called_as), self.methods)
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -247,6 +248,7 @@ class InProcessProvider(Runs):
         self.ns: Any = None
         self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
         self.renames = signatures.renamed(course, cells)
+        self.methods = signatures.method_specs(course, cells)
         self.called_as = signatures.called_as(course, cells, self.mismatches)
 
     def _end(self) -> None:
@@ -268,7 +270,7 @@ class InProcessProvider(Runs):
         if uses is not None:
             self.uses[component] = uses
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as))
+                               self._called_as(self.called_as), self.methods)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

@@ -29,6 +29,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, cell_trees
+from autograder.sandbox.runtime import loader
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
@@ -660,13 +661,12 @@ def _student_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) ->
 def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
     """The submission's top-level functions and classes by name, as loading binds them (the last
     definition wins; `Name = Other` binds Other's definition), read with the loader's rules."""
-    from autograder.sandbox.runtime import loader
     found: dict[str, ast.stmt] = {}
     for tree in cell_trees(tuple(cells)):
         for stmt in tree.body if tree is not None else []:
             if not loader.keeps(stmt):
                 continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and adds_to_a_class(stmt):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and loader.adds_to_a_class(stmt):
                 found.pop(stmt.name, None)  # d2l 1.0's `@d2l.add_to_class(C)` binds the name to None
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found[stmt.name] = stmt
@@ -684,14 +684,6 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
     return found
 
 
-def adds_to_a_class(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    """Whether a definition is decorated with d2l 1.0's `add_to_class(C)`, which makes it a method of C."""
-    return any(_adds_to_a_class_decorator(d) for d in stmt.decorator_list)
-
-
-def _adds_to_a_class_decorator(decorator: ast.expr) -> bool:
-    return isinstance(decorator, ast.Call) and (getattr(decorator.func, "attr", None) == "add_to_class"
-                                                or getattr(decorator.func, "id", None) == "add_to_class")
 
 
 def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
@@ -812,6 +804,11 @@ def methods_as_functions(course: Course, cells: Iterable[Cell]) -> dict[str, Met
     return out
 
 
+def method_specs(course: Course, cells: Iterable[Cell]) -> dict[str, dict[str, Any]]:
+    """`methods_as_functions` as a job carries it (dependencies.job's `methods`)."""
+    return {name: form.spec() for name, form in methods_as_functions(course, cells).items()}
+
+
 def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
     """Per top-level class of the submission (by a name it is bound to), its methods as loading leaves
     them: those of its body, and those d2l 1.0's `@add_to_class(C)` adds to it later (the last one wins)."""
@@ -822,7 +819,7 @@ def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
     out = {name: _body_methods(stmt) for stmt, name in classes.items()}
     for tree in cell_trees(tuple(cells)):
         for stmt in tree.body if tree is not None else []:
-            if isinstance(stmt, ast.FunctionDef) and adds_to_a_class(stmt):
+            if isinstance(stmt, ast.FunctionDef) and loader.adds_to_a_class(stmt):
                 decorator = next(d for d in stmt.decorator_list if isinstance(d, ast.Call))
                 cls = decorator.args[0] if len(decorator.args) == 1 else None
                 if isinstance(cls, ast.Name) and cls.id in out:
@@ -851,7 +848,7 @@ def _method_form(cls: str, fn: ast.FunctionDef, methods: set[str], contract: Par
     function (`methods_as_functions`), or None where it cannot be."""
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
     if contract.varargs or fn.args.vararg or fn.args.kwonlyargs or any(
-            not (isinstance(d, ast.Name) and d.id == "staticmethod") and not _adds_to_a_class_decorator(d)
+            not (isinstance(d, ast.Name) and d.id == "staticmethod") and not loader.adds_to_a_class_decorator(d)
             for d in fn.decorator_list):
         return None
     own = _student_params(fn, method=True)

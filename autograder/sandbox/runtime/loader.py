@@ -47,6 +47,17 @@ def _imports_self_check(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "autograder" for a in stmt.names)
 
 
+def adds_to_a_class(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Whether a definition is decorated with d2l 1.0's `add_to_class(C)`, which makes it a method of C and
+    binds its own name to None."""
+    return any(adds_to_a_class_decorator(d) for d in stmt.decorator_list)
+
+
+def adds_to_a_class_decorator(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Call) and (getattr(decorator.func, "attr", None) == "add_to_class"
+                                                or getattr(decorator.func, "id", None) == "add_to_class")
+
+
 def keeps(stmt: ast.stmt) -> bool:
     """Whether a top-level statement is a definition the grader runs."""
     if _imports_self_check(stmt):
