@@ -235,10 +235,11 @@ def defined_names(cells: list[Cell]) -> set[str]:
             continue
         for stmt in tree.body:
             if loader.keeps(stmt) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and loader.adds_to_a_class(stmt):
-                    names.discard(stmt.name)
-                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names.add(stmt.name)
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    if loader.adds_to_a_class(stmt):  # binds the name to None
+                        names.discard(stmt.name)
+                    else:
+                        names.add(stmt.name)
                 else:
                     names |= loader.assigned_names(stmt)
     return names

@@ -37,8 +37,11 @@ class StudentError(AssertionError):
     def __init__(self, message: str, kind: str = "Exception", detail: Optional[str] = None) -> None:
         super().__init__(message)
         self.kind = kind  # the exception's class name in the child, e.g. "NameError"
-        self.raised_as = kind
         self.detail = message if detail is None else detail  # the child's message, traceback and notes
+
+    @property
+    def raised_as(self) -> str:
+        return self.kind
 
 
 class StudentAttributeError(StudentError, AttributeError):

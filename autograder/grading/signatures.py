@@ -684,8 +684,6 @@ def _definitions(cells: Iterable[Cell]) -> dict[str, ast.stmt]:
     return found
 
 
-
-
 def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
             depth: int = 0) -> Optional[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The class's own method `name`, else one of a base class the submission defines (3 levels)."""

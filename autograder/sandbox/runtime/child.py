@@ -237,8 +237,8 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
             namespace[name] = namespace[theirs]
     # A contract function written as a method of the student's class (the grader's signatures.MethodForm).
     for name, spec in (job.get("as_method") or {}).items():
-        cls = namespace.get(str(spec.get("cls"))) if isinstance(spec, dict) else None
-        if isinstance(name, str) and isinstance(cls, type) and isinstance(spec.get("method"), str):
+        cls = _method_class(namespace, spec)
+        if isinstance(name, str) and cls is not None:
             namespace[name] = function_of_method(name, cls, spec)
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
     # under the contract's names and under the student's own spelling of them (the grader's signatures.renamed).
@@ -248,8 +248,8 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
             namespace[theirs] = deps[name]
     # ... and where the student wrote it as a method, which their class calls through `self` (signatures.MethodForm).
     for name, spec in (job.get("method_stand_in") or {}).items():
-        cls = namespace.get(str(spec.get("cls"))) if isinstance(spec, dict) else None
-        if name in job.get("inject", []) and name in deps and isinstance(cls, type) and isinstance(spec.get("method"), str):
+        cls = _method_class(namespace, spec)
+        if name in job.get("inject", []) and name in deps and cls is not None:
             setattr(cls, spec["method"], method_of_function(deps[name], spec))
     read_as_written(namespace, job.get("called_as") or {})
     install_own = deps.get("_install_own")  # d2l 1.0's constructors for the student's own dependencies too
@@ -258,14 +258,26 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return namespace, report
 
 
+def _method_class(namespace: dict[str, Any], spec: Any) -> Optional[type]:
+    """The student's class a method spec (signatures.MethodForm.spec) names, if loading bound it."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
+        return None
+    cls = namespace.get(str(spec.get("cls")))
+    return cls if isinstance(cls, type) else None
+
+
+def _pairs(spec: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    """A method spec's (contract parameter, the method's name for it) pairs under `key`."""
+    return [(a, b) for a, b in spec.get(key, []) if isinstance(a, str) and isinstance(b, str)]
+
+
 def function_of_method(name: str, cls: type, spec: dict[str, Any]) -> Any:
     """The contract's function `name` that calls the method `spec["method"]` of the student's `cls`: on an
     instance made without running the class's constructor that holds, under the method's names, the
     arguments it reads from `self` (`from_self`: [contract parameter, attribute]); the rest go to the
     method's own parameters (`positional`: [contract parameter, the method's], in its order)."""
     contract = [p for p in spec.get("contract", []) if isinstance(p, str)]
-    from_self = [(p, a) for p, a in spec.get("from_self", []) if isinstance(p, str) and isinstance(a, str)]
-    positional = [(p, m) for p, m in spec.get("positional", []) if isinstance(p, str) and isinstance(m, str)]
+    from_self, positional = _pairs(spec, "from_self"), _pairs(spec, "positional")
     method, static = spec["method"], bool(spec.get("static"))
 
     def function(*args: Any, **kwargs: Any) -> Any:
@@ -301,8 +313,7 @@ def function_of_method(name: str, cls: type, spec: dict[str, Any]) -> Any:
 def method_of_function(fn: Any, spec: dict[str, Any]) -> Any:
     """The inverse of `function_of_method`: a method, for the student's class, that calls the course's function
     `fn` with the contract's arguments: the method's own (`positional`) and those it reads from `self` (`from_self`)."""
-    positional = [(p, m) for p, m in spec.get("positional", []) if isinstance(p, str) and isinstance(m, str)]
-    from_self = [(p, a) for p, a in spec.get("from_self", []) if isinstance(p, str) and isinstance(a, str)]
+    positional, from_self = _pairs(spec, "positional"), _pairs(spec, "from_self")
     contract_of = {m: p for p, m in positional}
 
     def given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
