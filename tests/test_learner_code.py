@@ -615,3 +615,21 @@ def test_an_earlier_component_spelled_otherwise_is_replaced_under_that_spelling(
         block = scores["EncoderBlock"]
         assert [u.student for u in block.dependencies if u.name == "MultiHeadAttention"] == [False]  # the course's
     assert said(sandboxed) == said(in_process)
+
+
+def test_a_lazy_layer_forward_never_uses_costs_only_the_naming_test(zygote: Zygote, tmp_path: Path) -> None:
+    """d2l 1.0's TransformerEncoder keeps a `dense = nn.LazyLinear(vocab_size)` that its forward never
+    calls (sonnylau, session 41). The own-blocks tests count parameters after one call: the unused layer
+    stays uninitialized and failed them with torch's "Attempted to use an uninitialized parameter" (3.16 of
+    4). A layer that holds no numbers is not counted; the naming test names the extra entries."""
+    source = reference_source("06_transformer")
+    old = "        self.attention_weights: list[Optional[torch.Tensor]] = [None] * num_layers\n"
+    assert source.count(old) == 1  # the encoder's
+    source = source.replace(old, old + "        self.dense = nn.LazyLinear(vocab_size)\n", 1)
+    path = tmp_path / "unused_lazy.py"
+    path.write_text(source)
+    for result in (session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)):
+        for comp in result.components:
+            failed = [t.function for t in comp.tests if not t.passed]
+            assert failed == (["test_encoder_contract_names"] if comp.name == "TransformerEncoder" else []), \
+                (comp.name, failed, [t.output for t in comp.tests if not t.passed][:1])

@@ -257,6 +257,12 @@ class RemoteObject:
         return self._conn.request({"op": "call", "obj": self._handle, "name": "state_dict", "args": [], "kwargs": {},
                                    "shapes": True})
 
+    def __remote_parameter_shapes__(self) -> Any:
+        """`obj.named_parameters()` (a shared parameter once) with each tensor sent as its shape and dtype
+        only, as `__remote_state_shapes__` sends a state: what a count of parameters reads."""
+        return self._conn.request({"op": "call", "obj": self._handle, "name": "named_parameters", "args": [],
+                                   "kwargs": {}, "shapes": True})
+
     def __remote_attributes__(self) -> dict[str, Any]:
         """The object's `__dict__` as it came back (tensors as plain tensors, a module's `_buffers` as a dict,
         other objects as handles; {} if it has none): where a test looks for a table the contract names and

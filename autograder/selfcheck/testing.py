@@ -850,6 +850,24 @@ def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> 
     return step()
 
 
+def parameter_shapes(module: Any) -> list[tuple[str, torch.Tensor]]:
+    """`named_parameters()` (a shared parameter once) without the values: a remote module sends each as its
+    shape and dtype (a lazy layer's as uninitialized), as `state_shapes` does for a state."""
+    found = module.__remote_parameter_shapes__() if _is_remote(module) else module.named_parameters()
+    return [(k, v) for k, v in found if isinstance(k, str) and isinstance(v, torch.Tensor)]
+
+
+def trainable_numbers(module: Any, *inputs: Any) -> int:
+    """How many numbers the module's parameters hold, a shared parameter counted once. Lazy layers
+    (nn.LazyLinear, as d2l 1.0 builds them) get their shapes from one call on `inputs` first; a lazy
+    layer that call does not reach (a layer the module never uses) holds none."""
+    shapes = parameter_shapes(module)
+    if any(is_lazy(p) for _, p in shapes):
+        call(_("its first forward call (which gives lazy parameters their shapes)"), module, *inputs)
+        shapes = parameter_shapes(module)
+    return sum(math.prod(tuple(p.shape)) for _, p in shapes if not is_lazy(p))
+
+
 def param_names(module: Any) -> list[str]:
     """Names of the module's trainable parameters."""
     return [name for name, _ in module.named_parameters()]

@@ -135,9 +135,7 @@ def distinct_blocks(student_module: Any, ref_module: torch.nn.Module, num_layers
     """Each block has its own parameters: the same module appended num_layers times shares them. Lazy
     layers (d2l 1.0's) get their shapes from one call of the student's module on `inputs` first."""
     # By count, not by name (named_parameters() lists a shared parameter once): names are the naming test's.
-    total_mine = T.with_lazy_parameters(
-        lambda: sum(math.prod(tuple(p.shape)) for _, p in student_module.named_parameters()), student_module, *inputs)
-    total_theirs = sum(math.prod(tuple(p.shape)) for _, p in ref_module.named_parameters())
+    total_mine, total_theirs = T.trainable_numbers(student_module, *inputs), T.trainable_numbers(ref_module)
     T.check(total_mine == total_theirs,
             _("{what} with num_layers={num_layers} should have {num_layers} blocks with their own "
               "weights ({total_theirs} trainable numbers in all), but named_parameters() lists "

@@ -101,12 +101,6 @@ def test_encoder_block_shape_and_norm(student):
     T.assert_layer_normalized(Y, _("EncoderBlock output (fresh block, eval mode)"), hint=POST_NORM_HINT)
 
 
-def _trainable_numbers(module, *inputs) -> int:
-    """How many trainable numbers `module` has; lazy layers (d2l 1.0's nn.LazyLinear) get their shapes
-    from one call on `inputs` first (T.with_lazy_parameters)."""
-    return T.with_lazy_parameters(lambda: sum(p.numel() for _, p in module.named_parameters()), module, *inputs)
-
-
 def _encoder_inputs(enc) -> tuple:
     return torch.tensor([[1, 2, 3]]), None
 
@@ -118,7 +112,7 @@ def _decoder_inputs(dec) -> tuple:
 def _check_own_blocks(build, inputs, what: str) -> None:
     """Every block has its own weights: each further block adds the same number of trainable numbers
     (named_parameters() lists a shared parameter once; counted, not named: names are the naming test's)."""
-    count = [_trainable_numbers(m, *inputs(m)) for m in map(build, (1, 2, 3))]
+    count = [T.trainable_numbers(m, *inputs(m)) for m in map(build, (1, 2, 3))]
     T.check(count[1] > count[0] and count[2] - count[1] == count[1] - count[0],
             _("{what} with num_layers=1, 2, 3: every block should have its own weights, but named_parameters() "
               "lists {count} trainable numbers (each further block should add the same number)\n"
