@@ -46,7 +46,8 @@ def naming_allowance(comp: ComponentScore, policy: Scoring) -> float:
     def about_names(outcome: Any) -> bool:
         first = outcome.output.split("\n", 1)[0]
         return ("_contract_names" in outcome.function or outcome.function == signatures.naming_test(comp.name)
-                or outcome.part in scoring.STORED or "has no attribute `" in first or "attention_weights:" in first)
+                or outcome.part in scoring.STORED or "has no attribute `" in first or "attention_weights:" in first
+                or "is a method, and the contract reads it as an attribute" in first)
     return sum(sh.max_score for sh in scoring.shares(comp.points, comp.tests, policy)
                if not sh.outcome.passed and about_names(sh.outcome))
 
