@@ -27,6 +27,7 @@ from autograder.grading.results import results_json
 from autograder.sandbox.bwrap import bwrap_available
 from autograder.sandbox.forkserver import Zygote
 from autograder.sandbox.runtime import landlock, wire
+from autograder.sandbox.runtime.environment import ENVIRONMENT
 from kit_helpers import poll
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -436,3 +437,15 @@ def test_a_job_that_held_the_course_code_leaves_no_state_for_the_next(zygote: Zy
     server = zygote.proc.pid if zygote.proc else None
     session.grade_file(zygote, A, receiver, now=after)
     assert zygote.proc is not None and zygote.proc.pid == server  # nothing withheld: no server replaced
+
+
+def test_the_child_s_world_is_the_same_in_both_modes(own_server: Zygote) -> None:
+    """What the student's code reads of its process (environment, command line) is the kit's, whatever
+    isolates it (child.uniform_process): code that looks for a mode's traces finds none in either."""
+    zygote = own_server
+    if not zygote.alive:
+        zygote.start()
+    result = session.grade_file(zygote, A, HOSTILE / "tell_modes_apart.py")
+    seen = [json.loads(line.split("WORLD: ", 1)[1]) for line in result.output.splitlines() if "WORLD: " in line]
+    assert seen and all(w == {"environ": ENVIRONMENT, "argv": ["__submission__"]} for w in seen), seen[:1]
+    assert scores(result) == FULL, result.output[-2000:]

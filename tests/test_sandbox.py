@@ -862,3 +862,27 @@ def test_a_childs_cpu_limit_is_rounded_up_to_whole_seconds(seconds: float, appli
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == [str(applied), str(applied + 1)]
+
+
+@pytest.mark.skipif(not bwrap_mod.bwrap_available(), reason="bubblewrap is not usable here")
+def test_the_end_of_a_job_leaves_the_binds_bubblewrap_made_in_tmp_and_counts_it_clean(tmp_path: Path) -> None:
+    """An interpreter or a kit under /tmp (a virtual environment made there, helper-58) is bound read-only
+    into the sandbox's own /tmp, through directories bubblewrap makes there first. The clean-up after a job
+    (zygote.wipe) could not remove them and reported the job dirty, so the grader replaced the fork server
+    after every job (a 06 class 3-6 times slower). It removes what a job wrote, a file beside such a
+    directory included, and keeps the way to the mount points."""
+    source = tmp_path / "site"
+    source.mkdir()
+    (source / "module.py").write_text("# not the job's\n")
+    box = "/tmp/wipe-box"
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import zygote\n"
+            "root = sys.argv[2]\n"
+            "os.makedirs(root + '/job/deep'); open(root + '/job/deep/x', 'w').write('x')\n"
+            "open(root + '/venv/planted', 'w').write('beside the mount')\n"
+            "clean = zygote.wipe(root, True)\n"
+            "print(clean, sorted(os.path.relpath(os.path.join(d, n), root) for d, ds, fs in os.walk(root) for n in ds + fs))\n")
+    proc = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--tmpfs", box, "--ro-bind", str(source), f"{box}/venv/lib/site",
+                           sys.executable, "-c", code, str(bwrap_mod.RUNTIME_DIR), box],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True ['venv', 'venv/lib', 'venv/lib/site', 'venv/lib/site/module.py']"

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.sandbox.runtime.environment import ENVIRONMENT
+
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 _PACKAGE = Path(__file__).resolve().parents[1]  # autograder/
 KIT_DIRS = [_PACKAGE, _PACKAGE.parent / "solutions"]
@@ -114,9 +116,8 @@ def bwrap_command(python: str, fd: int, zygote_args: tuple[str, ...] = ()) -> li
 
 
 def child_env() -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1",
-            "LANG": "C.UTF-8"}
+    """The fork server's environment, the student's code's in every mode (runtime/environment.py)."""
+    return dict(ENVIRONMENT)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import itertools
+import os
 import socket
 import sys
 import types
@@ -18,6 +19,7 @@ import torch
 
 import loader
 import wire
+from environment import ENVIRONMENT
 from procedures import TEST_SEED, fit, say, seed_everything, use_words, vjp
 
 MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
@@ -412,8 +414,19 @@ def _deps(job: dict[str, Any]) -> dict[str, Any]:
     return deps_module.__dict__ if deps_module is not None else {}
 
 
+def uniform_process() -> None:
+    """What the student's code reads of its process is the same in every mode: exactly ENVIRONMENT
+    (what a mode or an import added is gone: bubblewrap's PWD, torch's TORCHINDUCTOR_CACHE_DIR where the
+    user has a name) and a command line of the submission's name alone (not the fork server's path and
+    flags). Code can still tell machines apart (their CPUs, the time), not the modes of one machine."""
+    os.environ.clear()
+    os.environ.update(ENVIRONMENT)
+    sys.argv[:] = [SUBMISSION]
+
+
 def serve(job: dict[str, Any], sock: socket.socket) -> None:
     """Load the submission, report, then answer calls until the grader hangs up."""
+    uniform_process()
     seed_everything(int(job.get("seed", TEST_SEED)))
     torch.set_num_threads(1)
     namespace, report = load_submission(job)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import resource
 import selectors
 import signal
@@ -197,14 +198,41 @@ def kill_tree(pid: int, confinement: Confinement) -> bool:
     return reaper.end_descendants(os.getpid(), reap_all)
 
 
-def wipe(root: str, keep_root: bool) -> bool:
-    """Remove everything under `root` (and root itself unless keep_root), whatever modes the job set.
+def mount_points_under(root: str) -> set[str]:
+    """The mount points below `root`: bubblewrap's read-only binds of a kit or an interpreter that lives
+    under /tmp (a virtual environment made there), whose directories it made in the sandbox's own /tmp
+    before any job ran. They are not a job's, and cannot be removed."""
+    prefix, found = root.rstrip("/") + "/", set()
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]) if len(fields) > 4 else ""
+                if point.startswith(prefix):
+                    found.add(point.rstrip("/"))
+    except OSError:
+        pass
+    return found
 
-    Iterative (a job may nest directories deeply); True when nothing is left.
+
+def wipe(root: str, keep_root: bool) -> bool:
+    """Remove everything under `root` (and root itself unless keep_root), whatever modes the job set,
+    but the mount points below it and the directories that lead to them (`mount_points_under`).
+
+    Iterative (a job may nest directories deeply); True when nothing else is left.
     """
+    mounts, prefix = mount_points_under(root), root.rstrip("/") + "/"
+    kept = set(mounts)
+    for mount in mounts:
+        d = os.path.dirname(mount)
+        while d.startswith(prefix):
+            kept.add(d)
+            d = os.path.dirname(d)
     dirs, stack = [], [root]
     while stack:
         d = stack.pop()
+        if d in mounts:
+            continue
         try:
             os.chmod(d, 0o1777 if (d == root and keep_root) else 0o700)
             with os.scandir(d) as it:
@@ -221,13 +249,23 @@ def wipe(root: str, keep_root: bool) -> bool:
             except OSError:
                 pass
     for d in reversed(dirs):
-        if d != root or not keep_root:
+        if (d != root or not keep_root) and d not in kept:
             try:
                 os.rmdir(d)
             except OSError:
                 pass
     try:
-        return not os.listdir(root) if keep_root else not os.path.lexists(root)
+        if not keep_root:
+            return not os.path.lexists(root)
+        left = [root]
+        for d in left:  # what is left must be the way to the mount points, nothing else
+            for name in os.listdir(d):
+                path = os.path.join(d, name)
+                if path not in kept or not os.path.isdir(path) or os.path.islink(path):
+                    return False
+                if path not in mounts:
+                    left.append(path)
+        return True
     except OSError:
         return not keep_root
 
