@@ -153,14 +153,16 @@ def test_nothing_to_gain_is_not_graded_again(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_a_second_grading_stops_once_it_cannot_score_more(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The masked_softmax bug, and an AdditiveAttention that adds 1 to its output: with the student's own
+    """The masked_softmax bug, and an AdditiveAttention that stores twice its weights: with the student's own
     masked_softmax it cannot beat the course's, so its second grading stops after the first failures."""
     reruns: list[str] = []
     again = session.SessionPlugin.again
     monkeypatch.setattr(session.SessionPlugin, "again", lambda self, item: reruns.append(item.nodeid) or again(self, item))
     source = reference_source("02_attention_scoring").replace("value=fill", "value=0")
     source = source.replace("return torch.bmm(self.dropout(self.attention_weights), values)  # (B, Q, v)",
-                            "return torch.bmm(self.dropout(self.attention_weights), values) + 1", 1)
+                            "out = torch.bmm(self.dropout(self.attention_weights), values)  # (B, Q, v)\n"
+                            "        self.attention_weights = 2 * self.attention_weights\n"
+                            "        return out", 1)
     (tmp_path / "both.py").write_text(source)
     result = session.run_in_process("02_attention_scoring", tmp_path / "both.py")
     comp = component(result, "AdditiveAttention")

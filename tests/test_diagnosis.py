@@ -227,15 +227,18 @@ class DotProductAttention(nn.Module):
 
 def test_degenerate_code_earns_at_most_its_share_whatever_it_passes(tmp_path: Path) -> None:
     """Found by a review: attention that stores the right weights and returns zeros passed the
-    reference tests of its weights (a side output, outside the gate) and kept 0.78 of 4."""
+    reference tests of its weights (a side output, outside the gate) and kept 0.78 of 4. It is degenerate
+    (capped at 10%) and, since session 42, its weights' tests earn in proportion to its outputs' agreement
+    with the course's: nothing (tests/test_credit_attacks.py holds the ones version, which no catalogue
+    entry reproduces)."""
     path = tmp_path / "weights_only.py"
     path.write_text(zoo.reference_source("02_attention_scoring") + _RIGHT_WEIGHTS_ZERO_OUTPUT)
     result = run_in_process("02_attention_scoring", path, components=["DotProductAttention"])
     dot = next(c for c in result.components if c.name == "DotProductAttention")
-    assert dot.degenerate and 0 < dot.score <= 0.1 * dot.points, dot.score
+    assert dot.degenerate and dot.score <= 0.1 * dot.points, dot.score
     tests = [t for t in results_json(result)["tests"] if t["name"].startswith("DotProductAttention")]
     assert round(sum(t["score"] for t in tests), 4) == dot.score
-    assert any(t["score"] > 0 and "all its tests together earn at most 10% of its points" in t["output"] for t in tests)
+    assert all("all its tests together earn at most 10% of its points" in t["output"] for t in tests if t["score"] > 0)
 
 
 BOOK_MASK = "decblock_book_train_only_mask"

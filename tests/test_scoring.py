@@ -3,6 +3,8 @@ reference comparisons gate the credit of property and structure tests, and the f
 applies only when the diagnosis names one known realistic mistake (never for degenerate code)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,3 +185,28 @@ def test_a_mistake_that_explains_few_of_many_failures_is_not_named():
     compared = [False, False, False, True, False, True, True]
     assert diagnosis.conclude_component(book, [set()] * 7, compared) == ("causal-mask-missing", False)
     assert diagnosis.conclude_component(book, [set()] * 7) == (None, False)
+
+
+def test_side_outputs_earn_in_proportion_to_the_outputs_unless_a_named_mistake_explains_them():
+    """Helper-60 (session 42): right attention weights (or table) beside outputs that are all wrong earned the
+    weights' share in full. A comparison of a stored side output (part in scoring.STORED) is now gated like a
+    property test; where the diagnosis names the one mistake that explains the outputs, it is judged on its own."""
+    weights = dataclasses.replace(outcome("reference", True, function="test_x"), part="attention_weights")
+    table = dataclasses.replace(outcome("reference", True, function="test_t"), part="table")
+    tests = [weights, table, outcome("reference", False, function="test_out", misconception="fill-zero")]
+    assert [s.score for s in shares(9.0, tests, Scoring())] == [0.0, 0.0, 0.0]
+    assert [s.score for s in shares(9.0, tests, Scoring(), explained=True)] == [3.0, 3.0, 1.5]
+    half = [dataclasses.replace(tests[2], passed=True), outcome("reference", False), weights]
+    assert [s.score for s in shares(9.0, half, Scoring())] == [3.0, 0.0, 1.5]  # the outputs' gate: 1 of 2
+
+
+def test_a_mistake_seen_only_in_texts_or_crashes_earns_no_floor():
+    """Helper-60 (session 42): a crash's text or a structure check's can be written without computing
+    anything (a typo's AttributeError on every call; zeros crashing under the course's weights beside a
+    mutant's bias-less structure). The gate's floor needs the mistake seen in numbers (`seen`), and a
+    failure where the code raised earns no floor."""
+    crashed = dataclasses.replace(outcome("reference", False, misconception="typo"), crashed=True)
+    tests = [crashed, outcome("structure", False, misconception="typo"), outcome("property", True)]
+    assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=False)] == [0.0, 0.7, 0.0]
+    assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=True)] == [0.0, 0.7, 0.7]
+    assert [s.score for s in shares(7.0, tests, Scoring(), explained=True)] == [0.0, 0.7, 0.7]  # seen defaults to explained

@@ -39,6 +39,10 @@ class Diagnosis:
     entries: tuple[str, ...]
     ways: tuple[tuple[str, str], ...]  # (bug, fix) in English of the members the code behaves like (`explain`)
     degenerate: bool = False  # a degenerate entry (code that ignores its inputs), not a realistic mistake
+    # Replaying the mistake reproduced a value the code computed (a failed comparison with the course). Only
+    # then does it earn the floor (ComponentScore.explained): a failure's text alone, a crash or a structure
+    # test's, can be written without computing anything (helper-60, session 42).
+    seen_in_values: bool = False
 
     def said(self) -> tuple[str, str]:
         """The misconception and its fix in the student's language, the members' words joined where

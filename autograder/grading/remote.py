@@ -16,6 +16,7 @@ from collections.abc import Callable
 from autograder.grading import bounded, signatures
 from autograder.grading.signatures import Mismatch, spelled_like
 from autograder.selfcheck import symptoms
+from autograder.selfcheck.testing import Crash
 from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied, Stop
 from autograder.sandbox.runtime import wire
@@ -29,7 +30,7 @@ MESSAGE_CHARS = 4000
 _CALLED = re.compile(r"^(\w+)(?:\.(\w+))?\(\) ")
 
 
-class StudentError(AssertionError):
+class StudentError(Crash):
     """The student's code raised an exception (shown with the student's own traceback): `message` says
     so ("your code raised NameError: ..."); a test that says itself what raised it shows `raised_as` and
     `detail` instead (selfcheck.testing.raised), so that the student reads their own error's class."""

@@ -85,7 +85,8 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
     tests = []
     policy = policy or result.scoring
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy, comp.explained, degenerate=comp.degenerate):
+        for share in shares(comp.points, comp.tests, policy, comp.explained, degenerate=comp.degenerate,
+                            seen=comp.seen_in_values):
             t = share.outcome
             output = _output(t.output, result)
             if share.capped:

@@ -31,6 +31,11 @@ class ComponentScore:
         """Its failures are one known realistic mistake (the diagnosis names it): the floor applies."""
         return not self.degenerate and any(not d.degenerate for d in self.misconceptions)
 
+    @property
+    def seen_in_values(self) -> bool:
+        """... and the diagnosis saw it in numbers the code computed (`Diagnosis.seen_in_values`)."""
+        return self.explained and any(d.seen_in_values for d in self.misconceptions if not d.degenerate)
+
 
 @dataclass
 class Result:
@@ -74,8 +79,8 @@ class TestShare:
     capped: bool = False  # lowered with every other test of a degenerate component (policy.degenerate_share)
 
 
-#: Parts of a comparison that check a stored side output rather than what the component returns.
-STORED = frozenset({"attention_weights"})
+#: Parts of a comparison that check a stored side output or table rather than what the component returns.
+STORED = frozenset({"attention_weights", "table"})
 
 
 def test_kind(outcome: TestOutcome, policy: Scoring) -> str:
@@ -88,16 +93,24 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
 
 
 def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
-           degenerate: bool = False) -> list[TestShare]:
+           degenerate: bool = False, seen: Optional[bool] = None) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
-    earned: a passed reference test its share, a passed property or structure test its share times
-    the share of reference weight passed (with `gate: proportional`; the reference tests of a stored
-    side output, part "attention_weights", are not in that share).
+    earned: a passed comparison of what the component returns its share; any other passed test (a
+    property, a structure check, a comparison of a stored side output or table: part in STORED) its
+    share times the share of that comparisons' weight passed (the gate, with `gate: proportional`).
+    Credit for anything but the outputs thus needs outputs that agree with the course's: code that
+    stores the right attention weights or table and returns something else earns nothing for them
+    (helper-60, session 42), while a missing or misnamed side output costs its own tests alone.
 
     When the failures are `explained` by one known realistic mistake (the diagnosis names it), that
-    mistake costs at most `1 - policy.floor` of what it touches: a passed property or structure test
-    earns at least `policy.floor` of its share, and so does a failed test whose failure the mistake
-    explains (its `misconception` is set); a failure it does not explain earns nothing.
+    mistake costs at most `1 - policy.floor` of what it touches: a failed test whose failure the mistake
+    explains (its `misconception` is set) earns `policy.floor` of its share unless the code crashed there
+    (a crash computes nothing: code that raises on every call earns nothing, typo or not), the side
+    outputs are judged on their own (the mistake says why the outputs differ), and, where the diagnosis
+    saw the mistake in numbers the code computed (`seen`, default `explained`: Diagnosis.seen_in_values),
+    a passed property or structure test earns at least `policy.floor` of its share. A failure it does not
+    explain (a second, unknown mistake) earns nothing. Texts alone (a crash's, a shape's, a structure
+    check's) can be written without computing anything, so they name a mistake but open no gate.
 
     A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
     `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
@@ -106,14 +119,15 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     if not tests or total <= 0:
         return []
     kinds = [test_kind(t, policy) for t in tests]
-    # The gate weighs what the component computes: a stored side output (attention_weights) that is
-    # missing, misnamed or wrong costs its own tests, not the credit of the tests about the outputs.
+    # The gate weighs what the component returns: a stored side output (attention_weights, a table) that
+    # is missing, misnamed or wrong costs its own tests, not the credit of the tests about the outputs.
     reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference" and t.part not in STORED]
     ref_total = sum(w for _, w in reference)
+    seen = explained if seen is None else seen
     gate, floored = 1.0, False
     if policy.gate == "proportional" and ref_total > 0:
         gate = sum(w for t, w in reference if t.passed) / ref_total
-        if explained and gate < policy.floor:
+        if explained and seen and gate < policy.floor:
             gate, floored = policy.floor, True
     units = round(points * 10_000)
     raw = [units * w / total for w in weights]
@@ -123,9 +137,10 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     out = []
     for t, m, k in zip(tests, maxima, kinds):
         if t.passed:
-            factor = 1.0 if k == "reference" else gate
-            out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and k != "reference"))
-        elif explained and policy.gate == "proportional" and t.misconception:
+            own = k == "reference" and (t.part not in STORED or explained)  # judged on its own, not by the gate
+            factor = 1.0 if own else gate
+            out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
+        elif explained and policy.gate == "proportional" and t.misconception and not t.crashed:
             out.append(TestShare(t, m / 10_000, round(m * policy.floor) / 10_000, policy.floor, True))
         else:
             out.append(TestShare(t, m / 10_000, 0.0, 0.0))
@@ -150,5 +165,5 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
 
 
 def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
-                    degenerate: bool = False) -> float:
-    return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate)), 4)
+                    degenerate: bool = False, seen: Optional[bool] = None) -> float:
+    return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate, seen)), 4)

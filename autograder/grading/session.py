@@ -268,7 +268,7 @@ def judge(comp: ComponentScore, course: config_mod.Course,
         # them, the one mistake that may be named for it (catalogue entries' `ignores`); helper-52's Mr-Talon.
         name_misconceptions(comp, only=ignoring(comp.name, signatures.dropped_inputs(mismatches, comp.name)))
     comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
-                                 degenerate=comp.degenerate)
+                                 degenerate=comp.degenerate, seen=comp.seen_in_values)
 
 
 def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
@@ -353,7 +353,8 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates]) if family else None
     if found is None:
         return
-    comp.misconceptions.append(found)
+    seen = any(family in t.candidates and t.on_values for t in failed)
+    comp.misconceptions.append(dataclasses.replace(found, seen_in_values=seen))
     for test in failed:
         if family in test.candidates:
             test.misconception = family

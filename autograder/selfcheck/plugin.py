@@ -59,6 +59,8 @@ class TestOutcome:
     replayed: tuple[str, ...] = ()  # ... of which found by replaying the catalogue's variants
     entries: tuple[str, ...] = ()  # the catalogue entries whose replay reproduced it (members of those families)
     replay_ran: bool = False  # the catalogue's variants were replayed on its failed call (none may have reproduced it)
+    on_values: bool = False  # it failed on numbers the code computed (testing.Mismatch.on_values), not a crash or a fact
+    crashed: bool = False  # the student's code raised (testing.Crash, or an exception that is no failed check)
     part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
     english: str = ""  # `name` in English (describe_test): what staff read and results are keyed by
 
@@ -194,6 +196,16 @@ def failure_text(report: pytest.TestReport, limit: int = 4000) -> str:
     return message.split("Falsifying example:")[0].strip()[:limit]
 
 
+def failure_leaf(exc: BaseException) -> BaseException:
+    """The one failure inside an exception group of one (hypothesis' FlakyFailure: a failure that did not
+    happen again on replay), or `exc` itself."""
+    leaf, inner = exc, getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):
+        leaf = inner[0]
+        inner = getattr(leaf, "exceptions", None)
+    return leaf
+
+
 def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     """The failure's type and message, without the notes attached to the exception (PEP 678).
 
@@ -204,11 +216,7 @@ def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     and between hypothesis versions. The suites' messages show the failing inputs themselves and the
     kit attaches no notes, so none are kept, whatever their wording."""
     exc = excinfo.value
-    leaf = exc
-    inner = getattr(leaf, "exceptions", None)
-    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):  # an exception group
-        leaf = inner[0]  # such as hypothesis' FlakyFailure: a failure that did not happen again on replay
-        inner = getattr(leaf, "exceptions", None)
+    leaf = failure_leaf(exc)
     if leaf is not exc:  # pytest would show the repr of the one exception inside
         text = str(leaf) if isinstance(leaf, AssertionError) else f"{type(leaf).__name__}: {leaf}"
         return text.strip()
@@ -261,6 +269,8 @@ def same_examples(items: list[pytest.Item]) -> dict[str, str]:
 MISCONCEPTION_PROPERTY = "misconception"
 ENTRIES_PROPERTY = "reproducing_entries"
 REPLAYED_PROPERTY = "replayed"
+ON_VALUES_PROPERTY = "on_values"
+CRASHED_PROPERTY = "crashed"
 #: Where hypothesis (core._raise_to_user) leaves a test's failing examples on its pytest item.
 HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
@@ -328,6 +338,8 @@ class GradingPlugin:
             outcome.candidates = tuple(sorted(str(f) for f in found)) if isinstance(found, tuple) else ()
             outcome.entries = tuple(sorted(str(e) for e in entries)) if isinstance(entries, tuple) else ()
             outcome.replay_ran = properties.get(REPLAYED_PROPERTY) is True
+            outcome.on_values = properties.get(ON_VALUES_PROPERTY) is True
+            outcome.crashed = properties.get(CRASHED_PROPERTY) is True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
@@ -354,6 +366,12 @@ class GradingPlugin:
                 properties.append((ENTRIES_PROPERTY, tuple(entries)))
             if getattr(excinfo.value, "replayed", False) is True:
                 properties.append((REPLAYED_PROPERTY, True))
+            leaf = failure_leaf(excinfo.value)
+            if getattr(leaf, "on_values", False) is True:
+                properties.append((ON_VALUES_PROPERTY, True))
+            from autograder.selfcheck.testing import Crash
+            if isinstance(leaf, Crash) or not isinstance(leaf, AssertionError):
+                properties.append((CRASHED_PROPERTY, True))
         return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
                                  message, call.when, [], duration=call.duration, start=call.start,
                                  stop=call.stop, user_properties=properties)

@@ -106,12 +106,21 @@ class Reproduced:
 DIAGNOSE: Optional[Callable[[Any, Any, dict[str, Any], float, float], Reproduced]] = None
 
 
-class Mismatch(AssertionError):
-    """A failed comparison, with the known misconceptions (catalogue families and entries) that reproduce it."""
+class Crash(AssertionError):
+    """The student's code raised where a test called it (`call`; the sandbox's StudentError too): a failure
+    that shows nothing the code computed, so it earns no floor (grading/scoring.shares)."""
 
-    def __init__(self, message: str, found: Reproduced = Reproduced()) -> None:
+
+class Mismatch(AssertionError):
+    """A failed comparison, with the known misconceptions (catalogue families and entries) that reproduce it.
+    `on_values`: it failed on the numbers the code computed (shapes and dtypes agreed), or a replayed
+    mistake reproduced them: a text that code cannot write without computing, unlike a crash's, a shape's
+    or a fact's (the floor's evidence: Diagnosis.seen_in_values)."""
+
+    def __init__(self, message: str, found: Reproduced = Reproduced(), on_values: bool = False) -> None:
         super().__init__(message)
         self.candidates, self.entries, self.replayed = found.families, found.entries, found.replayed
+        self.on_values = on_values or bool(found.families and found.replayed)
 
 
 class Missing:
@@ -194,7 +203,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
         lines += ["  " + _("input {name} = {value}").format(name=k, value=describe_value(v)) for k, v in inputs.items()]
     raw_actual, raw_expected = actual, expected
 
-    def fail(reason: str) -> None:
+    def fail(reason: str, on_values: bool = False) -> None:
         found = Reproduced()
         if DIAGNOSE is not None and isinstance(raw_actual, torch.Tensor) and reported():
             tol = tolerance(raw_expected.dtype) if isinstance(raw_expected, torch.Tensor) else (0.0, 0.0)
@@ -202,7 +211,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
             found = DIAGNOSE(as_plain(raw_actual), raw_expected, dict(inputs or {}),
                              rtol if rtol is not None else tol[0], atol if atol is not None else tol[1])
             torch.random.set_rng_state(rng)
-        raise Mismatch("\n".join([lines[0], f"  {reason}"] + lines[1:]), found)
+        raise Mismatch("\n".join([lines[0], f"  {reason}"] + lines[1:]), found, on_values)
 
     if isinstance(actual, Missing):
         raise AssertionError(actual.reason)
@@ -223,7 +232,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     atol = da if atol is None else atol
     a, e = actual.to(torch.float64), expected.to(torch.float64)
     if not torch.isfinite(a).all() and torch.isfinite(e).all():
-        fail(_("your output contains NaN or infinity"))
+        fail(_("your output contains NaN or infinity"), on_values=True)
     if torch.equal(a.isnan(), e.isnan()) and torch.allclose(a.nan_to_num(), e.nan_to_num(), rtol=rtol, atol=atol):
         return
     err = (a - e).abs().nan_to_num(nan=math.inf)
@@ -245,7 +254,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
         else:
             lines.append("  " + _("{name}: {values}").format(name=sides[1], values=_round(e.tolist())))
             lines.append("  " + _("{name}: {values}").format(name=sides[0], values=_round(a.tolist())))
-    fail(reason)
+    fail(reason, on_values=True)
 
 
 def cloned(value: Any) -> Any:
@@ -432,8 +441,7 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
         said = (_("{what} with arguments ({arguments}) raised {error}: {message}") if show_args else
                 _("{what} raised {error}: {message}"))
         error, message = raised(exc)
-        raise AssertionError(said.format(what=what, arguments=", ".join(shown), error=error,
-                                         message=message)) from None
+        raise Crash(said.format(what=what, arguments=", ".join(shown), error=error, message=message)) from None
     if returns is not None:
         check(isinstance(out, returns), _("{what} must return {types}, got {type}").format(
             what=what, types=_type_text(returns), type=type(out).__name__))

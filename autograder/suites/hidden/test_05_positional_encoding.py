@@ -56,6 +56,7 @@ def test_table_shape(student, d, max_len):
 
 
 @pytest.mark.component("PositionalEncoding")
+@pytest.mark.part("table")  # a stored table: the scoring gate weighs what forward returns
 @given(d=EVEN_D, max_len=st.sampled_from([1, 7, 100, 1000]))
 def test_table_closed_form(student, d, max_len):
     """every entry of P follows the sine/cosine formula, up to max_len positions"""

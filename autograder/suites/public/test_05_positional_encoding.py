@@ -42,6 +42,7 @@ def test_table_shape(student):
 
 
 @pytest.mark.component("PositionalEncoding")
+@pytest.mark.part("table")  # a stored table: the scoring gate weighs what forward returns
 def test_worked_example(student):
     """the first rows of P follow the sine/cosine formula (worked example, d = 4)"""
     P = table(student.PositionalEncoding(4, 0.0, 3), 4, 3, "PositionalEncoding(4, 0, max_len=3).P")
