@@ -103,6 +103,8 @@ def masked_cases(**kw):
 
 
 #: The forms of valid_lens, each scored separately (issue #23: code that crashes on one form keeps the others).
+#: A test run per form draws about as many examples in all as it drew over every form before (max_examples
+#: per form = that number / the forms), so that scoring apart costs a grading no more calls.
 LENS_FORMS = ("none", "1d", "2d")
 #: ... those that mask something.
 MASKED_FORMS = ("1d", "2d")
@@ -150,10 +152,7 @@ _clone = T.cloned
 
 
 def _weights(model, shape, what="model.attention_weights"):
-    try:
-        w = model.attention_weights
-    except (AttributeError, AssertionError):  # a proxy reports a missing attribute as the student's error
-        w = None
+    w = T.present(T.attribute(model, "attention_weights", what))  # a missing one is said to be missing
     T.check(isinstance(w, torch.Tensor), _("{what}: forward must store the attention weights in "
                                            "self.attention_weights, found {type_name}").format(what=what, type_name=type(w).__name__))
     w = T.as_plain(w)
@@ -287,7 +286,7 @@ def test_ms_matches_reference(student, ref, form, data):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(MASKED_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", MASKED_FORMS)
-@settings(max_examples=10)
+@settings(max_examples=5)
 @given(data=st.data())
 def test_ms_distribution(student, form, data):
     """every row sums to 1 and positions at index >= valid length get exactly 0"""
@@ -303,7 +302,7 @@ def test_ms_distribution(student, form, data):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", LENS_FORMS)
-@settings(max_examples=10)
+@settings(max_examples=4)
 @given(data=st.data(), shift=st.sampled_from([-1000.0, -200.0, 100.0, 1000.0]))
 def test_ms_shift(student, form, data, shift):
     """adding the same constant to all scores of a row changes nothing (a numerically stable softmax)"""
@@ -325,7 +324,7 @@ def test_ms_shift(student, form, data, shift):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(MASKED_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", MASKED_FORMS)
-@settings(max_examples=10)
+@settings(max_examples=5)
 @given(data=st.data())
 def test_ms_junk_in_masked_positions(student, form, data):
     """values written into masked positions (even huge ones) change nothing"""
@@ -358,7 +357,7 @@ def test_ms_1d_equals_2d(student, case):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(MASKED_FORMS))  # the forms of the full lengths share one test's weight
 @pytest.mark.parametrize("form", MASKED_FORMS)
-@settings(max_examples=5)
+@settings(max_examples=3)
 @given(case=cases(kinds=("none",)))
 def test_ms_none_equals_full(student, form, case):
     """valid_lens None gives the same result as every length equal to K"""
@@ -374,7 +373,7 @@ def test_ms_none_equals_full(student, form, case):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(MASKED_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", MASKED_FORMS)
-@settings(max_examples=5)
+@settings(max_examples=3)
 @given(data=st.data())
 def test_ms_input_unchanged(student, form, data):
     """does not modify the caller's X or valid_lens"""
@@ -392,7 +391,7 @@ def test_ms_input_unchanged(student, form, data):
 @pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", LENS_FORMS)
-@settings(max_examples=8)
+@settings(max_examples=3)
 @given(data=st.data())
 def test_ms_gradient(student, ref, form, data):
     """gradients flow back to X and match the reference (float64)"""
