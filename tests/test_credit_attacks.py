@@ -33,14 +33,31 @@ CASES = {
     "encblock_one_crash_forged_typo": ("06_transformer", ["EncoderBlock"]),
     "encblock_constant_forged_typo": ("06_transformer", ["EncoderBlock"]),
     "decoder_zeros_forged_shared_block": ("06_transformer", ["TransformerDecoder"]),
+    "mha_zeros_until_weights_change": ("04_multihead", ["MultiHeadAttention"]),
+    "encblock_skip_until_weights_change": ("06_transformer", ["EncoderBlock"]),
 }
+
+#: Attacks the grader does not stop yet: attack file -> why (a strict xfail, so that a fix makes it fail until
+#: it leaves this list).
+KNOWN = {
+    name: ("the property tests run the student's module with its own initial weights and the reference comparisons "
+           "with the course's loaded: code that tells the two apart (its parameters changed since construction) "
+           "passes both, and with every comparison passed the gate pays the property tests in full. The fix: run "
+           "the property tests on a module holding loaded weights too (a copy_weights per example; it changes what "
+           "they meet, so the zoo and signatures.json are regenerated)")
+    for name in ("mha_zeros_until_weights_change", "encblock_skip_until_weights_change")
+}
+
+
+def _case(name: str) -> object:
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN[name])) if name in KNOWN else name
 
 
 def test_every_attack_file_has_a_case() -> None:
     assert {p.stem for p in CREDIT.glob("*.py")} == set(CASES)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [_case(n) for n in sorted(CASES)])
 def test_an_attack_on_the_credit_rules_keeps_at_most_the_degenerate_share(name: str, tmp_path: Path) -> None:
     assignment, attacked = CASES[name]
     path = tmp_path / f"{name}.py"
