@@ -210,3 +210,16 @@ def test_a_mistake_seen_only_in_texts_or_crashes_earns_no_floor():
     assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=False)] == [0.0, 0.7, 0.0]
     assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=True)] == [0.0, 0.7, 0.7]
     assert [s.score for s in shares(7.0, tests, Scoring(), explained=True)] == [0.0, 0.7, 0.7]  # seen defaults to explained
+
+
+def test_the_text_report_says_how_much_a_discounted_passed_test_counts():
+    """A passed test the gate (or the degenerate cap) discounts showed a bare [PASS] in `course grade`'s text
+    report, as if it counted in full (helper-56); the results JSON said so, the text did not."""
+    from autograder.grading.results import format_result
+    from autograder.grading.scoring import Result
+    tests = [outcome("reference", True, function="test_a"), outcome("reference", False, function="test_b"),
+             outcome("property", True)]
+    comp = ComponentScore(COMP, 7.0, component_score(7.0, tests, Scoring()), tests)
+    text = format_result(Result("02_attention_scoring", "s.py", [comp]))
+    assert "[PASS] test_a" in text and "[FAIL] test_b" in text and "[PASS, counts 50%] property" in text, text
+    assert "counts" not in format_result(Result("02_attention_scoring", "s.py", [comp]), counts_only=True)

@@ -1,6 +1,7 @@
 """What a grade becomes: Gradescope-format results JSON, the class's grades.csv, plain-text reports."""
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -60,8 +61,12 @@ def _format_result(result: Result, verbose: bool, tests: bool, counts_only: bool
             continue
         for note in bounded.notes(comp.notes, result.limits):
             lines.append("    " + _("note: {text}").format(text=note.splitlines()[-1] if note else ""))
-        for t in comp.tests:
+        counted = shares(comp.points, comp.tests, result.scoring, comp.explained, degenerate=comp.degenerate,
+                         seen=comp.seen_in_values)
+        for t, share in itertools.zip_longest(comp.tests, counted):
             mark = "PASS" if t.passed else "FAIL"
+            if not counts_only and t.passed and share is not None and share.score < share.max_score:  # gate or cap
+                mark += ", " + _("counts {share}").format(share=f"{share.score / share.max_score:.0%}")
             lines.append(f"    [{mark}] {t.name}")
             if not t.passed and verbose and t.output:
                 lines += ["        " + line for line in _output(t.output, result).splitlines()]
