@@ -39,9 +39,10 @@ class Diagnosis:
     entries: tuple[str, ...]
     ways: tuple[tuple[str, str], ...]  # (bug, fix) in English of the members the code behaves like (`explain`)
     degenerate: bool = False  # a degenerate entry (code that ignores its inputs), not a realistic mistake
-    # Replaying the mistake reproduced a value the code computed (a failed comparison with the course). Only
-    # then does it earn the floor (ComponentScore.explained): a failure's text alone, a crash or a structure
-    # test's, can be written without computing anything (helper-60, session 42).
+    # The mistake was seen in numbers the code computed: a comparison that failed on values, which replaying
+    # it reproduced or whose text is its (testing.Mismatch.on_values). Only then does the gate get the floor
+    # (ComponentScore.seen_in_values, scoring.shares): a crash's text or a structure check's can be written
+    # without computing anything (helper-60, session 42).
     seen_in_values: bool = False
 
     def said(self) -> tuple[str, str]:

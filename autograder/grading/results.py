@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from autograder.config import Assignment, Scoring
 from autograder.grading.final import row_notes, row_status
-from autograder.grading.scoring import Result, shares
+from autograder.grading.scoring import Result, component_shares
 from autograder import spreadsheet
 from autograder.grading import bounded, dependencies
 from autograder.selfcheck import i18n
@@ -61,9 +61,7 @@ def _format_result(result: Result, verbose: bool, tests: bool, counts_only: bool
             continue
         for note in bounded.notes(comp.notes, result.limits):
             lines.append("    " + _("note: {text}").format(text=note.splitlines()[-1] if note else ""))
-        counted = shares(comp.points, comp.tests, result.scoring, comp.explained, degenerate=comp.degenerate,
-                         seen=comp.seen_in_values)
-        for t, share in itertools.zip_longest(comp.tests, counted):
+        for t, share in itertools.zip_longest(comp.tests, component_shares(comp, result.scoring)):
             mark = "PASS" if t.passed else "FAIL"
             if not counts_only and t.passed and share is not None and share.score < share.max_score:  # gate or cap
                 mark += ", " + _("counts {share}").format(share=f"{share.score / share.max_score:.0%}")
@@ -90,8 +88,7 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
     tests = []
     policy = policy or result.scoring
     for comp in result.components:
-        for share in shares(comp.points, comp.tests, policy, comp.explained, degenerate=comp.degenerate,
-                            seen=comp.seen_in_values):
+        for share in component_shares(comp, policy):
             t = share.outcome
             output = _output(t.output, result)
             if share.capped:

@@ -164,6 +164,11 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
     return out
 
 
+def component_shares(comp: ComponentScore, policy: Scoring) -> list[TestShare]:
+    """`shares` of a scored component, with what its diagnosis found (explained, degenerate, seen in values)."""
+    return shares(comp.points, comp.tests, policy, comp.explained, comp.degenerate, comp.seen_in_values)
+
+
 def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
                     degenerate: bool = False, seen: Optional[bool] = None) -> float:
     return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate, seen)), 4)
