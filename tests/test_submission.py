@@ -9,10 +9,12 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from autograder.config import Limits
 from autograder.grading.session import run_in_process
@@ -100,6 +102,35 @@ def test_find_submissions_one_per_student_folder_and_top_level_files(tmp_path: P
     found = {f.name: f for f in find_submissions(tmp_path, A, "attention_support")}
     assert set(found) == {"alice", "alice-py", "bob", "carol"}
     assert found["carol"].path is None and "No notebook" in found["carol"].problem
+
+
+def test_a_renamed_submission_never_takes_another_s_name(tmp_path: Path) -> None:
+    """helper-62: a folder alice/, alice.py and a stub alice-py.py. alice.py was renamed alice-py, the
+    stub's name: the stub was never graded and alice.py's score was reported as alice-py's."""
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / f"{A}.py").write_text("")
+    (tmp_path / "alice.py").write_text("")
+    (tmp_path / "alice-py.py").write_text("")
+    found = {f.name: f.path for f in find_submissions(tmp_path, A, "attention_support")}
+    assert found == {"alice": tmp_path / "alice" / f"{A}.py", "alice-py": tmp_path / "alice-py.py",
+                     "alice-py-2": tmp_path / "alice.py"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries=st.lists(st.tuples(st.sampled_from(["a", "a-py", "a-ipynb", "a-py-2", "a-entry", "b"]),
+                                  st.sampled_from([".py", ".ipynb", "/"])), unique=True, max_size=8))
+def test_every_entry_of_a_class_folder_is_one_submission_under_a_name_of_its_own(entries) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for name, kind in entries:
+            if kind == "/":
+                (root / name).mkdir()
+            else:
+                (root / f"{name}{kind}").write_text("")
+        found = find_submissions(root, A, "attention_support")
+        assert len({f.name for f in found}) == len(found) == len(entries)
+        files = [f.path for f in found if f.path is not None]
+        assert len(set(files)) == len(files)
 
 
 def test_reading_a_notebook_keeps_code_cells_in_order(tmp_path: Path) -> None:

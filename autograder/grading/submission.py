@@ -382,13 +382,24 @@ def find_submissions(directory: Path, assignment_id: str, support_module: str) -
             out.append(Found(path.stem, None if problem else path, problem))
         elif entry.is_symlink() and entry.is_dir():  # a student's folder as a link: stat only, never entered
             out.append(Found(entry.name, None, f"{entry.name} is a symbolic link; submit the folder itself"))
-    seen: dict[str, int] = {}
+    return distinct_names(out)
+
+
+def distinct_names(found: list[Found]) -> list[Found]:
+    """Every submission under a name of its own, the name its results file and grades row take: a name
+    met again (alice.py beside alice.ipynb or a folder alice/) gets its file's suffix, then a number,
+    until no submission has it (helper-62: `alice.py` renamed `alice-py` took the name of `alice-py.py`,
+    which was then never graded and `alice.py`'s score shown as its)."""
+    taken = {f.name for f in found}
+    used: set[str] = set()
     unique = []
-    for found in out:
-        n = seen.get(found.name, 0)
-        seen[found.name] = n + 1
-        if n:  # alice.py and alice.ipynb: both graded, under distinct names
-            suffix = found.path.suffix.lstrip(".") if found.path else str(n)
-            found = Found(f"{found.name}-{suffix}", found.path, found.problem)
-        unique.append(found)
+    for f in found:
+        name = f.name
+        if name in used:
+            base = f"{name}-{f.path.suffix.lstrip('.') if f.path else 'entry'}"
+            name, n = base, 2
+            while name in taken or name in used:
+                name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        unique.append(f if name == f.name else Found(name, f.path, f.problem))
     return unique
