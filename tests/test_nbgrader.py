@@ -317,6 +317,42 @@ def test_autograde_runs_no_notebook_code_and_restores_deleted_graded_cells(cours
                if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("grade"))
 
 
+def test_a_notebook_s_own_nbgrader_metadata_cannot_break_its_autograde(course_run):
+    """helper-62: nbgrader's OverwriteCells restores a cell's `locked`, `points` and checksum but not `grade`
+    or `solution`, which the checksum covers. A test cell flagged `solution: true`, or a plain cell given a
+    test's id, raised "Inconsistent checksums": the student's autograde failed and `nbgrader export` failed
+    for the class, while `course grade` gave full marks. The sanitizing step (nbgrader_bridge.DeduplicateIds)
+    gives every cell with a released id its released kind, and takes the metadata of an id the release never
+    had; nbgrader's own OverwriteCells and CheckCellMetadata then pass."""
+    from nbgrader.preprocessors import CheckCellMetadata, OverwriteCells
+    from nbgrader.utils import compute_checksum, is_grade, is_solution
+
+    from autograder.integrations.nbgrader_bridge import DeduplicateIds
+
+    _, release_dir = release.directories(release.nbgrader_config(course_run["root"]))
+    nb = nbformat.read(release_dir / A / f"{A}.ipynb", as_version=4)
+    ids = _cells_by_id(nb)
+    nb.cells[ids["test_sequence_mask"]].metadata["nbgrader"]["solution"] = True  # mallory
+    fake = copy.deepcopy(nb.cells[ids["test_masked_softmax"]])  # oscar: a plain cell with a test's id, last
+    fake.metadata["nbgrader"].update(grade=False, locked=False)
+    fake.metadata["nbgrader"].pop("points", None)
+    nb.cells.append(fake)
+    invented = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {  # an id the release never had
+        "grade": True, "solution": False, "locked": True, "points": 99, "grade_id": "test_mine", "schema_version": 3}})
+    nb.cells.append(invented)
+    resources = {"nbgrader": {"db_url": course_run["db"], "notebook": A, "assignment": A}}
+    for step in (DeduplicateIds(), OverwriteCells(), CheckCellMetadata()):
+        nb, resources = step.preprocess(nb, resources)
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if is_grade(c)}
+    assert "test_mine" not in graded and "nbgrader" not in nb.cells[-1].metadata
+    from nbgrader.api import Gradebook
+    with Gradebook(course_run["db"]) as gb:
+        for name in ("test_sequence_mask", "test_masked_softmax"):
+            cell = graded[name]
+            assert not is_solution(cell)
+            assert compute_checksum(cell) == gb.find_source_cell(name, A, A).checksum
+
+
 def test_feedback_shows_scores_and_messages_but_no_hidden_test_source(course_run):
     page = (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()
     text = html.unescape(re.sub(r"<[^>]+>", "", page))

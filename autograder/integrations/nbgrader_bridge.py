@@ -116,18 +116,27 @@ class SubmissionExporter(NotebookExporter):
 
 
 class DeduplicateIds(NbGraderPreprocessor):
-    """nbgrader's DeduplicateIds, fixed, and tolerant of nbgrader metadata a student broke.
+    """nbgrader's DeduplicateIds, fixed; and a cell's nbgrader metadata is the instructor's, never the student's.
 
     nbgrader 0.9's version leaves `"nbgrader": {}` on a duplicated cell (JupyterLab copies the
     metadata when a cell is split or copied), which CheckCellMetadata then rejects as an outdated
     schema: the whole submission fails to autograde. Here a duplicate (all but the last, as in
     nbgrader) or a cell whose nbgrader metadata does not validate loses its nbgrader metadata: it
     is then ordinary code for the grader, and SandboxGrader puts missing graded cells back.
+
+    A cell that carries a grade id of the released notebook gets that cell's kind back from the
+    gradebook (grade, solution, task, locked, points), and one with an id the release never had
+    loses its nbgrader metadata. OverwriteCells restores `locked`, `points` and the checksum but not
+    `grade` or `solution`, which the checksum covers: a test cell a student flagged `solution: true`,
+    or a plain cell given a test's id, raised "Inconsistent checksums", so that the student's autograde
+    failed and `nbgrader export` failed for the class (helper-62), while `course grade`, which reads
+    only the code, gave full marks.
     """
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from nbgrader.nbgraderformat import MetadataValidator
 
+        released = self._released_kinds(resources)
         validator = MetadataValidator()
         seen: set[str] = set()
         for cell in reversed(nb.cells):
@@ -135,6 +144,8 @@ class DeduplicateIds(NbGraderPreprocessor):
                 continue
             try:
                 validator.upgrade_cell_metadata(cell)
+                if released is not None:
+                    self._as_released(cell, released)
                 validator.validate_cell(cell)
             except Exception as exc:
                 self.log.warning("dropping invalid nbgrader metadata of a cell: %s", str(exc).splitlines()[0])
@@ -149,6 +160,44 @@ class DeduplicateIds(NbGraderPreprocessor):
             else:
                 seen.add(str(meta.get("grade_id")))
         return nb, resources
+
+    @staticmethod
+    def _released_kinds(resources: dict[str, Any]) -> Optional[dict[str, dict[str, Any]]]:
+        """{grade id: the nbgrader metadata its released cell has} from the gradebook, or None outside
+        nbgrader's pipeline (no gradebook in `resources`)."""
+        info = resources.get("nbgrader") or {}
+        if not info.get("db_url"):
+            return None
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                notebook = gb.find_notebook(info["notebook"], info["assignment"])
+            except MissingEntry:
+                return None
+            graded = {c.name: float(c.max_score) for c in notebook.grade_cells}
+            solutions = {c.name for c in notebook.solution_cells}
+            tasks = {c.name for c in notebook.task_cells}
+            return {c.name: {"grade": c.name in graded, "solution": c.name in solutions, "task": c.name in tasks,
+                             "locked": bool(c.locked), "points": graded.get(c.name)} for c in notebook.source_cells}
+
+    def _as_released(self, cell: Any, released: dict[str, dict[str, Any]]) -> None:
+        """The cell's nbgrader metadata as the release made it: its kind from the released cell of its grade
+        id; none for an id the release never had."""
+        meta = cell.metadata["nbgrader"]
+        kind = released.get(str(meta.get("grade_id")))
+        if kind is None:
+            if meta.get("grade") or meta.get("solution") or meta.get("locked") or meta.get("task"):
+                self.log.warning("dropping the nbgrader metadata of a cell whose id '%s' the release never had",
+                                 meta.get("grade_id"))
+                cell.metadata.pop("nbgrader")
+            return
+        changed = [k for k in ("grade", "solution", "task", "locked") if bool(meta.get(k)) != kind[k]]
+        if changed:
+            self.log.warning("cell '%s': %s restored as released", meta.get("grade_id"), ", ".join(changed))
+        meta.update({k: kind[k] for k in ("grade", "solution", "task", "locked")})
+        if kind["grade"]:
+            meta["points"] = kind["points"]
+        else:
+            meta.pop("points", None)
 
 
 class SandboxGrader(NbGraderPreprocessor):
