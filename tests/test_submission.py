@@ -342,6 +342,22 @@ def test_pick_file_never_picks_a_link_or_enters_a_linked_folder(tmp_path: Path) 
     assert pick_file(upload, A, "attention_support") == (upload / "mine.py", "")
 
 
+def test_a_stray_link_beside_the_assignment_s_notebook_leaves_the_notebook_graded(tmp_path: Path) -> None:
+    """helper-62: nbgrader's submitted/nina/<id>/ held the notebook and a `notes.py` link; nbgrader graded the
+    notebook (14/14) and `course grade` refused the folder (0). The notebook is what either picks: a link
+    is refused only where it is, or could be, the file picked."""
+    (tmp_path / f"{A}.ipynb").write_text("{}")
+    (tmp_path / "notes.py").symlink_to(REFERENCE)
+    assert pick_file(tmp_path, A, "attention_support") == (tmp_path / f"{A}.ipynb", "")
+    (tmp_path / f"{A}.ipynb").unlink()
+    (tmp_path / "mine.py").write_text("x = 1\n")  # two candidates, one a link: which was meant is not known
+    path, problem = pick_file(tmp_path, A, "attention_support")
+    assert path is None and problem == "notes.py is a symbolic link; submit the file itself"
+    (tmp_path / f"{A}.py").symlink_to(REFERENCE)  # the file picked by name is a link
+    path, problem = pick_file(tmp_path, A, "attention_support")
+    assert path is None and "is a symbolic link" in problem
+
+
 def test_find_submissions_lists_links_and_special_files_as_problems(tmp_path: Path) -> None:
     """Top-level links and FIFOs, a student's folder that is a link (to /proc, to a folder holding
     the reference), and a link inside a student's folder: each a problem, none opened or entered."""

@@ -322,27 +322,31 @@ def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Op
 
     A notebook named like the assignment wins, then any file so named, then the only candidate;
     the given support module, uploaded tests and hidden files are never the submission. Only
-    regular files in real folders are candidates: a candidate that is a symbolic link (to the
-    reference, to /proc/...) or not a regular file (a FIFO) refuses the folder with a message
-    saying so; a symbolic link to a folder is not entered.
+    regular files in real folders are graded: where the file these rules pick, or one that could be
+    picked as well, is a symbolic link (to the reference, to /proc/...) or not a regular file (a FIFO),
+    the folder is refused with a message saying so; such a file beside the assignment's own notebook
+    is left alone, as nbgrader leaves it (helper-62: a stray `notes.py` link gave `course grade` 0
+    and nbgrader full marks). A symbolic link to a folder is not entered.
     """
-    candidates, refused = [], []
+    candidates, refused = [], {}
     entries, linked = _walk(folder) if folder.is_dir() else ([], [])
     for rel, entry in entries:
         name = entry.name
         if Path(name).suffix not in SUFFIXES or Path(name).stem == support_module or name.startswith(("test_", ".")):
             continue
+        candidates.append(folder / rel)
         problem = _not_a_file(rel, entry)
         if problem:
-            refused.append(problem)
-        else:
-            candidates.append(folder / rel)
-    if refused:
-        return None, refused[0] + (f" ({len(refused) - 1} more such files)" if len(refused) > 1 else "")
+            refused[folder / rel] = problem
     named = [p for p in candidates if p.stem == assignment_id]
     for group in ([p for p in named if p.suffix == ".ipynb"], named, candidates):
-        if len(group) == 1:
+        if len(group) == 1 and group[0] not in refused:
             return group[0], ""
+        if group and (len(group) == 1 or refused):
+            break
+    if refused:
+        problems = list(refused.values())
+        return None, problems[0] + (f" ({len(problems) - 1} more such files)" if len(problems) > 1 else "")
     if not candidates:
         links = f" ({', '.join(linked[:5])}: symbolic links to folders are not followed)" if linked else ""
         return None, (f"No notebook found in your submission: upload {assignment_id}.ipynb "
