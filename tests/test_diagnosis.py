@@ -270,6 +270,24 @@ def test_a_mistake_made_with_the_code_s_own_initial_weights_is_named_in_its_prop
     assert moved.score == plain.score
 
 
+def test_two_mistakes_at_once_are_both_named_and_cost_more_than_either(tmp_path: Path) -> None:
+    """The catalogue's base 1000 and in-place `X += P` in one PositionalEncoding (a learner's code, corpus:
+    chenkehan_pe, made both): neither explains every failure, together they do (diagnosis.conclude_pair).
+    Each failure names the one that explains it, and the component keeps some credit, less than either
+    mistake alone leaves (before: no diagnosis and 0)."""
+    entries = {e.name: e for e in zoo.entries("05_positional_encoding")}
+    alone = {name: component(run_in_process("05_positional_encoding", zoo.compose(entries[name], tmp_path / name)),
+                             "PositionalEncoding") for name in ("pe_base_1000", "pe_in_place_add")}
+    source = zoo.compose(entries["pe_base_1000"], tmp_path / "both").read_text()
+    assert source.count("X = X + self.P") == 1
+    (tmp_path / "both.py").write_text(source.replace("X = X + self.P", "X += self.P"))
+    both = component(run_in_process("05_positional_encoding", tmp_path / "both.py"), "PositionalEncoding")
+    assert sorted(d.family for d in both.misconceptions) == ["pe_base_1000", "pe_in_place_add"]
+    said = {t.function: t.misconception for t in both.tests if not t.passed and t.misconception}
+    assert said["test_input_unchanged"] == "pe_in_place_add" and said["test_table_closed_form"] == "pe_base_1000"
+    assert 0 < both.score < min(c.score for c in alone.values())
+
+
 def test_a_failure_s_place_alone_names_no_mistake(monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure that a catalogue mistake makes at the same place with other values is evidence for a mistake
     named on other evidence, never on its own: property failures whose places match, and nothing replayed or

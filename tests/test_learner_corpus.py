@@ -47,9 +47,6 @@ KNOWN = {
                              "axis, which crashes unless n == m, and squeezes one query's prediction to a scalar; its "
                              "0.14 of 6 came from a diagnosis (nwk_wrong_row) of one failure that no replayed failure "
                              "supported, which the diagnosis no longer names (catalogue/diagnosis.conclude_component)"),
-    "chenkehan_pe": ("two realistic mistakes (base 1000, `x +=` in place), not one, so no floor; and with the base "
-                     "changing every column pair but the first, no comparison with the course passes: the gate "
-                     "leaves the passed property tests nothing"),
     "chenkehan_transformer": ("written against the learner's own 04, which this file does not hand in: both stacks read "
                               "`block.attention.attention_weights` (and the decoder `attention1.attention_weights`) "
                               "from the course's MultiHeadAttention standing in, which keeps its weights in "

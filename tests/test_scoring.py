@@ -146,10 +146,29 @@ def test_a_degenerate_match_does_not_hide_the_one_mistake_that_explains_the_rest
     assert comp.explained and not comp.degenerate
 
 
-@pytest.mark.parametrize("evidence", [(), (("ms_fill_zero",), ("ms_detached",)), (("degenerate:ms_zeros",), ())])
-def test_no_single_named_realistic_mistake_means_no_floor(evidence):
+@pytest.mark.parametrize("evidence", [
+    (),
+    (("ms_fill_zero",), ("ms_detached",), ("ms_float32_buffer",)),  # three mistakes: no pair explains them
+    (("ms_fill_zero", "ms_detached"), ("ms_float32_buffer",)),  # two pairs would: which is not known
+    (("degenerate:ms_zeros",), ()),
+])
+def test_no_named_realistic_mistake_means_no_floor(evidence):
     comp = diagnosed(*evidence)
-    assert not comp.explained
+    assert not comp.explained and not [d for d in comp.misconceptions if not d.degenerate]
+
+
+def test_two_mistakes_that_together_explain_the_failures_are_both_named_each_where_it_shows():
+    """Real code makes two mistakes at once (corpus: chenkehan_pe's base 1000 and `X += P`): neither
+    explains every failure, together they do (diagnosis.conclude_pair). Each is named on the failures it
+    explains, and each costs at most `1 - floor` of what it touches, as one named mistake does."""
+    comp = diagnosed(("ms_fill_zero",), ("ms_detached",), ("ms_fill_zero", "mask-off-by-one"))
+    assert [d.family for d in comp.misconceptions] == ["ms_detached", "ms_fill_zero"]
+    assert comp.explained and not comp.degenerate
+    failed = [t for t in comp.tests if not t.passed]
+    assert [t.misconception for t in failed] == ["ms_fill_zero", "ms_detached", "ms_fill_zero"]
+    assert all(t.output.count("diagnosis:") == 1 for t in failed)
+    policy = Scoring()
+    assert [s.factor for s in shares(comp.points, comp.tests, policy, explained=True)] == [policy.floor] * 4
 
 
 def test_a_failure_text_match_alone_does_not_name_a_mistake_against_degenerate_behaviour():

@@ -26,7 +26,8 @@ from autograder.selfcheck import symptoms
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, SIGNATURE_TABLES, conclude, text_hash, where_hash
 
-__all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "explain",
+__all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "conclude_mistakes",
+           "conclude_pair", "explain",
            "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
            "text_hash", "where_entries", "where_hash"]
 
@@ -322,6 +323,46 @@ def conclude_component(evidence: list[set[str]], replayed: list[set[str]],
         family = None
     degenerate = is_degenerate(family) if family else any(is_degenerate(c) for e in evidence for c in e)
     return family, degenerate
+
+
+def conclude_pair(evidence: list[set[str]], replayed: list[set[str]],
+                  compared: Optional[list[bool]] = None) -> Optional[tuple[str, str]]:
+    """The two realistic mistakes that together explain a component's failures where no one does
+    (`conclude_component`), if exactly two do: every failure some mistake explains is explained by one
+    of them, neither explains them all alone, no other pair does as much, a replay of one of them
+    reproduced a failure, and together they explain at least half of the replayed failures (the rule for
+    one). A failure only a degenerate version explains leaves it to `conclude_component`. Real code
+    makes two mistakes at once (a table with base 1000 that is also added in place; session 43's
+    chenkehan_pe): each costs what it touches, as one named mistake does (scoring.shares)."""
+    if any(e and all(is_degenerate(c) for c in e) for e in evidence):
+        return None
+    informative = [{c for c in e if not is_degenerate(c)} for e in evidence if e]
+    if len(informative) < 2:
+        return None
+    universe = sorted(set().union(*informative))
+    covering = [(a, b) for i, a in enumerate(universe) for b in universe[i + 1:]
+                if all(a in e or b in e for e in informative)
+                and not all(a in e for e in informative) and not all(b in e for e in informative)]
+    if len(covering) != 1:
+        return None
+    pair = covering[0]
+    compared = [True] * len(evidence) if compared is None else compared
+    explained = sum(bool(set(pair) & e) for e, counted in zip(evidence, compared) if counted)
+    if not any(set(pair) & r for r in replayed) or 2 * explained < sum(compared):
+        return None
+    return pair
+
+
+def conclude_mistakes(evidence: list[set[str]], replayed: list[set[str]],
+                      compared: Optional[list[bool]] = None) -> tuple[tuple[str, ...], bool]:
+    """What the diagnosis names for a component's failures, and whether the code is degenerate: the one
+    family that explains them (`conclude_component`), else two realistic mistakes together
+    (`conclude_pair`), else none. The one home of the rule: grading and the catalogue's measure use it."""
+    family, degenerate = conclude_component(evidence, replayed, compared)
+    if family is not None:
+        return (family,), degenerate
+    pair = None if degenerate else conclude_pair(evidence, replayed, compared)
+    return (pair or ()), degenerate
 
 
 def reproducing(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> dict[str, str]:

@@ -70,10 +70,9 @@ def named_families(result: Result) -> set[str]:
         if signatures.misleading(found, comp.name):
             continue  # the grader names no misconception there (signatures.attach)
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
-        family, _ = diagnosis.conclude_component(evidence, [set(t.replayed) for t in failed],
-                                                 [t.replay_ran for t in failed])
-        if family and diagnosis.explain(comp.name, family):
-            named.add(family)
+        concluded, _ = diagnosis.conclude_mistakes(evidence, [set(t.replayed) for t in failed],
+                                                   [t.replay_ran for t in failed])
+        named |= {family for family in concluded if diagnosis.explain(comp.name, family)}
     return named
 
 

@@ -96,6 +96,10 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
                            "inputs reproduces its failures (see the diagnosis), so all its tests together earn at most "
                            "{cap} of its points").format(share=f"{share.factor:.0%}", component=comp.name,
                                                          cap=f"{policy.degenerate_share:.0%}")
+            elif t.passed and share.floored and comp.mistakes > 1:
+                output = _("counts {share} of its share: {component} matches few of the course's values, but its "
+                           "failures are two known mistakes (see the diagnosis), so what it still does right counts "
+                           "at least {share}").format(share=f"{share.factor:.0%}", component=comp.name)
             elif t.passed and share.floored:
                 output = _("counts {share} of its share: {component} matches few of the course's values, but its "
                            "failures are one known mistake (see the diagnosis), so what it still does right counts "
@@ -103,6 +107,10 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
             elif t.passed and share.factor < 1:
                 output = _("counts {share} of its share: {component} matches the course's values in {share} of the "
                            "comparisons (by weight)").format(share=f"{share.factor:.0%}", component=comp.name)
+            elif share.floored and comp.mistakes > 1:
+                output = _("counts {share} of its share: its failure is one of the two known mistakes the diagnosis "
+                           "names, and each costs at most {cost} of what is left of a test it breaks").format(
+                    share=f"{share.factor:.0%}", cost=f"{1 - policy.floor:.0%}") + "\n" + output
             elif share.floored:
                 output = _("counts {share} of its share: its failure is the one known mistake the diagnosis names, and "
                            "one mistake costs at most {cost} of each test it breaks").format(

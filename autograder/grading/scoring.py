@@ -32,6 +32,12 @@ class ComponentScore:
         return not self.degenerate and any(not d.degenerate for d in self.misconceptions)
 
     @property
+    def mistakes(self) -> int:
+        """How many realistic mistakes the diagnosis names (two where no one explains the failures:
+        diagnosis.conclude_pair)."""
+        return 0 if self.degenerate else sum(not d.degenerate for d in self.misconceptions)
+
+    @property
     def seen_in_values(self) -> bool:
         """... and the diagnosis saw it in numbers the code computed (`Diagnosis.seen_in_values`)."""
         return self.explained and any(d.seen_in_values for d in self.misconceptions if not d.degenerate)
@@ -93,7 +99,7 @@ def test_weight(outcome: TestOutcome, policy: Scoring) -> float:
 
 
 def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
-           degenerate: bool = False, seen: Optional[bool] = None) -> list[TestShare]:
+           degenerate: bool = False, seen: Optional[bool] = None, mistakes: int = 1) -> list[TestShare]:
     """Each test's share of `points` (shares add up to exactly `points`, in units of 1e-4) and what it
     earned: a passed comparison of what the component returns its share; any other passed test (a
     property, a structure check, a comparison of a stored side output or table: part in STORED) its
@@ -111,6 +117,12 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     a passed property or structure test earns at least `policy.floor` of its share. A failure it does not
     explain (a second, unknown mistake) earns nothing. Texts alone (a crash's, a shape's, a structure
     check's) can be written without computing anything, so they name a mistake but open no gate.
+
+    Two named mistakes (`mistakes`, diagnosis.conclude_pair) each cost at most `1 - policy.floor` of what is
+    left of a test it breaks: a failed test the gate would pay (a property, a structure check, a side
+    output) earns `policy.floor` times the gate, which the other mistake has lowered; a failed comparison of
+    outputs earns `policy.floor`. So a second mistake always costs something (a table with base 1000 that is
+    also added in place loses more than either alone), and never the same test twice.
 
     A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
     `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
@@ -141,7 +153,9 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
         elif explained and policy.gate == "proportional" and t.misconception and not t.crashed:
-            out.append(TestShare(t, m / 10_000, round(m * policy.floor) / 10_000, policy.floor, True))
+            gated = not (k == "reference" and (t.part not in STORED or explained))
+            factor = policy.floor * (gate if mistakes > 1 and gated else 1.0)
+            out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, True))
         else:
             out.append(TestShare(t, m / 10_000, 0.0, 0.0))
     earned, cap = sum(round(s.score * 10_000) for s in out), int(units * policy.degenerate_share)
@@ -166,9 +180,10 @@ def score(assignment: Assignment, outcomes: list[TestOutcome],
 
 def component_shares(comp: ComponentScore, policy: Scoring) -> list[TestShare]:
     """`shares` of a scored component, with what its diagnosis found (explained, degenerate, seen in values)."""
-    return shares(comp.points, comp.tests, policy, comp.explained, comp.degenerate, comp.seen_in_values)
+    return shares(comp.points, comp.tests, policy, comp.explained, comp.degenerate, comp.seen_in_values,
+                  comp.mistakes)
 
 
 def component_score(points: float, tests: list[TestOutcome], policy: Scoring, explained: bool = False,
-                    degenerate: bool = False, seen: Optional[bool] = None) -> float:
-    return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate, seen)), 4)
+                    degenerate: bool = False, seen: Optional[bool] = None, mistakes: int = 1) -> float:
+    return round(sum(sh.score for sh in shares(points, tests, policy, explained, degenerate, seen, mistakes)), 4)

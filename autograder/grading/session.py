@@ -20,7 +20,7 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_component, explain, families, family_of, is_degenerate,
+from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistakes, explain, families, family_of, is_degenerate,
                                             reproducing, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
@@ -268,7 +268,7 @@ def judge(comp: ComponentScore, course: config_mod.Course,
         # them, the one mistake that may be named for it (catalogue entries' `ignores`); helper-52's Mr-Talon.
         name_misconceptions(comp, only=ignoring(comp.name, signatures.dropped_inputs(mismatches, comp.name)))
     comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
-                                 degenerate=comp.degenerate, seen=comp.seen_in_values)
+                                 degenerate=comp.degenerate, seen=comp.seen_in_values, mistakes=comp.mistakes)
 
 
 def judged_score(course: config_mod.Course, name: str, points: float, tests: list[TestOutcome],
@@ -324,10 +324,12 @@ def ignoring(component: str, inputs: frozenset[str]) -> frozenset[str]:
 
 
 def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = None) -> None:
-    """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude_component): the
+    """The component's diagnosis from all its failed comparisons (catalogue.diagnosis.conclude_mistakes): the
     failures it explains say so, with its fix; no other hint is ever shown. Code that one of the
     catalogue's degenerate versions reproduces (and no single realistic mistake explains) is marked
-    degenerate, and named as such where one degenerate version explains every failure. With `only`, no
+    degenerate, and named as such where one degenerate version explains every failure. Two realistic
+    mistakes that together explain the failures no one explains are both named, each on the failures it
+    explains (diagnosis.conclude_pair). With `only`, no
     family but those may be named (nor degenerate code). Once a realistic mistake is named, a failure no
     replay covers (a property test, run with the code's own initial weights) that one of its catalogue
     entries fails at the same place with other values (diagnosis.where_entries) is explained by it too;
@@ -342,23 +344,26 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
             entries = {e for e in entries if families({e}) & only}
         test.replayed, test.candidates, test.entries = tuple(sorted(replayed)), tuple(sorted(candidates)), \
             tuple(sorted(entries))
-    family, comp.degenerate = conclude_component([set(t.candidates) for t in failed],
-                                                 [set(t.replayed) for t in failed],
-                                                 [t.replay_ran for t in failed])
-    if family and not is_degenerate(family):
-        for test in failed:  # where the named mistake fails a test no replay covers, with the code's own values
-            where = {e for e in where_entries(comp.name, test.function, test.output) if families({e}) == {family}}
-            if where and family not in test.candidates and not test.replay_ran:
-                test.candidates, test.entries = (*test.candidates, family), tuple(sorted({*test.entries, *where}))
-    found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates]) if family else None
-    if found is None:
-        return
-    seen = any(family in t.candidates and t.on_values for t in failed)
-    comp.misconceptions.append(dataclasses.replace(found, seen_in_values=seen))
-    for test in failed:
-        if family in test.candidates:
-            test.misconception = family
-            test.output = test.output + found.message(comp.name)
+    named, comp.degenerate = conclude_mistakes([set(t.candidates) for t in failed],
+                                               [set(t.replayed) for t in failed],
+                                               [t.replay_ran for t in failed])
+    told: set[int] = set()  # the failures a named mistake's words were added to
+    for family in named:
+        if not is_degenerate(family):
+            for test in failed:  # where the named mistake fails a test no replay covers, with other values
+                where = {e for e in where_entries(comp.name, test.function, test.output) if families({e}) == {family}}
+                if where and family not in test.candidates and not test.replay_ran:
+                    test.candidates, test.entries = (*test.candidates, family), tuple(sorted({*test.entries, *where}))
+        found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates])
+        if found is None:
+            continue
+        seen = any(family in t.candidates and t.on_values for t in failed)
+        comp.misconceptions.append(dataclasses.replace(found, seen_in_values=seen))
+        for test in failed:  # two mistakes named (diagnosis.conclude_pair): a failure both explain says the first's
+            if family in test.candidates and id(test) not in told:
+                told.add(id(test))
+                test.misconception = family
+                test.output = test.output + found.message(comp.name)
 
 
 def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Release) -> None:
