@@ -358,6 +358,20 @@ def test_a_stray_link_beside_the_assignment_s_notebook_leaves_the_notebook_grade
     assert path is None and "is a symbolic link" in problem
 
 
+def test_the_assignment_s_notebook_wins_over_an_old_copy_in_a_sub_folder(tmp_path: Path) -> None:
+    """helper-64: the notebook and an older draft in backup/ (nbgrader copies sub-folders on submit and grades
+    the top one): `course grade` refused the folder, saying none was named like the assignment."""
+    (tmp_path / "backup").mkdir()
+    for path in (tmp_path / f"{A}.ipynb", tmp_path / "backup" / f"{A}.ipynb"):
+        path.write_text("{}")
+    assert pick_file(tmp_path, A, "attention_support") == (tmp_path / f"{A}.ipynb", "")
+    (tmp_path / f"{A}.ipynb").unlink()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / f"{A}.ipynb").write_text("{}")  # two copies, neither above the other
+    path, problem = pick_file(tmp_path, A, "attention_support")
+    assert path is None and f"several files named {A}" in problem
+
+
 def test_find_submissions_lists_links_and_special_files_as_problems(tmp_path: Path) -> None:
     """Top-level links and FIFOs, a student's folder that is a link (to /proc, to a folder holding
     the reference), and a link inside a student's folder: each a problem, none opened or entered."""

@@ -320,7 +320,8 @@ def _walk(folder: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[str]]:
 def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Optional[Path], str]:
     """The student's file to grade in a folder of uploads, or (None, a message for the student).
 
-    A notebook named like the assignment wins, then any file so named, then the only candidate;
+    A notebook named like the assignment wins (the shallowest: the notebook itself before a copy in a
+    sub-folder), then any file so named (the same), then the only candidate;
     the given support module, uploaded tests and hidden files are never the submission. Only
     regular files in real folders are graded: where the file these rules pick, or one that could be
     picked as well, is a symbolic link (to the reference, to /proc/...) or not a regular file (a FIFO),
@@ -339,7 +340,8 @@ def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Op
         if problem:
             refused[folder / rel] = problem
     named = [p for p in candidates if p.stem == assignment_id]
-    for group in ([p for p in named if p.suffix == ".ipynb"], named, candidates):
+    for group in (shallowest([p for p in named if p.suffix == ".ipynb"], folder), shallowest(named, folder),
+                  candidates):
         if len(group) == 1 and group[0] not in refused:
             return group[0], ""
         if group and (len(group) == 1 or refused):
@@ -352,8 +354,20 @@ def pick_file(folder: Path, assignment_id: str, support_module: str) -> tuple[Op
         return None, (f"No notebook found in your submission: upload {assignment_id}.ipynb "
                       f"(or a .py file with your code).{links}")
     names = ", ".join(str(p.relative_to(folder)) for p in candidates[:10])
+    if named:
+        return None, (f"Your submission has several files named {assignment_id} ({names}), none of them above the "
+                      f"others: upload only your notebook, named {assignment_id}.ipynb.")
     return None, (f"Your submission has several files ({names}) and none is named {assignment_id}.ipynb: "
                   f"upload only your notebook, named {assignment_id}.ipynb.")
+
+
+def shallowest(paths: list[Path], folder: Path) -> list[Path]:
+    """Those of `paths` nearest to `folder`: the notebook at the top beside an old copy in backup/ (helper-64:
+    nbgrader grades the top one, and `course grade` refused the folder as holding several)."""
+    if not paths:
+        return paths
+    depth = min(len(p.relative_to(folder).parts) for p in paths)
+    return [p for p in paths if len(p.relative_to(folder).parts) == depth]
 
 
 @dataclass(frozen=True)
