@@ -26,6 +26,8 @@ CREDIT = Path(__file__).resolve().parent / "hostile" / "credit"
 #: attack file -> (assignment, the components it attacks)
 CASES = {
     "pe_forward_ignores_x": ("05_positional_encoding", ["PositionalEncoding"]),
+    "pe_mistaken_table_forward_raises": ("05_positional_encoding", ["PositionalEncoding"]),  # helper-64
+    "pe_mistaken_table_zero_forward": ("05_positional_encoding", ["PositionalEncoding"]),  # helper-64
     "attention_right_weights_ones_output": ("02_attention_scoring", ["AdditiveAttention", "DotProductAttention"]),
     "bahdanau_right_weights_ones_logits": ("03_bahdanau", ["Seq2SeqAttentionDecoder"]),
     "kernel_regression_ones": ("01_kernel_regression", ["nadaraya_watson", "NWKernelRegression"]),

@@ -111,9 +111,12 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     When the failures are `explained` by one known realistic mistake (the diagnosis names it), that
     mistake costs at most `1 - policy.floor` of what it touches: a failed test whose failure the mistake
     explains (its `misconception` is set) earns `policy.floor` of its share unless the code crashed there
-    (a crash computes nothing: code that raises on every call earns nothing, typo or not), the side
+    (a crash computes nothing: code that raises on every call earns nothing, typo or not), nor, for a test of
+    a stored side output (a table, attention weights), where the outputs were never computed (no comparison
+    of them passed and the mistake was not seen in them: a table built with a catalogue mistake on purpose
+    beside a forward that raises kept a third of PositionalEncoding, helper-64), the side
     outputs are judged on their own (the mistake says why the outputs differ), and, where the diagnosis
-    saw the mistake in numbers the code computed (`seen`, default `explained`: Diagnosis.seen_in_values),
+    saw the mistake in the outputs the code computed (`seen`, default `explained`: Diagnosis.seen_in_values),
     a passed property or structure test earns at least `policy.floor` of its share. A failure it does not
     explain (a second, unknown mistake) earns nothing. Texts alone (a crash's, a shape's, a structure
     check's) can be written without computing anything, so they name a mistake but open no gate.
@@ -136,9 +139,10 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference" and t.part not in STORED]
     ref_total = sum(w for _, w in reference)
     seen = explained if seen is None else seen
-    gate, floored = 1.0, False
+    gate, floored, computed = 1.0, False, True
     if policy.gate == "proportional" and ref_total > 0:
         gate = sum(w for t, w in reference if t.passed) / ref_total
+        computed = seen or gate > 0  # its outputs agreed somewhere, or the mistake shows in them
         if explained and seen and gate < policy.floor:
             gate, floored = policy.floor, True
     units = round(points * 10_000)
@@ -152,7 +156,8 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
             own = k == "reference" and (t.part not in STORED or explained)  # judged on its own, not by the gate
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
-        elif explained and policy.gate == "proportional" and t.misconception and not t.crashed:
+        elif explained and policy.gate == "proportional" and t.misconception and not t.crashed and \
+                (computed or t.part not in STORED):
             gated = not (k == "reference" and (t.part not in STORED or explained))
             factor = policy.floor * (gate if mistakes > 1 and gated else 1.0)
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, True))

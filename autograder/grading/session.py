@@ -24,7 +24,7 @@ from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistak
                                             reproducing, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
-from autograder.grading.scoring import ComponentScore, Result, component_score, score
+from autograder.grading.scoring import STORED, ComponentScore, Result, component_score, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck import i18n
@@ -357,7 +357,10 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
         found = explain(comp.name, family, [set(t.entries) for t in failed if family in t.candidates])
         if found is None:
             continue
-        seen = any(family in t.candidates and t.on_values for t in failed)
+        # seen in what the component returns, compared with the course's: a table or stored weights, and what
+        # a property test reads of them, can be written to order beside outputs never computed (helper-64)
+        seen = any(family in t.candidates and t.on_values and t.kind == "reference" and t.part not in STORED
+                   for t in failed)
         comp.misconceptions.append(dataclasses.replace(found, seen_in_values=seen))
         for test in failed:  # two mistakes named (diagnosis.conclude_pair): a failure both explain says the first's
             if family in test.candidates and id(test) not in told:
