@@ -10,7 +10,8 @@ One check, one score: a comparison of outputs (logits, hidden state) and of the 
 attention_weights is run once per part (`part`), so that a missing or wrong attention_weights
 costs only the parts about it. Tests that compare the student's decoder with itself (step by step
 against whole) or check properties are of kind "property": they earn credit only in proportion to
-the reference comparisons passed. The parameters' names are checked once, by the public suite's
+the reference comparisons passed, and they run the decoder with the course's weights copied in, as the
+comparisons do (`loaded`). The parameters' names are checked once, by the public suite's
 test_decoder_contract_names (students see it in their self-check); the tests here bind the course's
 weights by structure (T.copy_weights).
 

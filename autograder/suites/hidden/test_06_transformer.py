@@ -16,6 +16,10 @@ Notes for maintainers:
   stored cost only the parts about them. Tests that compare a module with itself (step by step or
   chunked against whole) are of kind "property" whatever fixtures they use: they earn credit only in
   proportion to the reference comparisons passed.
+- Property tests run the student's module with the course's random weights copied in, as the comparisons
+  do (`loaded`, through `paired`; its own weights only where they do not bind), so that code cannot pass
+  them with behaviour it has only with its own initial weights. Post-norm statistics are checked with the
+  last LayerNorm's (random) gain and bias taken out.
 - Each module's parameter names are checked once, by its test_*_contract_names (kind "structure");
   every other test binds the course's weights with T.copy_weights and reads no name of the student's.
 """
