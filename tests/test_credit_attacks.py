@@ -8,6 +8,8 @@ share (course.yml `scoring.degenerate_share`, 10%) of their points:
 - credit for anything but what a component returns (property and structure tests, stored attention
   weights, the positional-encoding table) is in proportion to the comparisons of its outputs passed
   (scoring.shares);
+- the property tests run the module with the course's weights loaded, as the comparisons do (each suite's
+  `loaded`), not with its own initial weights;
 - the floor of one named mistake needs that mistake seen in numbers the code computed, not in a crash's
   text or a structure check's (Diagnosis.seen_in_values).
 """
@@ -42,11 +44,11 @@ CASES = {
 #: Attacks the grader does not stop yet: attack file -> why (a strict xfail, so that a fix makes it fail until
 #: it leaves this list).
 KNOWN = {
-    name: ("the property tests run the student's module with its own initial weights and the reference comparisons "
-           "with the course's loaded: code that tells the two apart (its parameters changed since construction) "
-           "passes both, and with every comparison passed the gate pays the property tests in full. The fix: run "
-           "the property tests on a module holding loaded weights too (a copy_weights per example; it changes what "
-           "they meet, so the zoo and signatures.json are regenerated)")
+    name: ("the property tests now load the course's weights as the comparisons do (helper-63), so this module "
+           "computes correctly in every test the grader runs and keeps full marks, as its own correct code does; "
+           "its degenerate behaviour shows only with its own initial weights, which only the public suite's shape "
+           "checks use. Stopping it needs a comparison on the module's own initial weights (the course's model "
+           "loaded with them, T.bound_state), which no suite has")
     for name in ("mha_zeros_until_weights_change", "encblock_skip_until_weights_change")
 }
 
@@ -71,3 +73,36 @@ def test_an_attack_on_the_credit_rules_keeps_at_most_the_degenerate_share(name: 
     for comp in result.components:
         if comp.name in attacked:
             assert comp.score <= share * comp.points + 1e-9, (comp.name, comp.score, comp.points)
+
+
+#: A MultiHeadAttention whose own initial W_o is zero (every output 0 with its own weights, so every invariance
+#: holds trivially) and whose 2-D valid_lens handling is wrong (each batch item gets another item's lengths).
+_OWN_ZERO_OUTPUT_2D_BUG = '''
+import torch
+
+_Course = MultiHeadAttention
+
+
+class MultiHeadAttention(_Course):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        torch.nn.init.zeros_(self.W_o.weight)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        if valid_lens is not None and valid_lens.dim() == 2:
+            valid_lens = valid_lens.flip(0)
+        return super().forward(queries, keys, values, valid_lens)
+'''
+
+
+def test_property_tests_run_with_the_course_s_weights_loaded(tmp_path: Path) -> None:
+    """The review's point behind the two KNOWN attacks (helper-63): with its own initial weights a module with a real
+    bug may return zeros and satisfy every property trivially. The property tests now run it with the course's
+    weights loaded, as the comparisons do (04's `loaded`), so the 2-D valid_lens bug fails the two 2-D property
+    tests (before: both passed, 3.67 of 6; now 3.38), while a property the code has still passes."""
+    path = tmp_path / "own_zero_output.py"
+    path.write_text(reference_source("04_multihead") + "\n\n" + _OWN_ZERO_OUTPUT_2D_BUG)
+    result = session.run_in_process("04_multihead", path, components=["MultiHeadAttention"])
+    outcome = {t.function: t.passed for c in result.components if c.name == "MultiHeadAttention" for t in c.tests}
+    assert not outcome["test_mha_2d_valid_lens_per_query"] and not outcome["test_mha_1d_and_2d_valid_lens_agree"]
+    assert outcome["test_mha_permuting_queries_permutes_outputs"] and outcome["test_mha_each_batch_item_uses_its_own_valid_length"]

@@ -1,7 +1,8 @@
 """Hidden tests for assignment 02: masking, masked softmax, additive and scaled dot-product attention.
 
 Each component is compared once with the reference (reference weights copied in) and otherwise
-checked through properties: normalization, exact zeros past the valid length, invariances
+checked through properties (the additive attention with the course's weights copied in as well,
+`_student_only`, so that it is checked in the one state the comparisons check it in): normalization, exact zeros past the valid length, invariances
 (junk in masked positions, padding, shifts, batch items), gradients, and where dropout acts.
 Each is also compared with the reference on a few fixed problems at realistic sizes.
 Valid lengths are always >= 1 (rows with valid length 0 are outside the contract).
@@ -445,14 +446,23 @@ def _build(student, ref, name, case, dropout=0.0):
     return model, reference
 
 
-def _student_only(student, name, case, dropout=0.0):
-    """The student's own module (own random weights: the properties below hold for any weights).
+def _student_only(student, ref, name, case, dropout=0.0):
+    """The student's module for a property test, in eval mode, in the state the comparisons run it in: an
+    AdditiveAttention holds the course's weights, copied in by `_build` (pass `ref`), so that code cannot
+    behave one way with its own initial weights and another once the course's are loaded; where they do not
+    bind to it (T.copy_weights fails: the comparisons fail too, and the gate pays the property tests in
+    proportion to them), it keeps its own. DotProductAttention has no weights (`ref` None).
 
     Seeded per example (weights, dropout masks) so that hypothesis replays an example exactly;
-    DotProductAttention has no weights, so it is seeded only when dropout is on.
+    DotProductAttention is seeded only when dropout is on.
     """
     if name == "AdditiveAttention" or dropout:
         T.seed(student, case.seed)
+    if ref is not None:
+        try:
+            return _build(student, ref, name, case, dropout)[0]
+        except Exception:  # no binding; a FailFast (a limit, a stub) is no Exception and ends the test
+            T.seed(student, case.seed)
     model = getattr(student, name)(*((case.dk, case.dq, 6, dropout) if name == "AdditiveAttention" else (dropout,)))
     if case.dtype == torch.float64:
         model.double()
@@ -490,13 +500,13 @@ def check_matches_reference(student, ref, name, case, part):
         T.assert_close(out, expected, what=_("output"), inputs=inputs, hint=_hint(name))
 
 
-def check_convex(student, name, case, part):
+def check_convex(student, ref, name, case, part):
     """The stored weights are a distribution over the valid keys that gives the output, or (`part` output) the
     output lies within the range of the valid values. Both parts check one call (T.shared)."""
     q, k, v = case.data()
 
     def run():
-        model = _student_only(student, name, case)
+        model = _student_only(student, ref, name, case)
         out = _attend(model, name, q, k, v, case.lens)
         return T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K))), out
 
@@ -520,7 +530,7 @@ def check_convex(student, name, case, part):
               "  hint: {mask_hint}").format(case=case, mask_hint=_(MASK_HINT)))
 
 
-def check_padding(student, name, case, extra, part):
+def check_padding(student, ref, name, case, extra, part):
     """Junk keys/values past the valid length, and extra padded pairs appended, change neither the output nor
     (`part` attention_weights) the weights of the original keys (both parts check the same calls: T.shared)."""
     q, k, v = case.data()
@@ -534,7 +544,7 @@ def check_padding(student, name, case, extra, part):
     lens = case.lens if case.lens is not None else torch.full((case.B,), case.K)
 
     def run() -> tuple:
-        model = _student_only(student, name, case)
+        model = _student_only(student, ref, name, case)
         base = _attend(model, name, q, k, v, case.lens)
         w_base = T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
         out = _attend(model, name, q, k2, v2, lens)
@@ -552,10 +562,10 @@ def check_padding(student, name, case, extra, part):
                    inputs=inputs, hint=hint)
 
 
-def check_identical_keys(student, name, case):
+def check_identical_keys(student, ref, name, case):
     q, k, v = case.data()
     k = k[:, :1, :].expand(case.B, case.K, case.dk).contiguous()
-    model = _student_only(student, name, case)
+    model = _student_only(student, ref, name, case)
     out = _attend(model, name, q, k, v, case.lens)
     valid = case.valid().to(v.dtype)  # (B, Q, K)
     expected = torch.bmm(valid / valid.sum(-1, keepdim=True), v)
@@ -564,9 +574,9 @@ def check_identical_keys(student, name, case):
                    hint="identical keys get identical scores and hence equal weights on the valid positions; " + MASK_HINT)
 
 
-def check_batch_independent(student, name, case):
+def check_batch_independent(student, ref, name, case):
     q, k, v = case.data()
-    model = _student_only(student, name, case)
+    model = _student_only(student, ref, name, case)
     out = _attend(model, name, q, k, v, case.lens)
     for b in range(case.B):
         lens_b = None if case.lens is None else case.lens[b:b + 1]
@@ -589,9 +599,9 @@ def _dropout_case(case):
     return q, k, v
 
 
-def check_dropout_stored_weights(student, name, case):
+def check_dropout_stored_weights(student, ref, name, case):
     q, k, v = case.data()
-    model = _student_only(student, name, case, dropout=0.5)
+    model = _student_only(student, ref, name, case, dropout=0.5)
     model.eval()
     _attend(model, name, q, k, v, case.lens)
     w_eval = _weights(model, (case.B, case.Q, case.K))
@@ -607,9 +617,9 @@ def check_dropout_stored_weights(student, name, case):
                                            "before dropout do not depend on the mode)"), inputs=inputs, hint=DROPOUT_HINT)
 
 
-def check_dropout_on_weights(student, name, case):
+def check_dropout_on_weights(student, ref, name, case):
     q, k, v = _dropout_case(case)
-    model = _student_only(student, name, case, dropout=0.5)
+    model = _student_only(student, ref, name, case, dropout=0.5)
     model.train()
     out = _attend(model, name, q, k, v, case.lens)
     w = _weights(model, (case.B, case.Q, case.K))
@@ -633,9 +643,9 @@ def check_dropout_on_weights(student, name, case):
               "  input {case!r}\n  hint: {dropout_hint}; use nn.Dropout (it follows model.train()/eval())").format(case=case, dropout_hint=_(DROPOUT_HINT)))
 
 
-def check_eval_no_dropout(student, name, case):
+def check_eval_no_dropout(student, ref, name, case):
     q, k, v = case.data()
-    model = _student_only(student, name, case, dropout=0.5)
+    model = _student_only(student, ref, name, case, dropout=0.5)
     model.eval()
     out1 = _attend(model, name, q, k, v, case.lens)
     w = _weights(model, (case.B, case.Q, case.K))
@@ -685,63 +695,70 @@ def test_add_matches_reference(student, ref, form, part, data):
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
 @pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=5)
 @given(case=cases())
-def test_add_convex(student, part, case):
+def test_add_convex(student, ref, part, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
-    check_convex(student, ADD, case, part)
+    check_convex(student, ref, ADD, case, part)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
 @pytest.mark.parametrize("part", PARTS)
 @settings(max_examples=5)
 @given(case=cases(kinds=("none", "1d")), extra=st.integers(1, 2))
-def test_add_padding(student, part, case, extra):
+def test_add_padding(student, ref, part, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
-    check_padding(student, ADD, case, extra, part)
+    check_padding(student, ref, ADD, case, extra, part)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=8)
 @given(case=cases())
-def test_add_identical_keys(student, case):
+def test_add_identical_keys(student, ref, case):
     """identical keys give the mean of the valid values"""
-    check_identical_keys(student, ADD, case)
+    check_identical_keys(student, ref, ADD, case)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=8)
 @given(case=cases(min_B=2))
-def test_add_batch_independent(student, case):
+def test_add_batch_independent(student, ref, case):
     """batch items are independent: each computed alone gives the same output"""
-    check_batch_independent(student, ADD, case)
+    check_batch_independent(student, ref, ADD, case)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=4)
 @given(case=masked_cases(min_K=2))
-def test_add_dropout_stored_weights(student, case):
+def test_add_dropout_stored_weights(student, ref, case):
     """with dropout in train mode, the stored attention_weights are the weights before dropout"""
-    check_dropout_stored_weights(student, ADD, case)
+    check_dropout_stored_weights(student, ref, ADD, case)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=4)
 @given(case=dropout_cases())
-def test_add_dropout_on_weights(student, case):
+def test_add_dropout_on_weights(student, ref, case):
     """in train mode dropout acts on the attention weights (one mask for all value columns)"""
-    check_dropout_on_weights(student, ADD, case)
+    check_dropout_on_weights(student, ref, ADD, case)
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=4)
 @given(case=cases())
-def test_add_eval_no_dropout(student, case):
+def test_add_eval_no_dropout(student, ref, case):
     """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
-    check_eval_no_dropout(student, ADD, case)
+    check_eval_no_dropout(student, ref, ADD, case)
 
 
 @pytest.mark.component(ADD)
@@ -783,7 +800,7 @@ def test_dot_matches_reference(student, ref, form, part, data):
 def test_dot_matches_sdpa(student, case):
     """output matches torch's scaled_dot_product_attention with the same mask"""
     q, k, v = case.data()
-    model = _student_only(student, DOT, case)
+    model = _student_only(student, None, DOT, case)
     out = _attend(model, DOT, q, k, v, case.lens)
     mask = None if case.lens is None else case.valid()
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -799,7 +816,7 @@ def test_dot_matches_sdpa(student, case):
 @given(case=cases(same_qk=True))
 def test_dot_convex(student, part, case):
     """weights are a distribution over the valid keys, and the output is their average of the values"""
-    check_convex(student, DOT, case, part)
+    check_convex(student, None, DOT, case, part)
 
 
 @pytest.mark.component(DOT)
@@ -809,7 +826,7 @@ def test_dot_convex(student, part, case):
 @given(case=cases(kinds=("none", "1d"), same_qk=True), extra=st.integers(1, 2))
 def test_dot_padding(student, part, case, extra):
     """keys and values past the valid length (changed or appended) change nothing"""
-    check_padding(student, DOT, case, extra, part)
+    check_padding(student, None, DOT, case, extra, part)
 
 
 @pytest.mark.component(DOT)
@@ -817,7 +834,7 @@ def test_dot_padding(student, part, case, extra):
 @given(case=cases(same_qk=True))
 def test_dot_identical_keys(student, case):
     """identical keys give the mean of the valid values"""
-    check_identical_keys(student, DOT, case)
+    check_identical_keys(student, None, DOT, case)
 
 
 @pytest.mark.component(DOT)
@@ -825,7 +842,7 @@ def test_dot_identical_keys(student, case):
 @given(case=cases(same_qk=True, min_B=2))
 def test_dot_batch_independent(student, case):
     """batch items are independent: each computed alone gives the same output"""
-    check_batch_independent(student, DOT, case)
+    check_batch_independent(student, None, DOT, case)
 
 
 @pytest.mark.component(DOT)
@@ -833,7 +850,7 @@ def test_dot_batch_independent(student, case):
 @given(case=masked_cases(same_qk=True, min_K=2))
 def test_dot_dropout_stored_weights(student, case):
     """with dropout in train mode, the stored attention_weights are the weights before dropout"""
-    check_dropout_stored_weights(student, DOT, case)
+    check_dropout_stored_weights(student, None, DOT, case)
 
 
 @pytest.mark.component(DOT)
@@ -841,7 +858,7 @@ def test_dot_dropout_stored_weights(student, case):
 @given(case=dropout_cases(same_qk=True))
 def test_dot_dropout_on_weights(student, case):
     """in train mode dropout acts on the attention weights (one mask for all value columns)"""
-    check_dropout_on_weights(student, DOT, case)
+    check_dropout_on_weights(student, None, DOT, case)
 
 
 @pytest.mark.component(DOT)
@@ -849,7 +866,7 @@ def test_dot_dropout_on_weights(student, case):
 @given(case=cases(same_qk=True))
 def test_dot_eval_no_dropout(student, case):
     """in eval mode dropout is off: output = attention_weights @ values, the same on every call"""
-    check_eval_no_dropout(student, DOT, case)
+    check_eval_no_dropout(student, None, DOT, case)
 
 
 @pytest.mark.component(DOT)

@@ -10,7 +10,8 @@ One check, one score: a comparison of outputs (logits, hidden state) and of the 
 attention_weights is run once per part (`part`), so that a missing or wrong attention_weights
 costs only the parts about it. Tests that compare the student's decoder with itself (step by step
 against whole) or check properties are of kind "property": they earn credit only in proportion to
-the reference comparisons passed. The parameters' names are checked once, by the public suite's
+the reference comparisons passed, and they run the decoder with the course's weights copied in, as the
+comparisons do (`loaded`). The parameters' names are checked once, by the public suite's
 test_decoder_contract_names (students see it in their self-check); the tests here bind the course's
 weights by structure (T.copy_weights).
 
@@ -104,6 +105,20 @@ def course_weights(dec, ref, c):
     return T.state_dict(r)
 
 
+def loaded(student, ref, c, dropout=0.0, mode="train"):
+    """The student's decoder for a property test, in the state the comparisons run it in: built as `build`
+    builds it, with the course's weights copied in by `course_weights`, so that code cannot behave one way
+    with its own initial weights and another once the course's are loaded. Where they do not bind to it
+    (T.copy_weights fails: the comparisons fail too, and the gate pays this test in proportion to them), it
+    keeps its own weights."""
+    dec = build(student, c, dropout, mode)
+    try:
+        course_weights(dec, ref, c)
+    except Exception:  # no binding; a FailFast (a limit, a stub) is no Exception and ends the test
+        dec = build(student, c, dropout, mode)
+    return dec
+
+
 def load(module, sd, prefix, what):
     try:
         module.load_state_dict({k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)})
@@ -172,12 +187,12 @@ def test_init_state_permutes_batch_first(student, ref, c):
 # ---------------------------------------------------------------- attention weights
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
-@pytest.mark.kind("property")  # `ref` only builds the encoder outputs
+@pytest.mark.kind("property")  # `ref` only builds the encoder outputs and gives the weights the comparisons load
 @settings(max_examples=EXAMPLES)
 @given(c=dec_case(none_lens=False), first=st.integers(1, 3))
 def test_attention_weights_per_step_masked_and_normalized(student, ref, c, first):
     """attention_weights holds one (B, 1, T_enc) tensor per step of the last forward call, zero beyond enc_valid_lens, summing to 1"""
-    dec = build(student, c)
+    dec = loaded(student, ref, c)
     enc = encoder_outputs(ref, c)
     call(f"{describe(c)}(X, state)", dec, targets(c, first), dec.init_state(enc, c["lens"]))
     call(f"{describe(c)}(X, state)", dec, targets(c), dec.init_state(enc, c["lens"]))
@@ -268,7 +283,7 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
 # ---------------------------------------------------------------- decoding step by step
 
 @pytest.mark.component("Seq2SeqAttentionDecoder")
-@pytest.mark.kind("property")  # the decoder against itself; `ref` only builds the encoder outputs
+@pytest.mark.kind("property")  # the decoder against itself; `ref` builds the encoder outputs, gives the weights
 @pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
 @by_part
 @settings(max_examples=EXAMPLES)
@@ -276,7 +291,7 @@ def test_gru_input_is_context_then_embedding(student, ref, c, data):
 def test_step_by_step_equals_whole_sequence(student, ref, part, c):
     """feeding the target one token at a time (passing the returned state on) equals feeding it whole (training mode, dropout 0)"""
     def run() -> tuple:  # the whole sequence's logits, state and weights; every step's logits and weights
-        dec = build(student, c)
+        dec = loaded(student, ref, c)
         enc = encoder_outputs(ref, c)
         whole, whole_state = call(f"{describe(c)}(X, state)", dec, X, dec.init_state(enc, c["lens"]))
         whole_weights = T.Snapshot(lambda: step_weights(dec, c, c["T_dec"]))

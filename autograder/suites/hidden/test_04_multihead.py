@@ -3,7 +3,8 @@
 transpose_qkv / transpose_output are pure reshapes: compared exactly (torch.equal). MultiHeadAttention
 is checked against independent computations from the course's weights copied into the student's
 module (one head, a loop over per-head weight slices), against itself (one batch item or one query at
-a time) and against the reference with its weights copied in. Its parameter names are checked once,
+a time: property tests, which run it with a course's model's weights copied in too, `loaded`, so that it is
+checked in the one state the comparisons check it in) and against the reference with its weights copied in. Its parameter names are checked once,
 by the public suite's test_mha_contract_names (students see it in their self-check); the comparison with the reference in eval mode scores each form of
 valid_lens (None, (B,), (B, Q)) separately.
 """
@@ -243,6 +244,20 @@ def copy(m, r, c):
     T.with_lazy_parameters(lambda: T.copy_weights(m, r), m, *make_inputs(c), c["lens"])
 
 
+def loaded(student, ref, c, dropout=0.0):
+    """The student's module for a property test, in the state the comparisons run it in: built as `build`
+    builds it, with a course's model of the same case (`reference_model`) copied in by `copy`, so that code
+    cannot behave one way with its own initial weights and another once the course's are loaded. Where the
+    course's weights do not bind to it (T.copy_weights fails: the comparisons fail too, and the gate pays
+    this test in proportion to them), the module keeps its own weights."""
+    m = build(student, c, dropout)
+    try:
+        copy(m, reference_model(ref, c, dropout), c)
+    except Exception:  # no binding; a FailFast (a limit, a stub) is no Exception and ends the test
+        m = build(student, c, dropout)
+    return m
+
+
 def weights(m, ref, c):
     """The course's projections, copied into the student's module (T.copy_weights: with bias=True every
     projection has a bias, with bias=False none), as plain tensors under the course's names."""
@@ -317,13 +332,14 @@ def test_mha_equals_loop_over_heads(student, ref, c):
 
 
 @pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @given(c=mha_case(lens_kinds=("1d",), min_batch=2, heads=st.integers(2, 3)), data=st.data())
-def test_mha_each_batch_item_uses_its_own_valid_length(student, c, data):
+def test_mha_each_batch_item_uses_its_own_valid_length(student, ref, c, data):
     """each batch item uses its own valid length: the batch gives the same output as one item at a time"""
     lens = torch.tensor(data.draw(st.lists(st.integers(1, c["K"]), min_size=c["B"], max_size=c["B"], unique=True)
                                   if c["K"] >= c["B"] else st.just(list(range(c["B"], 0, -1))), label="valid_lens"))
     lens = lens.clamp(max=c["K"])
-    m = build(student, c)
+    m = loaded(student, ref, c)
     q, k, v = make_inputs(c)
     alone = torch.cat([T.as_plain(run(m, c, q[b:b + 1], k[b:b + 1], v[b:b + 1], lens[b:b + 1]))
                        for b in range(c["B"])])
@@ -336,10 +352,11 @@ def test_mha_each_batch_item_uses_its_own_valid_length(student, c, data):
 
 
 @pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @given(c=mha_case(lens_kinds=("2d",), heads=st.integers(2, 3)))
-def test_mha_2d_valid_lens_per_query(student, c):
+def test_mha_2d_valid_lens_per_query(student, ref, c):
     """2-D valid_lens (B, Q) give each query its own valid length: the same as one query at a time"""
-    m = build(student, c)
+    m = loaded(student, ref, c)
     q, k, v = make_inputs(c)
     lens = c["lens"]
     alone = []
@@ -355,10 +372,11 @@ def test_mha_2d_valid_lens_per_query(student, c):
 
 
 @pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @given(c=mha_case(lens_kinds=("1d",), heads=st.integers(2, 3)))
-def test_mha_1d_and_2d_valid_lens_agree(student, c):
+def test_mha_1d_and_2d_valid_lens_agree(student, ref, c):
     """1-D valid_lens and the same lengths given per query (2-D) give the same output"""
-    m = build(student, c)
+    m = loaded(student, ref, c)
     q, k, v = make_inputs(c)
     lens2 = c["lens"].reshape(-1, 1).expand(c["B"], c["Q"]).contiguous()
     T.assert_close(run(m, c, q, k, v, lens2), run(m, c, q, k, v, c["lens"]),
@@ -368,10 +386,11 @@ def test_mha_1d_and_2d_valid_lens_agree(student, c):
 
 
 @pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @given(c=mha_case(lens_kinds=("none",)), data=st.data())
-def test_mha_permuting_queries_permutes_outputs(student, c, data):
+def test_mha_permuting_queries_permutes_outputs(student, ref, c, data):
     """without a mask, reordering the queries reorders the outputs the same way"""
-    m = build(student, c)
+    m = loaded(student, ref, c)
     q, k, v = make_inputs(c)
     perm = torch.tensor(data.draw(st.permutations(list(range(c["Q"]))), label="query order"))
     T.assert_close(run(m, c, q[:, perm], k, v, None), T.as_plain(run(m, c, q, k, v, None))[:, perm],

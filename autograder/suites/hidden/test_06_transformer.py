@@ -16,6 +16,10 @@ Notes for maintainers:
   stored cost only the parts about them. Tests that compare a module with itself (step by step or
   chunked against whole) are of kind "property" whatever fixtures they use: they earn credit only in
   proportion to the reference comparisons passed.
+- Property tests run the student's module with the course's random weights copied in, as the comparisons
+  do (`loaded`, through `paired`; its own weights only where they do not bind), so that code cannot pass
+  them with behaviour it has only with its own initial weights. Post-norm statistics are checked with the
+  last LayerNorm's (random) gain and bias taken out.
 - Each module's parameter names are checked once, by its test_*_contract_names (kind "structure");
   every other test binds the course's weights with T.copy_weights and reads no name of the student's.
 """
@@ -88,6 +92,42 @@ def paired(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed
     mine.eval()
     theirs.eval()
     return mine, theirs
+
+
+def loaded(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed: int,
+           student: Any) -> tuple[Any, Optional[torch.nn.Module]]:
+    """The student's module for a property test, in the state the comparisons run it in: built and loaded by
+    `paired` (the course's random weights copied in, eval mode; the test sets the mode it needs), so that code
+    cannot behave one way with its own initial weights and another once the course's are loaded. Returns the
+    course's module too, whose weights the student's now holds (a test that needs a LayerNorm's gain reads it
+    there, under the contract's names). Where the course's weights do not bind to the student's module
+    (T.copy_weights fails: the comparisons fail too, and the gate pays this test in proportion to them), the
+    module keeps its own weights, built as before, and the course's module is None."""
+    try:
+        return paired(student_cls, ref_cls, args, dtype, seed, student)
+    except Exception:  # no binding; a FailFast (a limit, a stub) is no Exception and ends the test
+        T.seed(student, seed)
+        mine = set_dtype(student_cls(*args), dtype)
+        mine.eval()
+        return mine, None
+
+
+def layer_norm_affine(theirs: Optional[torch.nn.Module], mine: Any, name: str) -> tuple[Any, Any]:
+    """The (weight, bias) of the LayerNorm `name` (`ln`, `addnorm2.ln`) the student's module holds: the course's
+    values where `loaded` copied them in, else its own under the contract's names (None where it has none)."""
+    state = T.state_dict(theirs if theirs is not None else mine)
+    return state.get(f"{name}.weight"), state.get(f"{name}.bias")
+
+
+def check_normalized_by(Y: Any, affine: tuple[Any, Any], what: str) -> None:
+    """check_normalized on Y with the LayerNorm's gain and bias taken out: (Y - bias) / weight."""
+    weight, bias = affine
+    Y = T.as_plain(Y).double()
+    if bias is not None:
+        Y = Y - bias.double()
+    if weight is not None:
+        Y = Y / weight.double()
+    check_normalized(Y, what)
 
 
 def check_contract_names(student_cls: Any, ref_cls: Any, args: tuple, student: Any, what: str) -> None:
@@ -225,15 +265,15 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 
 
 @pytest.mark.component("PositionWiseFFN")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @pytest.mark.keep("the contract's position-wise property; no realistic FFN mutant mixes positions")
 @settings(max_examples=5)
 @given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=S.SEEDS)
-def test_ffn_position_wise(student, B, steps, data, seed):
+def test_ffn_position_wise(student, ref, B, steps, data, seed):
     """each (batch item, position) is transformed on its own: changing one changes only its output"""
     # Guards against mixing positions/batch items (e.g. normalizing or reshaping across them); no
     # realistic FFN mutant in the zoo does that, the reference comparison catches the rest.
-    T.seed(student, seed)
-    ffn = student.PositionWiseFFN(D, FFN_H, 5)
+    ffn, _r = loaded(student.PositionWiseFFN, ref.PositionWiseFFN, (D, FFN_H, 5), torch.float32, seed, student)
     X = randn((B, steps, D), seed)
     b, t = data.draw(st.integers(0, B - 1), "b"), data.draw(st.integers(0, steps - 1), "t")
     X2 = X.clone()
@@ -298,24 +338,25 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
 
 
 @pytest.mark.component("AddNorm")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=6)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=S.SEEDS)
-def test_addnorm_statistics(student, B, steps, d, seed):
-    """every position of the output is normalized on its own: mean 0, variance 1 over its features"""
-    addnorm = student.AddNorm([d], 0.0)
-    addnorm.eval()
+def test_addnorm_statistics(student, ref, B, steps, d, seed):
+    """every position of the output is normalized on its own: mean 0, variance 1 over its features (its LayerNorm's gain and bias taken out)"""
+    addnorm, r = loaded(student.AddNorm, ref.AddNorm, ([d], 0.0), torch.float32, seed, student)
     X = randn((B, steps, d), seed, scale=3.0) + randn((B, steps, 1), seed + 2, scale=5.0)
     Y = randn((B, steps, d), seed + 1)
-    check_normalized(addnorm(X, Y), _("AddNorm([{d}], 0) on inputs of shape {shape}").format(d=d, shape=(B, steps, d)))
+    check_normalized_by(addnorm(X, Y), layer_norm_affine(r, addnorm, "ln"),
+                        _("AddNorm([{d}], 0) on inputs of shape {shape}, its LayerNorm's gain and bias taken out").format(d=d, shape=(B, steps, d)))
 
 
 @pytest.mark.component("AddNorm")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=6)
 @given(B=st.integers(2, 3), steps=st.integers(2, 4), data=st.data(), seed=S.SEEDS)
-def test_addnorm_position_wise(student, B, steps, data, seed):
+def test_addnorm_position_wise(student, ref, B, steps, data, seed):
     """each position is normalized on its own: changing one position changes only its output"""
-    addnorm = student.AddNorm([D], 0.0)
-    addnorm.eval()
+    addnorm, _r = loaded(student.AddNorm, ref.AddNorm, ([D], 0.0), torch.float32, seed, student)
     X, Y = randn((B, steps, D), seed), randn((B, steps, D), seed + 1)
     b, t = data.draw(st.integers(0, B - 1), "b"), data.draw(st.integers(0, steps - 1), "t")
     X2 = X.clone()
@@ -329,16 +370,17 @@ def test_addnorm_position_wise(student, B, steps, data, seed):
 
 
 @pytest.mark.component("AddNorm")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=5)
 @given(steps=st.integers(2, 5), seed=S.SEEDS)
-def test_addnorm_dropout_not_on_x(student, steps, seed):
+def test_addnorm_dropout_not_on_x(student, ref, steps, seed):
     """in training mode dropout acts on Y only: with Y = 0 the output is exactly ln(X)"""
-    addnorm = student.AddNorm([D], 0.5)
+    addnorm, r = loaded(student.AddNorm, ref.AddNorm, ([D], 0.5), torch.float32, seed, student)
     addnorm.train()
     # A large offset on X makes dropout on X (or on X + Y, or after the LayerNorm) unmissable.
     X = randn((4, steps, D), seed) + 10.0
     Y = torch.zeros(4, steps, D)
-    w, b = (T.state_dict(addnorm).get(k) for k in ("ln.weight", "ln.bias"))
+    w, b = layer_norm_affine(r, addnorm, "ln")
     expected = F.layer_norm(X, (D,), w, b)
     T.assert_close(addnorm(X, Y), expected, what=_("AddNorm([8], 0.5) in training mode with Y = 0"),
                    rtol=1e-4, atol=1e-4,
@@ -348,17 +390,18 @@ def test_addnorm_dropout_not_on_x(student, steps, seed):
 
 
 @pytest.mark.component("AddNorm")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=5)
 @given(seed=S.SEEDS, p=st.sampled_from([0.25, 0.5]))
-def test_addnorm_dropout_on_y(student, seed, p):
+def test_addnorm_dropout_on_y(student, ref, seed, p):
     """in training mode the output is ln(X + dropout(Y)): some entries of Y dropped, the rest scaled by 1/(1-p)"""
     d, rows = 6, 24
-    addnorm = student.AddNorm([d], p)
+    addnorm, r = loaded(student.AddNorm, ref.AddNorm, ([d], p), torch.float32, seed, student)
     addnorm.train()
     X = randn((rows, 1, d), seed, scale=2.0)
     Y = randn((rows, 1, d), seed + 1).abs() + 0.5
     out = T.as_plain(addnorm(X, Y)).double().reshape(rows, d)
-    w, b = (T.state_dict(addnorm).get(k) for k in ("ln.weight", "ln.bias"))
+    w, b = layer_norm_affine(r, addnorm, "ln")
     masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=torch.float64)  # (64, d)
     z = X.double().reshape(rows, 1, d) + masks * Y.double().reshape(rows, 1, d) / (1 - p)  # (rows, 64, d)
     cand = F.layer_norm(z, (d,), None if w is None else w.double(), None if b is None else b.double())
@@ -430,29 +473,28 @@ def check_encoder_block_call(blk: Any, r: torch.nn.Module, X: torch.Tensor, lens
 
 
 @pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=6)
 @given(case=enc_case())
-def test_encoder_block_statistics(student, case):
-    """post-norm: every position of the output is layer-normalized (mean 0, variance 1)"""
+def test_encoder_block_statistics(student, ref, case):
+    """post-norm: every position of the output is layer-normalized (mean 0, variance 1, its last LayerNorm's gain and bias taken out)"""
     B, steps, lens, dtype, seed = case
-    T.seed(student, seed)
-    blk = set_dtype(student.EncoderBlock(*block_args()), dtype)
-    blk.eval()
+    blk, r = loaded(student.EncoderBlock, ref.EncoderBlock, block_args(), dtype, seed, student)
     X = randn((B, steps, D), seed, dtype, 3.0) + 2
-    check_normalized(blk(X, lens), _("EncoderBlock output (fresh block) for X of shape {shape}").format(shape=(B, steps, D)))
+    check_normalized_by(blk(X, lens), layer_norm_affine(r, blk, "addnorm2.ln"),
+                        _("EncoderBlock output for X of shape {shape}, addnorm2's LayerNorm gain and bias taken out").format(shape=(B, steps, D)))
 
 
 @pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=6)
 @given(case=enc_case(max_t=5))
-def test_encoder_block_padding(student, case):
+def test_encoder_block_padding(student, ref, case):
     """the content of padded positions (>= valid_len) does not change the outputs at valid positions"""
     B, steps, lens, dtype, seed = case
     if lens is None:
         lens = torch.tensor([max(1, steps - b) for b in range(B)])
-    T.seed(student, seed)
-    blk = set_dtype(student.EncoderBlock(*block_args()), dtype)
-    blk.eval()
+    blk, _r = loaded(student.EncoderBlock, ref.EncoderBlock, block_args(), dtype, seed, student)
     X = randn((B, steps, D), seed, dtype)
     pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)  # (B, steps)
     X2 = torch.where(pad.unsqueeze(-1), randn((B, steps, D), seed + 1, dtype, 5.0), X)
@@ -463,15 +505,14 @@ def test_encoder_block_padding(student, case):
 
 
 @pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=4)
 @given(B=st.integers(2, 3), steps=st.integers(1, 4), seed=S.SEEDS)
-def test_encoder_block_batch_independence(student, B, steps, seed):
+def test_encoder_block_batch_independence(student, ref, B, steps, seed):
     """each sequence of the batch is encoded on its own"""
     # Guards against batch mixing (e.g. one sequence's valid length used for all); the zoo's
     # mutants are caught earlier, this keeps the property explicit.
-    T.seed(student, seed)
-    blk = student.EncoderBlock(*block_args())
-    blk.eval()
+    blk, _r = loaded(student.EncoderBlock, ref.EncoderBlock, block_args(), torch.float32, seed, student)
     X = randn((B, steps, D), seed)
     lens = torch.tensor([max(1, steps - b) for b in range(B)])
     Y = T.as_plain(blk(X, lens))
@@ -579,16 +620,15 @@ def test_encoder_blocks_have_own_weights(student, ref):
 
 
 @pytest.mark.component("TransformerEncoder")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=5)
 @given(case=enc_case(max_t=5))
-def test_encoder_padding(student, case):
+def test_encoder_padding(student, ref, case):
     """padded tokens (positions >= valid_len) do not change the outputs at valid positions"""
     B, steps, lens, dtype, seed = case
     if lens is None:
         lens = torch.tensor([max(1, steps - b) for b in range(B)])
-    T.seed(student, seed)
-    enc = set_dtype(student.TransformerEncoder(*model_args(2)), dtype)
-    enc.eval()
+    enc, _r = loaded(student.TransformerEncoder, ref.TransformerEncoder, model_args(2), dtype, seed, student)
     X = randint(VOCAB, (B, steps), seed)
     pad = torch.arange(steps).unsqueeze(0) >= lens.unsqueeze(1)
     X2 = torch.where(pad, randint(VOCAB, (B, steps), seed + 1), X)
@@ -615,10 +655,10 @@ def test_encoder_matches_reference(student, ref, part, case, layers, p):
 
 
 @pytest.mark.component("TransformerEncoder")
-def test_encoder_weights_from_last_call(student):
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
+def test_encoder_weights_from_last_call(student, ref):
     """attention_weights holds one entry per block, from the last forward call only"""
-    enc = student.TransformerEncoder(*model_args(2))
-    enc.eval()
+    enc, _r = loaded(student.TransformerEncoder, ref.TransformerEncoder, model_args(2), torch.float32, 0, student)
     enc(randint(VOCAB, (2, 5), 0), torch.tensor([5, 3]))
     enc(randint(VOCAB, (1, 3), 1), torch.tensor([2]))
     weights = T.attribute(enc, "attention_weights", "TransformerEncoder")
@@ -670,6 +710,9 @@ def dec_case(draw, min_t: int = 1, max_t: int = 5):
 CACHE = pytest.param("cache", marks=pytest.mark.kind("structure"), id="cache")
 #: The parts of a decoder block's checks scored separately.
 BLOCK_PARTS = ("output", CACHE)
+#: BLOCK_PARTS of a test that compares a module with itself and uses `ref` only for the weights it loads (`loaded`):
+#: its output part is a property (the cache part stays a structure check).
+SELF_PARTS = (pytest.param("output", marks=pytest.mark.kind("property"), id="output"), CACHE)
 
 
 def fresh_state(enc: torch.Tensor, lens: Optional[torch.Tensor], n: int = 1) -> list:
@@ -707,9 +750,9 @@ def check_decoder_block_call(student: Any, paired_up: Callable[[], tuple[Any, to
                        lambda: ref_block_variant(r, X, enc, lens, ffn_in="Y")})
 
 
-def student_block(student: Any, dtype: torch.dtype, seed: int, dropout: float = 0.0, i: int = 0) -> Any:
-    T.seed(student, seed)
-    return set_dtype(student.DecoderBlock(*block_args(dropout), i), dtype)
+def student_block(student: Any, ref: Any, dtype: torch.dtype, seed: int, dropout: float = 0.0, i: int = 0) -> Any:
+    """The student's DecoderBlock for a property test, the course's weights loaded (`loaded`), in eval mode."""
+    return loaded(student.DecoderBlock, ref.DecoderBlock, block_args(dropout) + (i,), dtype, seed, student)[0]
 
 
 def ref_block_variant(r: Any, X: torch.Tensor, enc: torch.Tensor, lens: Optional[torch.Tensor],
@@ -725,12 +768,13 @@ def ref_block_variant(r: Any, X: torch.Tensor, enc: torch.Tensor, lens: Optional
 
 
 @pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=4)
 @given(case=dec_case(), i=st.integers(0, 2))
-def test_decoder_block_own_cache_slot(student, case, i):
+def test_decoder_block_own_cache_slot(student, ref, case, i):
     """block i reads and appends to its own cache slot state[2][i] only"""
     B, steps, T_enc, lens, dtype, seed = case
-    blk = student_block(student, dtype, seed, i=i)
+    blk = student_block(student, ref, dtype, seed, i=i)
     blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     Y, _state = blk(X, fresh_state(enc, lens, 3))
@@ -754,14 +798,15 @@ def test_decoder_block_own_cache_slot(student, case, i):
 
 
 @pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @pytest.mark.weight(2)
 @settings(max_examples=8)
 @given(case=dec_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
-def test_decoder_block_causal(student, case, mode, data):
+def test_decoder_block_causal(student, ref, case, mode, data):
     """self-attention is causal in train and eval mode: changing step t changes no output before t"""
     B, steps, T_enc, lens, dtype, seed = case
     t = data.draw(st.integers(1, steps - 1), "t")
-    blk = student_block(student, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
+    blk = student_block(student, ref, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
@@ -778,16 +823,16 @@ def test_decoder_block_causal(student, case, mode, data):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
-@pytest.mark.parametrize("part", BLOCK_PARTS)
+@pytest.mark.parametrize("part", SELF_PARTS)
 @settings(max_examples=8)
 @given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_block_step_by_step(student, part, case, mode):
+def test_decoder_block_step_by_step(student, ref, part, case, mode):
     """one step at a time with the cache gives the whole-sequence outputs; the cache grows by one per step"""
     B, steps, T_enc, lens, dtype, seed = case
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
 
     def run() -> tuple:  # the whole sequence's outputs; each step's outputs and state
-        blk = student_block(student, dtype, seed)
+        blk = student_block(student, ref, dtype, seed)
         blk.train() if mode == "train" else blk.eval()
         whole, _state = blk(X, fresh_state(enc, lens))
         state = fresh_state(enc, lens)
@@ -818,17 +863,17 @@ def test_decoder_block_step_by_step(student, part, case, mode):
 
 @pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
-@pytest.mark.parametrize("part", BLOCK_PARTS)
+@pytest.mark.parametrize("part", SELF_PARTS)
 @settings(max_examples=10)
 @given(data=st.data(), case=dec_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_block_chunks(student, part, data, case, mode):
+def test_decoder_block_chunks(student, ref, part, data, case, mode):
     """feeding the sequence in chunks of any sizes gives the same outputs and cache as feeding it at once"""
     B, steps, T_enc, lens, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
 
     def run() -> tuple:  # both parts check these calls (T.shared)
-        blk = student_block(student, dtype, seed)
+        blk = student_block(student, ref, dtype, seed)
         blk.train() if mode == "train" else blk.eval()
         whole, _state = blk(X, fresh_state(enc, lens))
         state, outs, start = fresh_state(enc, lens), [], 0
@@ -852,15 +897,16 @@ def test_decoder_block_chunks(student, part, data, case, mode):
 
 
 @pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=6)
 @given(case=dec_case(), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_block_encoder_padding(student, case, mode):
+def test_decoder_block_encoder_padding(student, ref, case, mode):
     """encoder outputs past enc_valid_lens have no effect"""
     B, steps, T_enc, lens, dtype, seed = case
     if lens is None or T_enc == 1:
         T_enc = max(T_enc, 2)
         lens = torch.tensor([max(1, T_enc - 1 - b % 2) for b in range(B)])
-    blk = student_block(student, dtype, seed)
+    blk = student_block(student, ref, dtype, seed)
     blk.train() if mode == "train" else blk.eval()
     X, enc = randn((B, steps, D), seed, dtype), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
@@ -935,9 +981,10 @@ def model_case(draw, min_t: int = 1, max_t: int = 5):
             draw(S.FLOAT_DTYPES, "dtype"), draw(S.SEEDS, "seed"))
 
 
-def student_decoder(student: Any, layers: int, dtype: torch.dtype, seed: int, dropout: float = 0.0) -> Any:
-    T.seed(student, seed)
-    return set_dtype(student.TransformerDecoder(*model_args(layers, dropout)), dtype)
+def student_decoder(student: Any, ref: Any, layers: int, dtype: torch.dtype, seed: int, dropout: float = 0.0) -> Any:
+    """The student's TransformerDecoder for a property test, the course's weights loaded (`loaded`), in eval mode."""
+    return loaded(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, dropout), dtype, seed,
+                  student)[0]
 
 
 @pytest.mark.component("TransformerDecoder")
@@ -1100,17 +1147,17 @@ def test_decoder_step_by_step_matches_reference(student, ref, case):
 
 @pytest.mark.component("TransformerDecoder")
 @pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
-@pytest.mark.parametrize("part", BLOCK_PARTS)
+@pytest.mark.parametrize("part", SELF_PARTS)
 @settings(max_examples=8)
 @given(data=st.data(), case=model_case(min_t=2, max_t=6), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_chunks(student, part, data, case, mode):
+def test_decoder_chunks(student, ref, part, data, case, mode):
     """feeding the target in chunks of any sizes gives the whole-sequence logits and caches"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     sizes = data.draw(chunking(steps), "chunk sizes")
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
 
     def run() -> tuple:  # both parts check these calls (T.shared)
-        dec = student_decoder(student, layers, dtype, seed)
+        dec = student_decoder(student, ref, layers, dtype, seed)
         dec.train() if mode == "train" else dec.eval()
         whole, whole_state = dec(X, dec.init_state(enc, lens))
         state, outs, start = dec.init_state(enc, lens), [], 0
@@ -1135,15 +1182,16 @@ def test_decoder_chunks(student, part, data, case, mode):
 
 
 @pytest.mark.component("TransformerDecoder")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=5)
 @given(case=model_case(min_t=2), mode=st.sampled_from(["eval", "train"]), data=st.data())
-def test_decoder_causal(student, case, mode, data):
+def test_decoder_causal(student, ref, case, mode, data):
     """changing target token t changes no logits before t (train mode with dropout 0, and eval mode)"""
     # Block-level causality is graded in DecoderBlock (the reference block is used here); this checks
     # that the decoder itself adds nothing that looks ahead or depends on earlier calls.
     B, steps, T_enc, lens, layers, dtype, seed = case
     t = data.draw(st.integers(1, steps - 1), "t")
-    dec = student_decoder(student, layers, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
+    dec = student_decoder(student, ref, layers, dtype, seed, dropout=0.0 if mode == "train" else 0.3)
     dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     X2 = X.clone()
@@ -1157,15 +1205,16 @@ def test_decoder_causal(student, case, mode, data):
 
 
 @pytest.mark.component("TransformerDecoder")
+@pytest.mark.kind("property")  # `ref` only gives the weights the comparisons load
 @settings(max_examples=5)
 @given(case=model_case(), mode=st.sampled_from(["eval", "train"]))
-def test_decoder_encoder_padding(student, case, mode):
+def test_decoder_encoder_padding(student, ref, case, mode):
     """encoder outputs past enc_valid_lens have no effect on the logits"""
     B, steps, T_enc, lens, layers, dtype, seed = case
     if lens is None or T_enc == 1:
         T_enc = max(T_enc, 2)
         lens = torch.tensor([max(1, T_enc - 1 - b % 2) for b in range(B)])
-    dec = student_decoder(student, layers, dtype, seed)
+    dec = student_decoder(student, ref, layers, dtype, seed)
     dec.train() if mode == "train" else dec.eval()
     X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
     pad = (torch.arange(T_enc).unsqueeze(0) >= lens.unsqueeze(1)).unsqueeze(-1)
