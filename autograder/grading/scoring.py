@@ -124,8 +124,9 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     Two named mistakes (`mistakes`, diagnosis.conclude_pair) each cost at most `1 - policy.floor` of what is
     left of a test it breaks: a failed test the gate would pay (a property, a structure check, a side
     output) earns `policy.floor` times the gate, which the other mistake has lowered; a failed comparison of
-    outputs earns `policy.floor`. So a second mistake always costs something (a table with base 1000 that is
-    also added in place loses more than either alone), and never the same test twice.
+    outputs earns `policy.floor`. So a second mistake costs what it breaks beyond the first (a table with base
+    1000 that is also added in place loses more than either alone; one whose tests the first already broke
+    costs nothing more, helper-64), and never the same test twice.
 
     A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
     `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
