@@ -108,8 +108,8 @@ def _everything_decided(result: Result) -> dict[str, tuple[float, list[str], lis
     """Per component: its score, its failed tests and the mistakes named with what they say. Not the
     failures' texts: where the student's code raised, the sandbox's names the file and line it raised at
     (StudentError), the in-process one the exception alone."""
-    return {c.name: (c.score, sorted(t.function for t in c.tests if not t.passed),
-                     sorted((d.family, sorted(d.ways)) for d in c.misconceptions))
+    seen = _seen(result)
+    return {c.name: (*seen[c.name], sorted((d.family, sorted(d.ways)) for d in c.misconceptions))
             for c in result.components}
 
 

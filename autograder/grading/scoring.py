@@ -27,15 +27,15 @@ class ComponentScore:
     degenerate: bool = False  # a degenerate catalogue entry reproduces its output (it ignores its inputs)
 
     @property
-    def explained(self) -> bool:
-        """Its failures are one known realistic mistake (the diagnosis names it): the floor applies."""
-        return not self.degenerate and any(not d.degenerate for d in self.misconceptions)
-
-    @property
     def mistakes(self) -> int:
         """How many realistic mistakes the diagnosis names (two where no one explains the failures:
         diagnosis.conclude_pair)."""
         return 0 if self.degenerate else sum(not d.degenerate for d in self.misconceptions)
+
+    @property
+    def explained(self) -> bool:
+        """Its failures are known realistic mistakes (the diagnosis names them): the floor applies."""
+        return self.mistakes > 0
 
     @property
     def seen_in_values(self) -> bool:
@@ -153,14 +153,13 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
         maxima[i] += 1  # largest remainders: the shares add up to the points exactly
     out = []
     for t, m, k in zip(tests, maxima, kinds):
+        own = k == "reference" and (t.part not in STORED or explained)  # judged on its own, not by the gate
         if t.passed:
-            own = k == "reference" and (t.part not in STORED or explained)  # judged on its own, not by the gate
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
         elif explained and policy.gate == "proportional" and t.misconception and not t.crashed and \
                 (computed or t.part not in STORED):
-            gated = not (k == "reference" and (t.part not in STORED or explained))
-            factor = policy.floor * (gate if mistakes > 1 and gated else 1.0)
+            factor = policy.floor * (gate if mistakes > 1 and not own else 1.0)
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, True))
         else:
             out.append(TestShare(t, m / 10_000, 0.0, 0.0))

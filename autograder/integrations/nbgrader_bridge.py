@@ -115,6 +115,14 @@ class SubmissionExporter(NotebookExporter):
         return self.from_notebook_node(nb, resources, **kw)
 
 
+#: The flags of nbgrader's cell metadata that make a cell nbgrader's (its kind, as the release set it).
+CELL_KINDS = ("grade", "solution", "task", "locked")
+
+
+def _is_nbgraders(meta: dict[str, Any]) -> bool:
+    return any(meta.get(k) for k in CELL_KINDS)
+
+
 class DeduplicateIds(NbGraderPreprocessor):
     """nbgrader's DeduplicateIds, fixed; and a cell's nbgrader metadata is the instructor's, never the student's.
 
@@ -152,7 +160,7 @@ class DeduplicateIds(NbGraderPreprocessor):
                 cell.metadata.pop("nbgrader", None)
                 continue
             meta = cell.metadata.get("nbgrader") or {}
-            if not (meta.get("grade") or meta.get("solution") or meta.get("locked") or meta.get("task")):
+            if not _is_nbgraders(meta):
                 continue
             if meta.get("grade_id") in seen:
                 self.log.warning("Cell with id '%s' exists multiple times!", meta.get("grade_id"))
@@ -185,15 +193,15 @@ class DeduplicateIds(NbGraderPreprocessor):
         meta = cell.metadata["nbgrader"]
         kind = released.get(str(meta.get("grade_id")))
         if kind is None:
-            if meta.get("grade") or meta.get("solution") or meta.get("locked") or meta.get("task"):
+            if _is_nbgraders(meta):
                 self.log.warning("dropping the nbgrader metadata of a cell whose id '%s' the release never had",
                                  meta.get("grade_id"))
                 cell.metadata.pop("nbgrader")
             return
-        changed = [k for k in ("grade", "solution", "task", "locked") if bool(meta.get(k)) != kind[k]]
+        changed = [k for k in CELL_KINDS if bool(meta.get(k)) != kind[k]]
         if changed:
             self.log.warning("cell '%s': %s restored as released", meta.get("grade_id"), ", ".join(changed))
-        meta.update({k: kind[k] for k in ("grade", "solution", "task", "locked")})
+        meta.update({k: kind[k] for k in CELL_KINDS})
         if kind["grade"]:
             meta["points"] = kind["points"]
         else:
