@@ -306,3 +306,37 @@ def test_a_failure_s_place_alone_names_no_mistake(monkeypatch: pytest.MonkeyPatc
     comp = ComponentScore(entry.component, 6.0, 0.0, tests)
     session.name_misconceptions(comp)
     assert comp.misconceptions == [] and not any(t.misconception or t.candidates for t in tests)
+
+
+def test_a_mistake_that_would_have_failed_a_test_the_code_passed_is_ruled_out(tmp_path: Path) -> None:
+    """diagnosis.contradicted. Detached attention weights fail only the gradient test; a softmax over the
+    queries fails it too, with the same text (at one query the weights are all 1 and the gradient 0), but it
+    fails every comparison of the outputs as well. Code that passes those comparisons is not that mistake:
+    the catalogue's detached-weights entries were named by nobody (two families for one failure), and are."""
+    families = {"detached-attention-weights", "softmax-over-queries"}
+    assert diagnosis.contradicted("DotProductAttention", families, {"test_dot_matches_reference"}) == \
+        {"softmax-over-queries"}
+    assert diagnosis.contradicted("DotProductAttention", families, set()) == set()
+    assert diagnosis.contradicted("DotProductAttention", {"degenerate:uniform"}, {"test_dot_matches_reference"}) == set()
+    for name in ("dot_detached_weights", "add_detached_weights"):
+        entry, result = graded(name, tmp_path / name)
+        assert [d.family for d in component(result, entry.component).misconceptions] == ["detached-attention-weights"]
+
+
+def test_a_call_is_replayed_as_code_without_the_inputs_it_leaves_out_is_called() -> None:
+    """diagnosis.without_inputs: each left-out input at the reference's default (None without one); a call
+    that passed none of them is left as it was (None)."""
+    lens = torch.tensor([1, 2])
+    call = diagnosis.Call("DotProductAttention", (torch.zeros(2, 1, 3), torch.zeros(2, 2, 3), torch.zeros(2, 2, 3), lens),
+                          {}, ())
+    from solutions.attention_scoring import AdditiveAttention, DotProductAttention, sequence_mask
+    plain = diagnosis.without_inputs(call, DotProductAttention, frozenset({"valid_lens"}))
+    assert plain is not None and plain.args[3] is None and plain.args[:3] == call.args[:3]
+    as_keyword = diagnosis.Call("AdditiveAttention", call.args[:3], {"valid_lens": lens}, ())
+    plain = diagnosis.without_inputs(as_keyword, AdditiveAttention, frozenset({"valid_lens"}))
+    assert plain is not None and plain.kwargs == {"valid_lens": None}
+    assert diagnosis.without_inputs(diagnosis.Call("DotProductAttention", call.args[:3], {}, ()), DotProductAttention,
+                                    frozenset({"valid_lens"})) is None
+    mask = diagnosis.Call("sequence_mask", (torch.zeros(2, 3), lens, -1.0), {}, ())
+    plain = diagnosis.without_inputs(mask, sequence_mask, frozenset({"value"}))
+    assert plain is not None and plain.args[2] == 0

@@ -60,12 +60,6 @@ KNOWN = {
                                "they are not graded as the functions (0 of 2 each). Its MultiHeadAttention(embed_dim, "
                                "num_heads, dropout, bias, kdim, vdim), torch's names, is called by name since session 41 "
                                "(0 -> 0.81 of 6: it takes no query_size and crashes on valid_lens None)"),
-    "guohm230_scoring": ("AdditiveAttention and DotProductAttention each make two realistic mistakes (softmax over dim=1, "
-                         "the queries' axis, and no valid_lens parameter, so nothing is masked), not one: no catalogue "
-                         "entry reproduces the failures, so no diagnosis and no floor, and with every comparison with "
-                         "the course failing the proportional gate (scoring.shares) leaves their passed property tests "
-                         "(output and weight shapes, batch independence, dropout on the weights only, none in eval) "
-                         "nothing: 0 of 4 each, where the scores, projections and stored-before-dropout weights are right"),
 }
 
 

@@ -8,6 +8,7 @@ signature changed, graded in the real sandbox; the adapter's translation itself 
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from learners.corpus import agreement
 from test_signatures import changed, component, grade
 
 from autograder import config
+from autograder.catalogue import index, zoo
 from autograder.grading import session, signatures
 from autograder.grading.scoring import ComponentScore
 from autograder.sandbox.forkserver import Zygote
@@ -274,6 +276,56 @@ def test_a_left_out_input_may_be_named_only_as_the_mistake_of_ignoring_it(tmp_pa
     (tmp_path / "sm.py").write_text(source)
     mask = component(session.run_in_process("02_attention_scoring", tmp_path / "sm.py"), "sequence_mask")
     assert mask.score < mask.points and not mask.misconceptions
+
+
+def test_a_second_mistake_beside_a_left_out_input_is_named_from_replays_without_it(tmp_path: Path) -> None:
+    """The corpus's guohm230: `forward(queries, keys, values)` *and* the softmax over dim=1, the queries'
+    axis. No replay made as the tests call it reproduced anything (the catalogue's mistakes take valid_lens),
+    so nothing was named and the gate left its passed tests nothing: 0 of 4. Its failures are now replayed as
+    code without valid_lens is called (diagnosis.reproducing_without): the softmax over the queries is named,
+    and it earns what one named mistake leaves, less what it also breaks: below the same code with valid_lens
+    taken and masked (that mistake alone), and below the left-out valid_lens alone."""
+    head = ("values: torch.Tensor,\n                valid_lens: Optional[torch.Tensor] = None) -> torch.Tensor:\n"
+            "        \"\"\"queries (B, Q, d)")
+    masked = ("math.sqrt(d)  # (B, Q, K)\n        self.attention_weights = masked_softmax(scores, valid_lens)")
+    sources = {
+        "queries_axis": changed("02_attention_scoring", masked, (
+            "math.sqrt(d)  # (B, Q, K)\n        if valid_lens is not None:  # the book's masking, then the softmax over the queries\n"
+            "            B, Q, K = scores.shape\n"
+            "            lens = torch.repeat_interleave(valid_lens, Q) if valid_lens.dim() == 1 else valid_lens.reshape(-1)\n"
+            "            scores = sequence_mask(scores.reshape(-1, K), lens, value=-1e6).reshape(B, Q, K)\n"
+            "        self.attention_weights = torch.softmax(scores, dim=1)")),
+        "no_valid_lens": changed("02_attention_scoring", head, head.replace(",\n                valid_lens: "
+                                 "Optional[torch.Tensor] = None", "")).replace(
+            masked, masked.replace("masked_softmax(scores, valid_lens)", "torch.softmax(scores, dim=-1)"), 1),
+    }
+    sources["both"] = sources["no_valid_lens"].replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=1)", 1)
+    graded = {}
+    for name, source in sources.items():
+        (tmp_path / f"{name}.py").write_text(source)
+        graded[name] = component(session.run_in_process("02_attention_scoring", tmp_path / f"{name}.py"),
+                                 "DotProductAttention")
+    assert [m.family for m in graded["no_valid_lens"].misconceptions] == ["valid-lens-ignored"]
+    assert [m.family for m in graded["queries_axis"].misconceptions] == ["softmax-over-queries"]
+    both = graded["both"]
+    assert [m.family for m in both.misconceptions] == ["softmax-over-queries"], failed(both)
+    assert 0 < both.score < min(graded["queries_axis"].score, graded["no_valid_lens"].score), \
+        {n: c.score for n, c in graded.items()}
+
+
+@pytest.mark.parametrize("name", ["dot_uniform_all", "dot_zeros", "dot_random_weights"])
+def test_degenerate_code_without_a_left_out_input_earns_at_most_its_share(name: str, tmp_path: Path) -> None:
+    """Replays made as code without valid_lens is called (diagnosis.reproducing_without) weigh the catalogue's
+    degenerate versions too: the catalogue's degenerate DotProductAttentions with `forward(queries, keys,
+    values)` are degenerate, never a realistic mistake with its floor."""
+    entry = next(e for e in zoo.entries("02_attention_scoring") if e.name == name)
+    source = entry.path.read_text()
+    assert source.count(", valid_lens=None)") == 1
+    (tmp_path / "entry.py").write_text(source.replace(", valid_lens=None)", ")"))
+    path = zoo.compose(dataclasses.replace(entry, path=tmp_path / "entry.py"), tmp_path)
+    comp = component(session.run_in_process("02_attention_scoring", path), "DotProductAttention")
+    assert comp.score <= index.DEGENERATE_SHARE * comp.points, (comp.score, [d.family for d in comp.misconceptions])
+    assert not comp.mistakes
 
 
 def test_no_call_by_name_where_a_call_by_position_works() -> None:

@@ -10,8 +10,10 @@ the trusted grading process on the catalogue's own code, never on a submission.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
+import inspect
 import json
 from pathlib import Path
 from collections.abc import Callable, Collection, Sequence
@@ -27,7 +29,7 @@ from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, SIGNATURE_TABLES, conclude, text_hash, where_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "conclude_mistakes",
-           "conclude_pair", "explain",
+           "conclude_pair", "contradicted", "explain", "reproducing_without", "without_inputs",
            "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
            "text_hash", "where_entries", "where_hash"]
 
@@ -239,7 +241,11 @@ def reference_globals(course: Course, assignment_id: str) -> dict[str, Any]:
 
 def replay(variant: Variant, call: Call) -> Optional[torch.Tensor]:
     """The variant's value for the recorded call, or None where the variant cannot make that call."""
-    target = variant.namespace[call.component]
+    return replay_with(variant.namespace[call.component], call)
+
+
+def replay_with(target: Any, call: Call) -> Optional[torch.Tensor]:
+    """`target`'s value (a function, or a module class built as the call's was) for the recorded call."""
     try:
         if call.rng is not None:
             torch.set_rng_state(call.rng)
@@ -365,6 +371,67 @@ def conclude_mistakes(evidence: list[set[str]], replayed: list[set[str]],
     return (pair or ()), degenerate
 
 
+def _inputs(target: Any) -> list[inspect.Parameter]:
+    """The parameters a call passes: a function's, or a module class's forward's after `self`."""
+    if isinstance(target, type) and issubclass(target, torch.nn.Module):
+        return list(inspect.signature(target.forward).parameters.values())[1:]
+    return list(inspect.signature(target).parameters.values())
+
+
+def _default(parameter: inspect.Parameter) -> Any:
+    return None if parameter.default is inspect.Parameter.empty else parameter.default
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Two defaults (None, numbers, strings) alike; anything else only as the same object."""
+    plain = (type(None), bool, int, float, str)
+    return a is b or (isinstance(a, plain) and isinstance(b, plain) and a == b)
+
+
+def without_inputs(call: Call, reference: Any, names: frozenset[str]) -> Optional[Call]:
+    """The call as code that does not take the inputs `names` makes it (a forward without valid_lens): each
+    of them at the reference's default (None where it has none). None where the call passed none of them."""
+    args, kwargs, changed = list(call.args), dict(call.kwargs), False
+    for j, parameter in enumerate(_inputs(reference)):
+        if parameter.name not in names:
+            continue
+        if j < len(args):
+            args[j], changed = _default(parameter), changed or not _alike(args[j], _default(parameter))
+        elif parameter.name in kwargs:
+            kwargs[parameter.name], changed = _default(parameter), True
+    return dataclasses.replace(call, args=tuple(args), kwargs=kwargs) if changed else None
+
+
+def _keeps_defaults(target: Any, reference: Any, names: frozenset[str]) -> bool:
+    """Whether a variant's parameters `names` have the reference's defaults: one whose mistake is a default
+    (sequence_mask's value=-1e6) says nothing of code that has no such parameter."""
+    try:
+        ours = {p.name: _default(p) for p in _inputs(reference)}
+        return all(_alike(_default(p), ours.get(p.name)) for p in _inputs(target) if p.name in names)
+    except (TypeError, ValueError):  # no signature to read
+        return False
+
+
+def reproducing_without(call: Call, reference: Any, actual: torch.Tensor, rtol: float, atol: float,
+                        dropped: frozenset[str], ignoring: frozenset[str]) -> dict[str, str]:
+    """{entry id: family} that reproduce `actual` of code without the inputs `dropped` (its signature leaves
+    them out: signatures.dropped_inputs), each replayed as such code is called (`without_inputs`): the
+    entries that ignore exactly them (`ignoring`: their families) where the course's code so called gives
+    `actual`, else the realistic mistakes that do (two mistakes at once: guohm230's softmax over the queries
+    in a forward without valid_lens) and degenerate versions, but for those whose mistake is a default of a
+    dropped input."""
+    plain = without_inputs(call, reference, dropped)
+    if plain is not None and (out := replay_with(reference, plain)) is not None and _same(out, actual, rtol, atol):
+        return {e.id: family_of(e) for e in catalogue() if e.kind == "mutant" and e.component == call.component
+                and family_of(e) in ignoring}
+    found = {}
+    for kind, family in (("mutant", family_of), (DEGENERATE, degenerate_family)):
+        found.update({v.entry.id: family(v.entry) for v in variants(call.component, kind)
+                      if _keeps_defaults(v.namespace[call.component], reference, dropped)
+                      and (out := replay(v, plain or call)) is not None and _same(out, actual, rtol, atol)})
+    return found
+
+
 def reproducing(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> dict[str, str]:
     """{entry id: family} of the catalogue's variants that reproduce `actual` on `call`: realistic mistakes
     by their family, degenerate versions (uniform weights, zeros, ...) as "degenerate:<family>"."""
@@ -459,3 +526,21 @@ def families(ids: Collection[str]) -> set[str]:
 def signature_candidates(component: str, function: str, text: str) -> set[str]:
     """The families of those mutants (`signature_entries`)."""
     return families(signature_entries(component, function, text))
+
+
+def contradicted(component: str, names: Collection[str], passed: Collection[str]) -> set[str]:
+    """The realistic families among `names` that the code's passed tests rule out: every catalogue entry of
+    the family fails, in the signatures table, one of the test functions `passed` (comparisons of the
+    outputs with the course's that the code passed in full: scoring.outputs_agreed). The tests are derandomized, so a mistake fails them for the student as for its entry: detached
+    attention weights fail only the gradient test, and a softmax over the queries fails it with the same text
+    at one query (the gradient is zero), but it fails every comparison that code passed."""
+    table = signatures()
+    out = set()
+    for family in names:
+        if is_degenerate(family):
+            continue
+        members = [e.id for e in catalogue() if e.kind == "mutant" and e.component == component and family_of(e) == family]
+        if members and all(any(member in ids for f in passed for ids in table.get(f"{component}::{f}", {}).values())
+                           for member in members):
+            out.add(family)
+    return out

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 from autograder import config as config_mod
 from autograder import generated_docs
 from autograder.catalogue import diagnosis, index, zoo
-from autograder.grading import signatures
+from autograder.grading import scoring, signatures
 from autograder.grading.submission import read_cells
 from autograder.selfcheck.symptoms import SIGNATURE_TABLES
 
@@ -69,8 +69,11 @@ def named_families(result: Result) -> set[str]:
             named |= {ORDER_FAMILIES[m.kind] for m in found.get(comp.name, []) if m.misplaced and m.kind in ORDER_FAMILIES}
         if signatures.misleading(found, comp.name):
             continue  # the grader names no misconception there (signatures.attach)
+        passed = scoring.outputs_agreed(comp.tests)
         evidence = [set(t.replayed) | diagnosis.signature_candidates(comp.name, t.function, t.output) for t in failed]
-        concluded, _ = diagnosis.conclude_mistakes(evidence, [set(t.replayed) for t in failed],
+        ruled_out = diagnosis.contradicted(comp.name, set().union(*evidence), passed) if evidence else set()
+        concluded, _ = diagnosis.conclude_mistakes([e - ruled_out for e in evidence],
+                                                   [set(t.replayed) - ruled_out for t in failed],
                                                    [t.replay_ran for t in failed])
         named |= {family for family in concluded if diagnosis.explain(comp.name, family)}
     return named

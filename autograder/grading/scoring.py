@@ -89,6 +89,14 @@ class TestShare:
 STORED = frozenset({"attention_weights", "table"})
 
 
+def outputs_agreed(tests: list[TestOutcome]) -> set[str]:
+    """The test functions the code passed in full that compare what it returns with the course's (a
+    reference comparison of its outputs, not of a stored table or weights, whose layout a mistake's
+    catalogue entry may not share): where a mistake would have shown (diagnosis.contradicted)."""
+    failed = {t.function for t in tests if not t.passed}
+    return {t.function for t in tests if t.kind == "reference" and t.part not in STORED} - failed
+
+
 def test_kind(outcome: TestOutcome, policy: Scoring) -> str:
     return policy.kinds_of.get(f"{outcome.component}::{outcome.function}", outcome.kind)
 

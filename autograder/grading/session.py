@@ -20,11 +20,11 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistakes, explain, families, family_of, is_degenerate,
-                                            reproducing, signature_entries, where_entries)
+from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistakes, contradicted, explain, families, family_of, is_degenerate,
+                                            reproducing, reproducing_without, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
-from autograder.grading.scoring import STORED, ComponentScore, Result, component_score, score
+from autograder.grading.scoring import STORED, ComponentScore, Result, component_score, outputs_agreed, score
 from autograder.grading.submission import Cell, SubmissionError, read_cells
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck import i18n
@@ -108,6 +108,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own)
 
     mismatches = signatures.mismatches(course, cells or [])
+    diagnosis.dropped = {name: signatures.dropped_inputs(mismatches, name) for name in mismatches}
     best: Optional[BestOfTwo] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = planner(own=False)
@@ -264,8 +265,9 @@ def judge(comp: ComponentScore, course: config_mod.Course,
     if not signatures.attach(comp, mismatches):  # said once; a mistaken order makes any diagnosis wrong
         name_misconceptions(comp)
     elif not signatures.feeds_wrong_values(mismatches, comp.name):
-        # Only inputs left out (a forward without valid_lens): its outputs are those of code that ignores
-        # them, the one mistake that may be named for it (catalogue entries' `ignores`); helper-52's Mr-Talon.
+        # Only inputs left out (a forward without valid_lens): where its outputs are those of code that ignores
+        # them, that mistake is named (catalogue entries' `ignores`; helper-52's Mr-Talon); where they are not,
+        # a mistake whose replay without those inputs gives them (Diagnoser.dropped; guohm230).
         name_misconceptions(comp, only=ignoring(comp.name, signatures.dropped_inputs(mismatches, comp.name)))
     comp.score = component_score(comp.points, comp.tests, course.scoring, explained=comp.explained,
                                  degenerate=comp.degenerate, seen=comp.seen_in_values, mistakes=comp.mistakes)
@@ -289,6 +291,9 @@ class Diagnoser:
         self.components = {c.name for a in course.assignments for c in a.components}
         self.recorder = Recorder()
         self.test = ""  # the test self.recorder records (testing.current_test)
+        # per component, the contract's inputs its signature leaves out (signatures.dropped_inputs): its
+        # failures are replayed as such code is called (diagnosis.reproducing_without)
+        self.dropped: dict[str, frozenset[str]] = {}
 
     def reference(self) -> Reference:
         """A recording reference for one test (its parts share one recording: a part may reuse the reference
@@ -313,7 +318,9 @@ class Diagnoser:
             call = Recorder.from_inputs(component, inputs)  # a hand-computed expectation of a function
         if call is None or call.component != component or not isinstance(actual, torch.Tensor):
             return testing.Reproduced()
-        found = reproducing(call, actual, rtol, atol)
+        dropped = self.dropped.get(component, frozenset())
+        found = reproducing_without(call, self.course.reference_object(component), actual, rtol, atol, dropped,
+                                    ignoring(component, dropped)) if dropped else reproducing(call, actual, rtol, atol)
         return testing.Reproduced(frozenset(found.values()), frozenset(found), replayed=True)
 
 
@@ -329,19 +336,24 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     catalogue's degenerate versions reproduces (and no single realistic mistake explains) is marked
     degenerate, and named as such where one degenerate version explains every failure. Two realistic
     mistakes that together explain the failures no one explains are both named, each on the failures it
-    explains (diagnosis.conclude_pair). With `only`, no
-    family but those may be named (nor degenerate code). Once a realistic mistake is named, a failure no
+    explains (diagnosis.conclude_pair). With `only` (the mistakes of ignoring the inputs a signature leaves
+    out), failure texts may name no family but those; replays are made as such code is called
+    (Diagnoser.dropped). Once a realistic mistake is named, a failure no
     replay covers (a property test, run with the code's own initial weights) that one of its catalogue
     entries fails at the same place with other values (diagnosis.where_entries) is explained by it too;
     that evidence never names a mistake."""
     failed = [t for t in comp.tests if not t.passed]
+    passed = outputs_agreed(comp.tests)
     for test in failed:
         signed = signature_entries(comp.name, test.function, test.output)
         candidates, entries = set(test.candidates) | families(signed), set(test.entries) | signed
-        replayed = set(test.candidates)
-        if only is not None:
-            candidates, replayed = candidates & only, replayed & only
-            entries = {e for e in entries if families({e}) & only}
+        ruled_out = contradicted(comp.name, candidates, passed)  # a mistake that would have failed a passed test
+        candidates, signed = candidates - ruled_out, {e for e in signed if not families({e}) & ruled_out}
+        replayed = set(test.candidates) - ruled_out
+        if only is not None:  # replays, made as code without the left-out inputs is called, may name any
+            # mistake or degenerate version; a failure's text only the mistake of ignoring them
+            candidates = replayed | (families(signed) & only)
+            entries = {e for e in entries if families({e}) & candidates}
         test.replayed, test.candidates, test.entries = tuple(sorted(replayed)), tuple(sorted(candidates)), \
             tuple(sorted(entries))
     named, comp.degenerate = conclude_mistakes([set(t.candidates) for t in failed],
