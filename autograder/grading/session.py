@@ -346,16 +346,15 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     passed = outputs_agreed(comp.tests)
     for test in failed:
         signed = signature_entries(comp.name, test.function, test.output)
-        candidates, entries = set(test.candidates) | families(signed), set(test.entries) | signed
-        ruled_out = contradicted(comp.name, candidates, passed)  # a mistake that would have failed a passed test
-        candidates, signed = candidates - ruled_out, {e for e in signed if not families({e}) & ruled_out}
+        # a mistake that would have failed a comparison the code passed is no candidate (diagnosis.contradicted)
+        ruled_out = contradicted(comp.name, set(test.candidates) | families(signed), passed)
         replayed = set(test.candidates) - ruled_out
-        if only is not None:  # replays, made as code without the left-out inputs is called, may name any
-            # mistake or degenerate version; a failure's text only the mistake of ignoring them
-            candidates = replayed | (families(signed) & only)
-            entries = {e for e in entries if families({e}) & candidates}
-        test.replayed, test.candidates, test.entries = tuple(sorted(replayed)), tuple(sorted(candidates)), \
-            tuple(sorted(entries))
+        played = {e for e in test.entries if not families({e}) & ruled_out}
+        # replays, made as code without the left-out inputs is called (`only`), may name any mistake or
+        # degenerate version; a failure's text then only the mistake of ignoring them
+        signed = {e for e in signed if not families({e}) & ruled_out and (only is None or families({e}) & only)}
+        test.replayed, test.candidates, test.entries = tuple(sorted(replayed)), \
+            tuple(sorted(replayed | families(signed))), tuple(sorted(played | signed))
     named, comp.degenerate = conclude_mistakes([set(t.candidates) for t in failed],
                                                [set(t.replayed) for t in failed],
                                                [t.replay_ran for t in failed])
