@@ -87,8 +87,13 @@ def _text(page: Path) -> str:
 
 
 def _pattern(message: str) -> re.Pattern[str]:
-    """A message as shown on one line, whatever fills its `{placeholders}`."""
-    return re.compile("[^\\n]+?".join(re.escape(p) for p in re.split(r"\{[^{}]*\}", message)))
+    """A message as shown on one line, whatever fills its `{placeholders}`. A leading placeholder is a
+    lookbehind (some character of the same line before the rest): the same matches, but a search that
+    finds none no longer tries every start of the page's 50,000-character line (22 s of this module)."""
+    parts = [re.escape(p) for p in re.split(r"\{[^{}]*\}", message)]
+    if len(parts) > 1 and parts[0] == "":
+        return re.compile("(?<=[^\\n])" + "[^\\n]+?".join(parts[1:]))
+    return re.compile("[^\\n]+?".join(parts))
 
 
 #: The template's messages amy's page shows (no comments, tasks or late penalty on it).
