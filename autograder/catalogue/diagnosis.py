@@ -424,21 +424,18 @@ def reproducing_without(call: Call, reference: Any, actual: torch.Tensor, rtol: 
     if plain is not None and (out := replay_with(reference, plain)) is not None and _same(out, actual, rtol, atol):
         return {e.id: family_of(e) for e in catalogue() if e.kind == "mutant" and e.component == call.component
                 and family_of(e) in ignoring}
+    return reproducing(plain or call, actual, rtol, atol,
+                       keep=lambda v: _keeps_defaults(v.namespace[call.component], reference, dropped))
+
+
+def reproducing(call: Call, actual: torch.Tensor, rtol: float, atol: float,
+                keep: Callable[[Variant], bool] = lambda v: True) -> dict[str, str]:
+    """{entry id: family} of the catalogue's variants (those `keep` keeps) that reproduce `actual` on `call`:
+    realistic mistakes by their family, degenerate versions (uniform weights, zeros, ...) as "degenerate:<family>"."""
     found = {}
     for kind, family in (("mutant", family_of), (DEGENERATE, degenerate_family)):
         found.update({v.entry.id: family(v.entry) for v in variants(call.component, kind)
-                      if _keeps_defaults(v.namespace[call.component], reference, dropped)
-                      and (out := replay(v, plain or call)) is not None and _same(out, actual, rtol, atol)})
-    return found
-
-
-def reproducing(call: Call, actual: torch.Tensor, rtol: float, atol: float) -> dict[str, str]:
-    """{entry id: family} of the catalogue's variants that reproduce `actual` on `call`: realistic mistakes
-    by their family, degenerate versions (uniform weights, zeros, ...) as "degenerate:<family>"."""
-    found = {v.entry.id: family_of(v.entry) for v in variants(call.component)
-             if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)}
-    found.update({v.entry.id: degenerate_family(v.entry) for v in variants(call.component, DEGENERATE)
-                  if (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)})
+                      if keep(v) and (out := replay(v, call)) is not None and _same(out, actual, rtol, atol)})
     return found
 
 
@@ -531,9 +528,10 @@ def signature_candidates(component: str, function: str, text: str) -> set[str]:
 def contradicted(component: str, names: Collection[str], passed: Collection[str]) -> set[str]:
     """The realistic families among `names` that the code's passed tests rule out: every catalogue entry of
     the family fails, in the signatures table, one of the test functions `passed` (comparisons of the
-    outputs with the course's that the code passed in full: scoring.outputs_agreed). The tests are derandomized, so a mistake fails them for the student as for its entry: detached
-    attention weights fail only the gradient test, and a softmax over the queries fails it with the same text
-    at one query (the gradient is zero), but it fails every comparison that code passed."""
+    outputs with the course's that the code passed in full: scoring.outputs_agreed). The tests are
+    derandomized, so a mistake fails them for the student as for its entry: detached attention weights fail
+    only the gradient test, and a softmax over the queries fails it with the same text at one query (the
+    gradient is zero), but it fails every comparison that code passed."""
     table = signatures()
     out = set()
     for family in names:
