@@ -53,21 +53,27 @@ def test_a_wrong_dependency_marks_the_failures_that_ran_it_and_blames_no_mistake
     assert "diagnosis:" not in out and "hint:" not in out
 
 
-def test_a_components_own_mistake_is_named_through_a_failing_dependency_and_the_fix_on_request(
+def test_a_failing_dependency_s_tests_name_no_mistake_of_the_component_and_the_others_do(
         bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
-    """A wrong sequence_mask does not hide masked_softmax's own mistake (filling with 0): a failure
-    whose output is exactly that mistake's (built on a correct sequence_mask) names it; the failure
-    the wrong sequence_mask changed says it may come from it. Hint level 1 (the course's) keeps the
-    fix back; hint=2 adds it."""
-    ns = namespace_with("sm_off_by_one", "ms_fill_zero")
+    """A wrong sequence_mask can give exactly the output of a mistake of masked_softmax's own: under a correct
+    masked_softmax, one that keeps an entry too many is masked_softmax's off-by-one, which the check named
+    (session 45) though the student's masked_softmax was right. The failures of tests that ran the failing
+    dependency are marked and name nothing; a failure of a test that did not run it (valid_lens None) still
+    names the component's own mistake. Hint level 1 (the course's) keeps the fix back; hint=2 adds it."""
+    assert not check("masked_softmax", namespace_with("sm_off_by_one"), assignment=A)
+    correct = capsys.readouterr().out
+    assert "this test ran your sequence_mask, which fails its own check: this failure may come from it" in correct
+    assert "diagnosis:" not in correct and "PASS  masked_softmax: valid_lens None" in correct
+
+    ns = namespace_with("sm_off_by_one", "ms_none_dim1")
     assert not check("masked_softmax", ns, assignment=A)
     first = capsys.readouterr().out
-    assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in first
-    assert "but its output is exactly that of the mistake named above: masked_softmax's own" in first
-    assert "this failure may come from it" in first
+    assert first.count("diagnosis:") == 1 and first.count("this failure may come from it") == 3
+    assert ("names no mistake of masked_softmax's own\nFAIL  masked_softmax: valid_lens None" in first)
+    assert "diagnosis: your masked_softmax behaves exactly like one that takes the softmax over dim=1" in first
     assert "fix:" not in first and "more: check('masked_softmax', hint=2)" in first
     assert not check("masked_softmax", ns, assignment=A, hint=2)
-    assert "fix: fill masked positions with a very large negative number" in capsys.readouterr().out
+    assert "fix: with valid_lens None, take the softmax over the last axis" in capsys.readouterr().out
 
 
 def test_the_same_report_is_printed_once(bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
@@ -465,7 +471,8 @@ def test_the_fixtures_reprs_carry_no_memory_address() -> None:
 def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong_dependency(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The released 02 notebook (its self-check bundle, no kit on the path) run in a real kernel with a
-    wrong sequence_mask, masked_softmax filling with 0, and DotProductAttention's scores transposed."""
+    wrong sequence_mask, masked_softmax taking the softmax over the queries when valid_lens is None (named
+    from the one test that does not run sequence_mask), and DotProductAttention's scores transposed."""
     import jupytext
     from nbclient import NotebookClient
 
@@ -481,7 +488,7 @@ def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong
     for rel, text in bundle_files(course, course.assignment(A)).items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text)
-    mine = {"sequence_mask": "sm_off_by_one", "masked_softmax": "ms_fill_zero"}
+    mine = {"sequence_mask": "sm_off_by_one", "masked_softmax": "ms_none_dim1"}
     nb = jupytext.read(config.REPO_ROOT / "assignments" / A / f"{A}.py")
     cells = [c for c in nb.cells if c.cell_type == "code"]
     for cell in cells:
@@ -511,8 +518,8 @@ def test_a_notebooks_check_points_to_its_cells_prints_once_and_sees_past_a_wrong
     assert shown("test_DotProductAttention")[1] == (f"DotProductAttention: 0/5 public tests passed, the same report "
                                                     f"as In [{checked}] (not repeated)\n")
     _, report = shown("check_masked_softmax")
-    assert "diagnosis: your masked_softmax behaves exactly like one that replaces the masked scores by 0" in report
-    assert "this failure may come from it" in report and "fix:" not in report
+    assert "diagnosis: your masked_softmax behaves exactly like one that takes the softmax over dim=1" in report
+    assert report.count("this failure may come from it") == 3 and "fix:" not in report
 
 
 def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Path,

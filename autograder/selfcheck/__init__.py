@@ -62,8 +62,8 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
     concrete fix (the default level is the course's: course.yml feedback.hint_level). A crash in your
     own code says where, as Jupyter shows it (`In [16], line 7`), with the shapes of the tensors on
     that line. Your dependencies (your earlier functions of this assignment) are checked too: if one
-    fails its own check, the failures of tests that ran it are marked as possibly coming from it, and
-    the component's own known mistakes are still named. A report identical to the last one printed
+    fails its own check, the failures of tests that ran it are marked as possibly coming from it and
+    name no mistake of the component's own (the other failures still do). A report identical to the last one printed
     for this component is not printed again: one line says where it is.
     """
     if namespace is None:
@@ -101,29 +101,25 @@ def _check(component: Optional[str], namespace: dict[str, Any], assignment: Opti
     for name in dict.fromkeys(o.component for o in shown):
         failed = [o for o in shown if o.component == name and not o.passed]
         broken = [d for d in needs.get(name, []) if d in failing]
+        ran = {o.nodeid: [d for d in broken if d in plugin.calls.get(o.nodeid, set())] for o in failed}
         if broken and failed:
             note = (_("NOTE  {name} uses your {dependency}, which fails its own check: a failure of a test that ran "
-                      "it may come from it (marked below); a known mistake of {name}'s own is still named")
+                      "it may come from it (marked below) and names no mistake of {name}'s own")
                     if len(broken) == 1 else
                     _("NOTE  {name} uses your {dependencies}, which fail their own check: a failure of a test that "
-                      "ran them may come from them (marked below); a known mistake of {name}'s own is still named"))
+                      "ran them may come from them (marked below) and names no mistake of {name}'s own"))
             lines.append(note.format(name=name, dependency=broken[0], dependencies=", ".join(broken)))
-        _diagnose(name, failed, known, level)  # on the failures' own texts: the notes below are not part of them
+        # A wrong dependency can give exactly the output of a mistake of the component's own (a sequence_mask
+        # that keeps one entry too many under a correct masked_softmax is masked_softmax's off-by-one), so
+        # only the failures of tests that did not run it are evidence (on their own texts, before the notes).
+        _diagnose(name, [o for o in failed if not ran[o.nodeid]], known, level)
         for o in failed:
-            ran = [d for d in broken if d in plugin.calls.get(o.nodeid, set())]
-            if ran:
-                named = symptoms.DIAGNOSIS_MARK in o.output
-                if len(ran) == 1:
-                    note = (_("this test ran your {dependencies}, which fails its own check, but its output is exactly "
-                              "that of the mistake named above: {name}'s own") if named else
-                            _("this test ran your {dependencies}, which fails its own check: this failure may come "
-                              "from it"))
-                else:
-                    note = (_("this test ran your {dependencies}, which fail their own check, but its output is "
-                              "exactly that of the mistake named above: {name}'s own") if named else
-                            _("this test ran your {dependencies}, which fail their own check: this failure may come "
-                              "from them"))
-                o.output += "\n  " + note.format(dependencies=", ".join(ran), name=name)
+            if ran[o.nodeid]:
+                note = (_("this test ran your {dependencies}, which fails its own check: this failure may come "
+                          "from it") if len(ran[o.nodeid]) == 1 else
+                        _("this test ran your {dependencies}, which fail their own check: this failure may come "
+                          "from them"))
+                o.output += "\n  " + note.format(dependencies=", ".join(ran[o.nodeid]))
     passed = sum(o.passed for o in shown)
     for o in shown:
         lines.append(f"{'PASS' if o.passed else 'FAIL'}  {o.component}: {o.name}")
