@@ -76,6 +76,17 @@ def test_a_failing_dependency_s_tests_name_no_mistake_of_the_component_and_the_o
     assert "fix: with valid_lens None, take the softmax over the last axis" in capsys.readouterr().out
 
 
+def test_no_mistake_of_a_correct_component_is_named_through_any_known_mistake_of_its_dependency(
+        bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """The rule above over the catalogue: the reference masked_softmax under each of sequence_mask's known
+    mistakes, and the reference DotProductAttention under each of masked_softmax's, are told nothing."""
+    for dependency, component in (("sequence_mask", "masked_softmax"), ("masked_softmax", "DotProductAttention")):
+        for entry in [e for e in zoo.entries(A) if e.kind == "mutant" and e.component == dependency]:
+            check(component, namespace_with(entry.name), assignment=A)
+            out = capsys.readouterr().out
+            assert "diagnosis:" not in out, (entry.name, component, out)
+
+
 def test_the_same_report_is_printed_once(bundle: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     ns = namespace_with("sm_off_by_one")
     check("sequence_mask", ns, assignment=A)
