@@ -295,6 +295,23 @@ def test_two_mistakes_at_once_are_both_named_and_cost_more_than_either(tmp_path:
     assert 0 < both.score < min(c.score for c in alone.values())
 
 
+def test_a_second_mistake_is_not_named_after_one_its_test_cannot_tell_it_from(tmp_path: Path) -> None:
+    """Positions from 1 and dropout on X before P is added, in one PositionalEncoding: with no P entry 0, the
+    dropout test saw no zero and said "zeroed none", dropout never applied's text, and the pair named it (a
+    wrong fix: the code does apply dropout). The test now says "never applied" only of untouched X + P, so
+    the dropout failure is the second, unnamed mistake, and the positions are named alone."""
+    entries = {e.name: e for e in zoo.entries("05_positional_encoding")}
+    source = zoo.compose(entries["pe_positions_from_one"], tmp_path / "pos1").read_text()
+    added = "        X = X + self.P[:, :X.shape[1], :].to(X.device)\n        return self.dropout(X)"
+    assert source.count(added) == 1
+    (tmp_path / "both.py").write_text(source.replace(
+        added, "        return self.dropout(X) + self.P[:, :X.shape[1], :].to(X.device)"))
+    both = component(run_in_process("05_positional_encoding", tmp_path / "both.py"), "PositionalEncoding")
+    assert [d.family for d in both.misconceptions] == ["pe_positions_from_one"]
+    dropout = next(t for t in both.tests if t.function == "test_dropout_in_training_only")
+    assert not dropout.passed and not dropout.misconception and "zeroed none" not in dropout.output
+
+
 def test_a_failure_s_place_alone_names_no_mistake(monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure that a catalogue mistake makes at the same place with other values is evidence for a mistake
     named on other evidence, never on its own: property failures whose places match, and nothing replayed or
