@@ -80,6 +80,33 @@ def test_a_wrong_shape_or_an_extra_entry_is_named() -> None:
         T.copy_weights(Short(), Reference())
 
 
+def test_one_number_or_one_vector_binds_in_another_shape_and_a_matrix_does_not() -> None:
+    """A 0-d `w` (`nn.Parameter(torch.tensor(0.5))`, common in learners' kernel regression) holds the contract's
+    (1,) `w`, and a (4, 1) vector a (1, 4) one, value for value (`same_layout`): the structure tests
+    judge the shape, the comparisons the maths (the catalogue's nwk_scalar_w kept 34% of NWKernelRegression:
+    every comparison ran on its own random w). A transposed matrix is another layout and still fails."""
+    class Scalar(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.tensor(0.5))
+
+    mine = Scalar()
+    T.copy_weights(mine, T.contract({"w": torch.tensor([2.0])}))
+    assert mine.w.shape == () and float(mine.w) == 2.0
+    assert T.bound_state(mine, T.contract({"w": torch.tensor([1.0])}))["w"].shape == (1,)
+
+    assert T.same_layout((4, 1), (1, 4)) and T.same_layout((), (1,)) and not T.same_layout((3, 4), (4, 3))
+
+
+def test_a_zero_d_w_loses_its_structure_test_alone_in_the_sandbox(zygote: Zygote, tmp_path: Path) -> None:
+    from autograder.catalogue import zoo
+    entry = next(e for e in zoo.entries("01_kernel_regression") if e.name == "nwk_scalar_w")
+    result = session.grade_file(zygote, entry.assignment, zoo.compose(entry, tmp_path))
+    comp = next(c for c in result.components if c.name == "NWKernelRegression")
+    assert [t.function for t in comp.tests if not t.passed] == ["test_nwk_contract_names"]
+    assert [d.family for d in comp.misconceptions] == ["nwk_scalar_w"] and comp.score > 0.9 * comp.points
+
+
 def test_an_entry_the_contract_does_not_have_is_left_as_it_is_and_costs_the_naming_test() -> None:
     """helper-54 (session 40): d2l 1.0's TransformerEncoder with an extra `dense = nn.LazyLinear(vocab_size)`
     that forward never calls failed every comparison with the course's encoder ("their names are not the

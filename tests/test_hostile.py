@@ -244,12 +244,15 @@ class Graded:
         comp = next(c for c in self.result.components if c.name == component)
         return "\n".join([self.result.unreadable] + [t.output for t in comp.tests] + comp.notes)
 
-    def expect(self, zero: dict[str, str] | None = None) -> None:
-        """Components in `zero` score 0 and their text matches the regex; all others score full marks."""
-        zero = zero or {}
-        want = {c: (0.0 if c in zero else FULL[c]) for c in COMPONENTS}
-        assert self.scores == want, {c: self.text(c)[-600:] for c in COMPONENTS if self.scores[c] != want[c]}
-        for c, pattern in zero.items():
+    def expect(self, zero: dict[str, str] | None = None, partial: dict[str, str] | None = None) -> None:
+        """Components in `zero` score 0, those in `partial` some but not all of their points, and the text of
+        each matches its regex; all others score full marks."""
+        zero, partial = zero or {}, partial or {}
+        want = {c: (0.0 if c in zero else FULL[c]) for c in COMPONENTS if c not in partial}
+        got = {c: s for c, s in self.scores.items() if c not in partial}
+        assert got == want, {c: self.text(c)[-600:] for c in want if got[c] != want[c]}
+        assert all(0 < self.scores[c] < FULL[c] for c in partial), self.scores
+        for c, pattern in {**zero, **partial}.items():
             assert re.search(pattern, self.text(c), re.S), (c, self.text(c)[-1500:])
 
 
@@ -258,8 +261,8 @@ def grade(zygote: Zygote, path: Path, suites: Path, course: config_mod.Course) -
 
 
 def graded_as_expected(zygote: Zygote, path: Path, suites: Path, budget: Budget, tmp_path: Path,
-                       zero: dict[str, str]) -> Graded:
-    """Grades with the budget's limits and checks `Graded.expect(zero)`.
+                       zero: dict[str, str], partial: dict[str, str] | None = None) -> Graded:
+    """Grades with the budget's limits and checks `Graded.expect(zero, partial)`.
 
     A component that should get full marks but was stopped by a time limit is what load arriving
     after the budget was measured looks like (the other xdist worker starting a heavy test): then
@@ -272,7 +275,7 @@ def graded_as_expected(zygote: Zygote, path: Path, suites: Path, budget: Budget,
     if slowed:
         now = measure_budget(zygote, suites, tmp_path)
         graded = grade(zygote, path, suites, max(budget, now, key=lambda b: b.scale).course())
-    graded.expect(zero)
+    graded.expect(zero, partial)
     return graded
 
 
@@ -303,7 +306,7 @@ EXPECT: dict[str, dict[str, str]] = {
     "sys_modules_lookup": {"masked_softmax": r"MODULES: \[\]"},
     "syntax_error": {c: r"is not defined in your submission.*SyntaxError" for c in COMPONENTS},
     "missing_names": {c: rf"`{c}` is not defined in your submission" for c in COMPONENTS[1:]},
-    "wrong_signatures": {c: r"signature: your " for c in COMPONENTS[1:]},
+    "wrong_signatures": {c: r"signature: your " for c in COMPONENTS[2:]},
     "zeros": {c: r"max abs error" for c in COMPONENTS},
     "nondeterministic": {"sequence_mask": r"max abs error", "masked_softmax": r"max abs error"},
     "secret_holder": {},
@@ -318,6 +321,13 @@ EXPECT: dict[str, dict[str, str]] = {
     "note_flood": {},
     "blank_lines_notebook": {},
     "oversize_notebook": {c: r"characters of code, over the limit of 1048576 \(1024 KiB\)" for c in COMPONENTS},
+}
+
+
+#: fixture -> {component that keeps some but not all of its points: regex its feedback must match}.
+PARTIAL: dict[str, dict[str, str]] = {
+    # masked_softmax(X) never masks: a named realistic mistake (valid-lens-ignored) keeps its floor
+    "wrong_signatures": {"masked_softmax": r"(?=.*signature: your )(?=.*never uses valid_lens)"},
 }
 
 
@@ -358,7 +368,8 @@ NEXT_GRADED_NORMALLY = {"loop_at_import", "os_exit_at_import", "syntax_error"}
 def test_hostile_submission(name: str, zygote: Zygote, suites: Path, course: config_mod.Course,
                             budget: Budget, tmp_path: Path) -> None:
     start = time.monotonic()
-    graded = graded_as_expected(zygote, HOSTILE / f"{name}.py", suites, budget, tmp_path, EXPECT[name])
+    graded = graded_as_expected(zygote, HOSTILE / f"{name}.py", suites, budget, tmp_path, EXPECT[name],
+                                PARTIAL.get(name))
     took = time.monotonic() - start
     if name in NOTES:
         component, note = NOTES[name]

@@ -628,6 +628,14 @@ class Binding:
         return shown + more
 
 
+def same_layout(mine: tuple[int, ...], contract: tuple[int, ...]) -> bool:
+    """Whether a student's entry of shape `mine` holds a contract's entry of shape `contract` value for
+    value: the same shape, or one number or one vector either way (a 0-d `w` for the contract's (1,), a
+    (h, 1) `w_v` for (1, h)), which a reshape carries over in order (`copy_weights`, `bound_state`). The
+    shape itself is the structure tests' to judge."""
+    return mine == contract or (_same_axes(mine, contract) and len(_sizes(mine)) <= 1)
+
+
 def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torch.Tensor]) -> Binding:
     """Bind the student's entries to the reference's by name, else by structure (see `Binding`).
 
@@ -643,7 +651,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         norm = normalize_key(key)
         if norm in reference:
             if not is_lazy(value):  # a lazy one takes the contract's shape when the reference's state is loaded
-                check(tuple(value.shape) == tuple(reference[norm].shape),
+                check(same_layout(tuple(value.shape), tuple(reference[norm].shape)),
                       _("parameter '{key}' has shape {actual}, expected {expected}").format(
                           key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape)))
             pairs[key] = norm
@@ -652,7 +660,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     if len(loose) == len(free):  # 2. the same name in another case or spelling (`W_V`, `add_norm1`)
         for key, value in student_state.items():
             match = loose.get(_loose(key)) if key not in pairs else None
-            if match is not None and (is_lazy(value) or tuple(value.shape) == tuple(reference[match].shape)):
+            if match is not None and (is_lazy(value) or same_layout(tuple(value.shape), tuple(reference[match].shape))):
                 pairs[key] = loose.pop(_loose(key))
     # 3. structure: the rest, by shape and kind, in registration order
     left_mine = [k for k in student_state if k not in pairs]
@@ -778,7 +786,8 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     message naming the entries."""
     theirs, reference, binding = _bound(student_module, reference_module, skip)
     normalized = {normalize_key(k): v for k, v in reference.items()}
-    loaded = {mine: as_plain(normalized[contract]).to(theirs[mine].dtype) for mine, contract in binding.pairs.items()}
+    loaded = {mine: _laid_out(as_plain(normalized[contract]).to(theirs[mine].dtype), theirs[mine])
+              for mine, contract in binding.pairs.items()}
     for mine in binding.zeroed:  # a lazy bias has no shape yet: its layer's bound weight gives it
         shape = ((normalized[binding.pairs[f"{mine.rsplit('.', 1)[0]}.weight"]].shape[0],) if is_lazy(theirs[mine])
                  else theirs[mine].shape)
@@ -789,8 +798,16 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
 
 def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> dict[str, torch.Tensor]:
     """The student's parameters and buffers under the contract's names (bound as `copy_weights` does)."""
-    theirs, _, binding = _bound(student_module, reference_module, skip, values=True)
-    return {contract: theirs[mine] for mine, contract in binding.pairs.items()}
+    theirs, reference, binding = _bound(student_module, reference_module, skip, values=True)
+    normalized = {normalize_key(k): v for k, v in reference.items()}
+    return {contract: _laid_out(theirs[mine], normalized[contract]) for mine, contract in binding.pairs.items()}
+
+
+def _laid_out(value: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """`value` in the shape of the entry it is bound to (`same_layout`; a lazy entry takes any)."""
+    if is_lazy(value) or is_lazy(like) or tuple(value.shape) == tuple(like.shape):
+        return value
+    return value.reshape(like.shape)
 
 
 def assert_contract_names(student_module: Any, reference_module: Any, what: str, *,

@@ -1,8 +1,9 @@
 """attack: (broken, not hostile) wrong signatures: masked_softmax takes only X; AdditiveAttention's
 constructor takes no sizes; DotProductAttention.forward has no values argument.
 expect: each of the three is said to differ from the contract ("signature: your ..."): the grader calls
-them by the names they take and grades what they do (they ignore valid_lens, sizes, values: little
-credit); sequence_mask gets full marks.
+them by the names they take and grades what they do (they ignore valid_lens, sizes, values): the two
+attention classes 0, masked_softmax some credit, its mistake named (a softmax that never masks is the
+catalogue's ms_ignores_valid_lens, family valid-lens-ignored, since session 45); sequence_mask gets full marks.
 """
 import math
 import os
