@@ -440,7 +440,25 @@ def test_a_component_the_submission_lacks_scores_zero_on_both_paths(zygote: Zygo
         comp = next(c for c in result.components if c.name == "EncoderBlock")
         assert comp.score == 0 and not comp.misconceptions
         assert all(t.output.startswith("`EncoderBlock` is not defined in your submission") for t in comp.tests)
+        # The hint suggests from the submission's own definitions, read from its source: the child also holds
+        # the course's TransformerEncoder standing in, which it once offered ("did you mean", helper-67).
+        decoder = next(c for c in result.components if c.name == "TransformerDecoder")
+        assert all(t.output.startswith("`TransformerDecoder` is not defined in your submission") and
+                   "did you mean" not in t.output for t in decoder.tests), decoder.tests[0].output
     assert said(sandboxed) == said(in_process)
+
+
+def test_a_component_name_with_one_typing_slip_is_graded_losing_its_naming_test_alone(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """`masked_softomax` (Yang4096/pythonALL, found by helper-67): the book's masked_softmax under a misspelt name
+    scored 0 ("did you mean `masked_softomax`?"); one letter added, dropped, changed or two swapped is graded in
+    its place (signatures.one_slip), as another spelling is. Short names and the contract's own are not slips."""
+    path = tmp_path / "slip.py"
+    path.write_text(re.sub(r"\bmasked_softmax\b", "masked_softomax", reference_source(A)))
+    graded_on_both_paths_losing_naming_tests_alone(zygote, A, path, ("masked_softmax",))
+    assert signatures.spelled_like("PositionalEncoding", "PositionalEncodding")
+    assert not signatures.spelled_like("TransformerDecoder", "TransformerEncoder")
+    assert not signatures.spelled_like("AddNorm", "AdNorm")  # seven letters: too short to call a slip
 
 
 def test_the_course_s_signature_is_named_only_for_a_type_error_in_calling_a_course_component() -> None:

@@ -97,7 +97,9 @@ class SandboxProvider(Runs):
         self.current: Optional[str] = None
         self.test_deadline = 0.0
         self.names = dependencies.contract_names(course)  # the names tests may ask the submission for
-        self.defined: dict[str, list[str]] = {}  # per component: the names loading the submission defined
+        # What a missing name's message suggests from: the submission's own definitions, read from its source
+        # (the child's namespace also holds the course's code standing in for earlier components).
+        self.defined = sorted(dependencies.defined_names(cells))
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
         self.methods = signatures.method_specs(course, cells)  # contract functions written as methods
@@ -132,7 +134,7 @@ class SandboxProvider(Runs):
             if component in self.broken:
                 return Broken(self.broken[component])
         assert self.conn is not None
-        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names, self.defined.get(component, []))
+        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names, self.defined)
         ns.__remote_seed__(procedures.TEST_SEED)  # every test starts from the same seed (sent with its first call)
         self.test_deadline = time.monotonic() + self.limits.test_seconds
         return ns
@@ -182,9 +184,6 @@ class SandboxProvider(Runs):
                                self._course_signatures(job["inject"]))
         report = ready.get("ready", {}) if isinstance(ready, dict) else {}
         errors = report.get("errors", []) if isinstance(report, dict) else []
-        defined = report.get("defined", []) if isinstance(report, dict) else []
-        names = defined[:2000] if isinstance(defined, list) else []
-        self.defined[component] = [n for n in names if isinstance(n, str) and n.isidentifier() and len(n) <= 200]
         errors = errors if isinstance(errors, list) else []
         omitted = report.get("omitted", 0) if isinstance(report, dict) else 0  # the loader's own count
         total = len(errors) + (omitted if type(omitted) is int else 0)
@@ -250,6 +249,7 @@ class InProcessProvider(Runs):
         self.renames = signatures.renamed(course, cells)
         self.methods = signatures.method_specs(course, cells)
         self.called_as = signatures.called_as(course, cells, self.mismatches)
+        self.defined = sorted(dependencies.defined_names(cells))  # as SandboxProvider.defined
 
     def _end(self) -> None:
         self.current, self.ns = None, None
@@ -283,7 +283,7 @@ class InProcessProvider(Runs):
                 else:
                     sys.modules[n] = m
         self.notes[component] = [f"{e['where']}: {e['error']}" for e in report["errors"]]
-        return LoadedNames(dependencies.contract_names(self.course), self.notes[component], report.get("defined", []),
+        return LoadedNames(dependencies.contract_names(self.course), self.notes[component], self.defined,
                            **{k: v for k, v in names.items() if not k.startswith("__")})
 
     def after_test(self, component: str) -> None:

@@ -717,13 +717,26 @@ def _stem(word: str) -> str:
 def spelled_like(name: str, other: str) -> bool:
     """Whether `other` is the contract's `name` spelled otherwise: the same letters in other cases or
     with other underscores (`Transformer_Encoder`, `Multiheadattention`), the same words but for an
-    ending (`mask_softmax`, `PositionEncoding`: ENDINGS) or in another order (`mask_sequence`), or more
+    ending (`mask_softmax`, `PositionEncoding`: ENDINGS) or in another order (`mask_sequence`), more
     words ending in all of its own when it has two or more (`TransformerEncoderBlock` for `EncoderBlock`,
-    as d2l 1.0 names it; `ScaledDotProductAttention`)."""
+    as d2l 1.0 names it; `ScaledDotProductAttention`), or one typing slip in a name of eight letters or more
+    (`masked_softomax`, `PositionalEncodding`: `one_slip`; a contract name is never another's slip)."""
     mine, theirs = words(name), words(other)
     return other != name and ("".join(mine) == "".join(theirs) or sorted(mine) == sorted(theirs)
                               or [_stem(w) for w in mine] == [_stem(w) for w in theirs]
-                              or (len(mine) > 1 and theirs[-len(mine):] == mine))
+                              or (len(mine) > 1 and theirs[-len(mine):] == mine)
+                              or (len("".join(mine)) >= 8 and one_slip("".join(mine), "".join(theirs))))
+
+
+def one_slip(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter added, dropped or changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[i + 1:] == shorter[i:]
 
 
 def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
