@@ -448,6 +448,21 @@ def test_a_component_the_submission_lacks_scores_zero_on_both_paths(zygote: Zygo
     assert said(sandboxed) == said(in_process)
 
 
+def test_a_device_chosen_at_the_top_and_an_abbreviated_name_cost_nothing_and_the_naming_test(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """yhli00/my-d2l-code (helper-67): `device = torch.device(...)` at the top, used inside sequence_mask, which
+    is named `seq_mask`. The device line was skipped (a call), so every function using it raised NameError, and
+    `seq_mask` was no spelling of sequence_mask (0 of 2, "did you mean `seq_mask`?"). Now d2l's `try_gpu()` or
+    torch's device at the top is kept (loader.DEVICE_CALLS) and an abbreviation is a spelling (`abbreviates`)."""
+    source = reference_source(A).replace(
+        "    positions = torch.arange(X.shape[1], device=X.device)", "    positions = torch.arange(X.shape[1], device=device)")
+    source = re.sub(r"\bsequence_mask\b", "seq_mask", source)
+    assert "device=device" in source and "def seq_mask(" in source
+    path = tmp_path / "device_at_top.py"
+    path.write_text("import torch\nfrom d2l import torch as d2l\n\ndevice = d2l.try_gpu()\n\n" + source)
+    graded_on_both_paths_losing_naming_tests_alone(zygote, A, path, ("sequence_mask",))
+
+
 def test_a_component_name_with_one_typing_slip_is_graded_losing_its_naming_test_alone(
         zygote: Zygote, tmp_path: Path) -> None:
     """`masked_softomax` (Yang4096/pythonALL, found by helper-67): the book's masked_softmax under a misspelt name

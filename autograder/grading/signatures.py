@@ -719,13 +719,26 @@ def spelled_like(name: str, other: str) -> bool:
     with other underscores (`Transformer_Encoder`, `Multiheadattention`), the same words but for an
     ending (`mask_softmax`, `PositionEncoding`: ENDINGS) or in another order (`mask_sequence`), more
     words ending in all of its own when it has two or more (`TransformerEncoderBlock` for `EncoderBlock`,
-    as d2l 1.0 names it; `ScaledDotProductAttention`), or one typing slip in a name of eight letters or more
-    (`masked_softomax`, `PositionalEncodding`: `one_slip`; a contract name is never another's slip)."""
+    as d2l 1.0 names it; `ScaledDotProductAttention`), its words abbreviated (`seq_mask`, `PosEnc`,
+    `DotProdAttn`: `abbreviates`), or one typing slip in a name of eight letters or more (`masked_softomax`,
+    `PositionalEncodding`: `one_slip`). No contract name is spelled like another."""
     mine, theirs = words(name), words(other)
     return other != name and ("".join(mine) == "".join(theirs) or sorted(mine) == sorted(theirs)
                               or [_stem(w) for w in mine] == [_stem(w) for w in theirs]
                               or (len(mine) > 1 and theirs[-len(mine):] == mine)
+                              or (len(mine) == len(theirs) and all(map(abbreviates, theirs, mine)))
                               or (len("".join(mine)) >= 8 and one_slip("".join(mine), "".join(theirs))))
+
+
+def abbreviates(short: str, word: str) -> bool:
+    """Whether `short` is `word` or an abbreviation of it: three letters or more, its first letter first, the
+    rest in order (`seq` for sequence, `attn` for attention, `prod` for product)."""
+    if short == word:
+        return True
+    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    rest = iter(word[1:])
+    return all(letter in rest for letter in short[1:])
 
 
 def one_slip(a: str, b: str) -> bool:

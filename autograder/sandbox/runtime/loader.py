@@ -1,7 +1,8 @@
 """Load a submission's definitions into a namespace, one top-level statement at a time.
 
 Only statements that define things run: imports, function and class definitions, and
-assignments whose right-hand side calls nothing (constants, names, arithmetic). Training loops,
+assignments whose right-hand side calls nothing (constants, names, arithmetic) but a device's choice
+(DEVICE_CALLS). Training loops,
 plots and prints in a notebook are skipped, so grading never waits for a student's experiments.
 A statement that fails is recorded and loading goes on with the next one.
 """
@@ -33,10 +34,26 @@ def strip_magics(source: str) -> str:
     return "\n".join("" if _MAGIC.match(line) else line for line in lines)
 
 
+#: The calls a kept assignment may make: choosing a device, which learners' files do at the top and then use
+#: in every function (`device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')`, d2l's
+#: `try_gpu()`); dropping it left each of those functions a NameError (helper-67). No training runs in them.
+DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.is_available", "d2l.try_gpu", "d2l.try_all_gpus", "d2l.cpu"})
+
+
+def _dotted(node: ast.expr) -> str:
+    """`torch.cuda.is_available` for that attribute chain on a name, "" for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
 def _pure(node: ast.AST) -> bool:
-    """True for an expression that calls nothing (so it cannot run a training loop)."""
-    return not any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr,
-                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda))
+    """True for an expression that calls nothing but DEVICE_CALLS (so it cannot run a training loop)."""
+    return not any(isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.ListComp, ast.SetComp,
+                                  ast.DictComp, ast.GeneratorExp, ast.Lambda))
+                   or (isinstance(n, ast.Call) and _dotted(n.func) not in DEVICE_CALLS)
                    for n in ast.walk(node))
 
 
