@@ -1,6 +1,6 @@
 """
 component: DotProductAttention
-bug: masks the padded keys, then takes the softmax of the scores over dim=1 (the queries) instead of the last axis (the keys), so each key's weights sum to 1 over the queries
+bug: takes the softmax of the scores over dim=1 (the queries) instead of the last axis (the keys), so each key's weights sum to 1 over the queries
 fix: take the softmax over the last axis, with masked_softmax(scores, valid_lens), so that each query's weights sum to 1 over its keys
 family: softmax-over-queries
 symptom: sum to 1
