@@ -346,10 +346,26 @@ def test_degenerate_code_without_a_left_out_input_earns_at_most_its_share(name: 
 
 
 def test_no_call_by_name_where_a_call_by_position_works() -> None:
-    """Only a default the contract has and the student's lacks: the order is right, nothing to adapt."""
+    """Other names in the contract's places with its defaults: no mismatch, nothing to adapt."""
+    found = signatures.mismatches(config.default(), [(
+        "cell 1", "class DotProductAttention:\n    def forward(self, q, k, v, valid_lens=None): pass\n")])
+    assert not [m for ms in found.values() for m in ms if m.target == "DotProductAttention.forward"]
+
+
+def test_a_default_the_contract_has_and_the_student_s_lacks_is_given_where_a_test_leaves_it_out(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """`sequence_mask(X, valid_lens, value)` (helper-67, an index file): every comparison leaves `value` out and
+    raised "missing 1 required positional argument", 0 of 2 for code right on every input. The contract's
+    default is given (Adapter.defaults), and the signature test alone costs it, saying which default."""
     m = mismatch("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens): pass\n",
                  "DotProductAttention.forward")
-    assert m.no_default == (3,) and m.adapter is None
+    assert m.no_default == (3,) and m.adapter is not None
+    assert m.adapter.translate(["q", "k", "v"], {}).args == ["q", "k", "v", None]
+    source = changed("02_attention_scoring", "value: float = 0)", "value: float)")
+    comp = component(grade(zygote, tmp_path, "02_attention_scoring", source), "sequence_mask")
+    assert failed(comp) == ["test_sequence_mask_contract_signature"]
+    assert signature_output(comp).startswith("signature: your sequence_mask takes (X, valid_len, value); the "
+                                             "contract is (X, valid_len, value=0)")
 
 
 def test_keywords_the_contract_lacks_pair_with_the_parameters_a_call_leaves_out() -> None:

@@ -342,8 +342,9 @@ class Mismatch:
     def message(self) -> str:
         """The finding, said once per component."""
         method = self.target.partition(".")[2]
+        defaults = bool(self.no_default) and self.student.show() == self.contract.show()  # only defaults differ
         lines = ["signature: " + _("your {target} takes ({yours}); the contract is ({contract})").format(
-            target=self.target, yours=self.student.show(), contract=self.contract.show())]
+            target=self.target, yours=self.student.show(defaults), contract=self.contract.show(defaults))]
         if self.adapter is not None:
             lines.append("  " + _("the grader passed {arguments} by name, so that the rest of your code was graded on "
                                   "what it does (the signature test costs the signature; the other tests, what your "
@@ -617,8 +618,10 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
                        if student.defaults[j] is None and contract.defaults[j] is not None)
     if not (misplaced or missing or extra or no_default):
         return None
-    # By name only where a call by position goes wrong: another order, or a contract argument too many
-    adapted = adapter(student, contract) if misplaced or missing or extra or student.keywords else None
+    # By name only where a call by position goes wrong: another order, a contract argument too many, or one a
+    # test leaves out that the student's parameter needs (the contract's default is given: helper-67's
+    # `sequence_mask(X, valid_lens, value)` kept 0 of 2 for "missing 1 required positional argument")
+    adapted = adapter(student, contract) if misplaced or missing or extra or no_default or student.keywords else None
     return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default, adapted)
 
 
