@@ -1,0 +1,24 @@
+"""
+component: PositionalEncoding
+bug: multiplies X by sqrt(num_hiddens) before adding P (the embedding's scaling, which the Transformer's encoder and decoder do, moved into the encoding)
+fix: return dropout(X + P[:, :T]) unscaled; the encoder and decoder scale their embeddings by sqrt(num_hiddens) before calling the encoding
+symptom: forward
+"""
+import math
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, num_hiddens, dropout, max_len=1000):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.P = torch.zeros((1, max_len, num_hiddens))
+        X = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1) / torch.pow(
+            10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens)
+        self.P[:, :, 0::2] = torch.sin(X)
+        self.P[:, :, 1::2] = torch.cos(X)
+
+    def forward(self, X):
+        X = X * math.sqrt(X.shape[-1]) + self.P[:, :X.shape[1], :].to(X.device)
+        return self.dropout(X)
