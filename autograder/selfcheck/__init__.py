@@ -63,8 +63,8 @@ def check(component: Optional[str] = None, namespace: Optional[dict[str, Any]] =
     own code says where, as Jupyter shows it (`In [16], line 7`), with the shapes of the tensors on
     that line. Your dependencies (your earlier functions of this assignment) are checked too: if one
     fails its own check, the failures of tests that ran it are marked as possibly coming from it and
-    name no mistake of the component's own (the other failures still do). A report identical to the last one printed
-    for this component is not printed again: one line says where it is.
+    name no mistake of the component's own (the other failures still do). A report identical to the
+    last one printed for this component is not printed again: one line says where it is.
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
