@@ -165,6 +165,13 @@ def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order(
     assert own is not None and own.names == ("num_hiddens", "dropout", None)
     assert mismatch("class MultiHeadAttention:\n    def __init__(self, key_size, query_size, value_size, hid, heads, "
                     "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
+    # Fewer left than the contract's, words silent: the student's required ones are the contract's required ones
+    # in order (helper-67's F16: MultiHeadAttention(..., attn_size, num_heads, dropout) without bias, "takes 7
+    # positional arguments but 8 were given" on every test), and the contract's bias=False is left out.
+    no_bias = mismatch("class MultiHeadAttention:\n    def __init__(self, query_size, key_size, value_size, attn_size, "
+                       "num_heads, dropout): pass\n", "MultiHeadAttention").adapter
+    assert no_bias is not None and no_bias.names[3] == "attn_size" and no_bias.names[6] is None
+    assert no_bias.translate([3, 4, 5, 6, 2, 0.1, True], {}).args == [4, 3, 5, 6, 2, 0.1]
 
 
 def test_parameters_no_name_identifies_pair_by_their_words_before_their_order() -> None:

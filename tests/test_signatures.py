@@ -168,8 +168,14 @@ def test_the_same_parameters_in_the_same_places_are_no_mistake(forward: str) -> 
 
 
 def test_missing_extra_and_default_less_parameters_are_named() -> None:
-    missing = found("class DotProductAttention:\n    def forward(self, queries, keys, vals):\n        pass\n")
-    missing = missing["DotProductAttention"][0]  # `vals` is no contract name: no call by name
+    # `vals` is no contract name, but the one required parameter left for the one the contract requires
+    paired = found("class DotProductAttention:\n    def forward(self, queries, keys, vals):\n        pass\n")
+    paired = paired["DotProductAttention"][0]
+    assert paired.missing == ("values", "valid_lens") and paired.adapter is not None
+    assert paired.adapter.names == ("queries", "keys", "vals", None)
+    # ... and a required keyword-only `mask` no test gives: no call by name
+    missing = found("class DotProductAttention:\n    def forward(self, queries, keys, vals, *, mask):\n        pass\n")
+    missing = missing["DotProductAttention"][0]
     assert missing.missing == ("values", "valid_lens") and not missing.wrong_values and missing.adapter is None
     assert "it has no values, valid_lens: the tests pass them by position" in missing.message()
     extra = found("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens, mask):\n"

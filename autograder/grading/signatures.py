@@ -237,7 +237,8 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
     say (`_by_words`: `ffn_in_ch, ffn_hid_ch, nomalized_shape` for `norm_shape, ffn_num_input,
     ffn_num_hiddens`; a lone `ffn_hid_ch` for `ffn_num_hiddens` where the student has no `ffn_num_input`),
     else in order when both sides leave as many (`mha_num_hiddens, mha_num_heads` for `num_hiddens,
-    num_heads`). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
+    num_heads`) or the student's required ones are as many as the contract's required ones left (`attn_size` for
+    `num_hiddens`, with `bias=False` left out). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
     own (`batch_first=False`) never takes `max_len`."""
     mine = [i for i, key in enumerate(keys[:len(student.names)])
             if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
@@ -246,7 +247,12 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
         return keys
     order = _by_words([student.names[i] for i in mine], [contract.names[j] for j in unnamed])
     if order is None and len(mine) < len(unnamed):
-        return keys
+        # Fewer left than the contract's: those the student requires are the ones the contract requires, in
+        # order, where as many (`attn_size` for num_hiddens in a MultiHeadAttention without bias, helper-67)
+        needed = [j for j in unnamed if contract.defaults[j] is None]
+        if len(needed) != len(mine) or not all(required[i] for i in mine):
+            return keys
+        unnamed = needed
     pairs = list(zip(mine, [unnamed[k] for k in order] if order is not None else unnamed))
     if not all(_same_kind(student.defaults[i], contract.defaults[j]) for i, j in pairs):
         return keys
