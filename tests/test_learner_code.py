@@ -441,7 +441,7 @@ def test_a_component_the_submission_lacks_scores_zero_on_both_paths(zygote: Zygo
         assert comp.score == 0 and not comp.misconceptions
         assert all(t.output.startswith("`EncoderBlock` is not defined in your submission") for t in comp.tests)
         # The hint suggests from the submission's own definitions, read from its source: the child also holds
-        # the course's TransformerEncoder standing in, which it once offered ("did you mean", helper-67).
+        # the course's TransformerEncoder standing in, which it once offered ("did you mean", helper-69).
         decoder = next(c for c in result.components if c.name == "TransformerDecoder")
         assert all(t.output.startswith("`TransformerDecoder` is not defined in your submission") and
                    "did you mean" not in t.output for t in decoder.tests), decoder.tests[0].output
@@ -450,7 +450,7 @@ def test_a_component_the_submission_lacks_scores_zero_on_both_paths(zygote: Zygo
 
 def test_a_device_chosen_at_the_top_and_an_abbreviated_name_cost_nothing_and_the_naming_test(
         zygote: Zygote, tmp_path: Path) -> None:
-    """yhli00/my-d2l-code (helper-67): `device = torch.device(...)` at the top, used inside sequence_mask, which
+    """yhli00/my-d2l-code (helper-69): `device = torch.device(...)` at the top, used inside sequence_mask, which
     is named `seq_mask`. The device line was skipped (a call), so every function using it raised NameError, and
     `seq_mask` was no spelling of sequence_mask (0 of 2, "did you mean `seq_mask`?"). Now d2l's `try_gpu()` or
     torch's device at the top is kept (loader.DEVICE_CALLS) and an abbreviation is a spelling (`abbreviates`)."""
@@ -465,7 +465,7 @@ def test_a_device_chosen_at_the_top_and_an_abbreviated_name_cost_nothing_and_the
 
 def test_a_component_name_with_one_typing_slip_is_graded_losing_its_naming_test_alone(
         zygote: Zygote, tmp_path: Path) -> None:
-    """`masked_softomax` (Yang4096/pythonALL, found by helper-67): the book's masked_softmax under a misspelt name
+    """`masked_softomax` (Yang4096/pythonALL, found by helper-69): the book's masked_softmax under a misspelt name
     scored 0 ("did you mean `masked_softomax`?"); one letter added, dropped, changed or two swapped is graded in
     its place (signatures.one_slip), as another spelling is. Short names and the contract's own are not slips."""
     path = tmp_path / "slip.py"

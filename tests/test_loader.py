@@ -35,7 +35,7 @@ def test_anything_that_can_run_code_is_skipped(statement: str) -> None:
 
 
 def test_a_device_chosen_at_the_top_is_kept() -> None:
-    """`device = torch.device(...)` at the top of a learner's file (yhli00/my-d2l-code, helper-67), used in every
+    """`device = torch.device(...)` at the top of a learner's file (yhli00/my-d2l-code, helper-69), used in every
     function: skipped, each of them raised NameError (masked_softmax 0.81 of 4, PositionalEncoding 0 of 6; with
     `device = 'cpu'`, which calls nothing, 2.17 and 2.22). Choosing a device calls nothing else (DEVICE_CALLS)."""
     ns, report = load("import torch\n"

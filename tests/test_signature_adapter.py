@@ -166,7 +166,7 @@ def test_parameters_no_name_identifies_take_the_contracts_unnamed_ones_in_order(
     assert mismatch("class MultiHeadAttention:\n    def __init__(self, key_size, query_size, value_size, hid, heads, "
                     "extra, dropout, bias=False): pass\n", "MultiHeadAttention").adapter is None
     # Fewer left than the contract's, words silent: the student's required ones are the contract's required ones
-    # in order (helper-67's F16: MultiHeadAttention(..., attn_size, num_heads, dropout) without bias, "takes 7
+    # in order (helper-69's F16: MultiHeadAttention(..., attn_size, num_heads, dropout) without bias, "takes 7
     # positional arguments but 8 were given" on every test), and the contract's bias=False is left out.
     no_bias = mismatch("class MultiHeadAttention:\n    def __init__(self, query_size, key_size, value_size, attn_size, "
                        "num_heads, dropout): pass\n", "MultiHeadAttention").adapter
@@ -361,7 +361,7 @@ def test_no_call_by_name_where_a_call_by_position_works() -> None:
 
 def test_a_default_the_contract_has_and_the_student_s_lacks_is_given_where_a_test_leaves_it_out(
         zygote: Zygote, tmp_path: Path) -> None:
-    """`sequence_mask(X, valid_lens, value)` (helper-67, an index file): every comparison leaves `value` out and
+    """`sequence_mask(X, valid_lens, value)` (helper-69, an index file): every comparison leaves `value` out and
     raised "missing 1 required positional argument", 0 of 2 for code right on every input. The contract's
     default is given (Adapter.defaults), and the signature test alone costs it, saying which default."""
     m = mismatch("class DotProductAttention:\n    def forward(self, queries, keys, values, valid_lens): pass\n",

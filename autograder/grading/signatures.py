@@ -248,7 +248,7 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
     order = _by_words([student.names[i] for i in mine], [contract.names[j] for j in unnamed])
     if order is None and len(mine) < len(unnamed):
         # Fewer left than the contract's: those the student requires are the ones the contract requires, in
-        # order, where as many (`attn_size` for num_hiddens in a MultiHeadAttention without bias, helper-67)
+        # order, where as many (`attn_size` for num_hiddens in a MultiHeadAttention without bias, helper-69)
         needed = [j for j in unnamed if contract.defaults[j] is None]
         if len(needed) != len(mine) or not all(required[i] for i in mine):
             return keys
@@ -625,7 +625,7 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
     if not (misplaced or missing or extra or no_default):
         return None
     # By name only where a call by position goes wrong: another order, a contract argument too many, or one a
-    # test leaves out that the student's parameter needs (the contract's default is given: helper-67's
+    # test leaves out that the student's parameter needs (the contract's default is given: helper-69's
     # `sequence_mask(X, valid_lens, value)` kept 0 of 2 for "missing 1 required positional argument")
     adapted = adapter(student, contract) if misplaced or missing or extra or no_default or student.keywords else None
     return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default, adapted)

@@ -36,7 +36,7 @@ def strip_magics(source: str) -> str:
 
 #: The calls a kept assignment may make: choosing a device, which learners' files do at the top and then use
 #: in every function (`device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')`, d2l's
-#: `try_gpu()`); dropping it left each of those functions a NameError (helper-67). No training runs in them.
+#: `try_gpu()`); dropping it left each of those functions a NameError (helper-69). No training runs in them.
 DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.is_available", "d2l.try_gpu", "d2l.try_all_gpus", "d2l.cpu"})
 
 

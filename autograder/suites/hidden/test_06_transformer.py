@@ -296,7 +296,7 @@ def test_ffn_contract_names(student, ref):
 
 #: (steps, ffn_num_input, ffn_num_outputs, seed): sizes that differ, and the Transformer's own use (outputs =
 #: inputs = num_hiddens), which an FFN written without ffn_num_outputs (The Annotated Transformer's
-#: PositionwiseFeedForward(d_model, d_ff), yhli00/my-d2l-code's) gets right (helper-67: 0.07 of 2).
+#: PositionwiseFeedForward(d_model, d_ff), yhli00/my-d2l-code's) gets right (helper-69: 0.07 of 2).
 REALISTIC_FFN = [(40, 32, 64, 401), (64, 64, 32, 402), (48, 32, 32, 403)]
 
 

@@ -4,7 +4,7 @@ Source: https://github.com/Yang4096/pythonALL
 Files (repository: path @ commit (definitions kept)):
   Yang4096/pythonALL: d2l_learn/Attention/first.py @ 16c66a6f55e04697bef07f6d41091087180fc465 (sequence_mask, masked_softomax, DotProductAttention)
 Licence: no licence file in the repository.
-Edits: kept only the imports of torch/math and the definitions listed above, verbatim (the d2l import, data and demo code dropped). Found by helper-67 (session 45).
+Edits: kept only the imports of torch/math and the definitions listed above, verbatim (the d2l import, data and demo code dropped). Found by helper-69 (session 45).
 """
 # ruff: noqa  (a learner's code, kept verbatim)
 import torch

@@ -4,7 +4,7 @@ Source: https://github.com/yhli00/my-d2l-code
 Files (repository: path @ commit (definitions kept)):
   yhli00/my-d2l-code: 10-注意力机制/seq2seq_attn_translation.py @ 28ecc373a072eb76e269aabd323d91fa89e98da3 (seq_mask, masked_softmax, AdditiveAttention)
 Licence: no licence file in the repository.
-Edits: kept only the imports and the definitions listed above, verbatim (data, seq2seq model and training code dropped). Found by helper-67 (session 45).
+Edits: kept only the imports and the definitions listed above, verbatim (data, seq2seq model and training code dropped). Found by helper-69 (session 45).
 """
 # ruff: noqa  (a learner's code, kept verbatim)
 import math

@@ -4,7 +4,7 @@ Source: https://github.com/gr-kim-94/translator
 Files (repository: path @ commit (definitions kept)):
   gr-kim-94/translator: position_encoding.py @ 1a6c2ef5429e48af03267b05bffced369b609887 (PositionalEncoding)
 Licence: no licence file in the repository.
-Edits: Korean comments trimmed (helper-67, session 45); the code verbatim.
+Edits: Korean comments trimmed (helper-69, session 45); the code verbatim.
 """
 # ruff: noqa  (a learner's code, kept verbatim)
 import torch
