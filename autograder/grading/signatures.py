@@ -624,11 +624,12 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
                        if student.defaults[j] is None and contract.defaults[j] is not None)
     if not (misplaced or missing or extra or no_default):
         return None
-    # By name only where a call by position goes wrong: another order, a contract argument too many, or one a
-    # test leaves out that the student's parameter needs (the contract's default is given: helper-69's
-    # `sequence_mask(X, valid_lens, value)` kept 0 of 2 for "missing 1 required positional argument")
-    adapted = adapter(student, contract) if misplaced or missing or extra or no_default or student.keywords else None
-    return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default, adapted)
+    # Every mismatch is a call by position that goes wrong, so each is called by name where the names say how:
+    # another order, a contract argument too many, or one a test leaves out that the student's parameter needs
+    # (the contract's default is given: helper-69's `sequence_mask(X, valid_lens, value)` kept 0 of 2 for
+    # "missing 1 required positional argument"); a keyword-only parameter without a default is in `extra`.
+    return Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default,
+                    adapter(student, contract))
 
 
 def _reference_params(target: Any) -> Params:

@@ -720,9 +720,10 @@ def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
 def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], values: bool = False
            ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], Binding]:
     """The student's entries (their values only with `values`, else shapes: `state_shapes`), the
-    reference's (both without `skip`) and their `bind`ing."""
+    reference's under the contract's names as the binding's pairs give them (`normalize_key`; both without
+    `skip`) and their `bind`ing."""
     skip = set(skip)
-    reference = {k: v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
+    reference = {normalize_key(k): v for k, v in reference_module.state_dict().items() if _leaf(k) not in skip}
     widths, taken = _table_widths(reference_module, skip), {tuple(v.shape) for v in reference.values()}
     theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
               if _leaf(k) not in skip and (is_lazy(v) or not _is_table(tuple(v.shape), widths, taken))}
@@ -759,7 +760,6 @@ def _check_lazy_sizes(student_module: Any, theirs: dict[str, torch.Tensor], refe
     nn.Linear. Read from the layer itself (one attribute read per lazy entry; none for other code)."""
     if not any(is_lazy(v) for v in theirs.values()):
         return
-    normalized = {normalize_key(k): v for k, v in reference.items()}
     for mine, contract in binding.pairs.items():
         if not is_lazy(theirs[mine]) or "." not in mine:
             continue
@@ -770,7 +770,7 @@ def _check_lazy_sizes(student_module: Any, theirs: dict[str, torch.Tensor], refe
             declared = getattr(layer, "out_features", None)
         except AttributeError:
             continue
-        expected = tuple(normalized[contract].shape)
+        expected = tuple(reference[contract].shape)
         if type(declared) is int and expected and declared != expected[0]:
             raise AssertionError(_("parameter '{key}' has shape {actual}, expected {expected}").format(
                 key=mine, actual=f"({declared}, ...)", expected=expected))
@@ -785,11 +785,10 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
     (it may be a plain attribute or a buffer). No binding of equal shapes fails the test with a
     message naming the entries."""
     theirs, reference, binding = _bound(student_module, reference_module, skip)
-    normalized = {normalize_key(k): v for k, v in reference.items()}
-    loaded = {mine: _laid_out(as_plain(normalized[contract]).to(theirs[mine].dtype), theirs[mine])
+    loaded = {mine: _laid_out(as_plain(reference[contract]).to(theirs[mine].dtype), theirs[mine])
               for mine, contract in binding.pairs.items()}
     for mine in binding.zeroed:  # a lazy bias has no shape yet: its layer's bound weight gives it
-        shape = ((normalized[binding.pairs[f"{mine.rsplit('.', 1)[0]}.weight"]].shape[0],) if is_lazy(theirs[mine])
+        shape = ((reference[binding.pairs[f"{mine.rsplit('.', 1)[0]}.weight"]].shape[0],) if is_lazy(theirs[mine])
                  else theirs[mine].shape)
         loaded[mine] = torch.zeros(shape, dtype=theirs[mine].dtype)
     student_module.load_state_dict(loaded, strict=False)
@@ -799,8 +798,7 @@ def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[s
 def bound_state(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> dict[str, torch.Tensor]:
     """The student's parameters and buffers under the contract's names (bound as `copy_weights` does)."""
     theirs, reference, binding = _bound(student_module, reference_module, skip, values=True)
-    normalized = {normalize_key(k): v for k, v in reference.items()}
-    return {contract: _laid_out(theirs[mine], normalized[contract]) for mine, contract in binding.pairs.items()}
+    return {contract: _laid_out(theirs[mine], reference[contract]) for mine, contract in binding.pairs.items()}
 
 
 def _laid_out(value: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
