@@ -395,3 +395,34 @@ def test_keywords_the_contract_lacks_pair_with_the_parameters_a_call_leaves_out(
     assert read("PositionalEncoding(8, 0.1, size=50)") == {}  # nothing required is left for it
     assert read("PositionalEncoding(dim=8, dropout=0.1)\nx = PositionalEncoding(8, dim=0.1)") == {}  # read two ways
     assert read("PositionalEncoding(num_hiddens=8, dropout=0.1)") == {}  # the contract's own: nothing to read
+
+
+def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argument(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-69's F15: `PositionWiseFFN(d_model, d_ff, dropout=0.1)` (The Annotated Transformer's FFN) was called
+    by position with the contract's (ffn_num_input, ffn_num_hiddens, ffn_num_outputs): its dropout got the output
+    size, every test raised "dropout probability has to be between 0 and 1, but got 6" (0 of 2), and no signature
+    test said why. A name that says which kind of value it takes (signatures.ROLES) takes no contract parameter
+    of another kind: the dropout keeps its default, the output size is left out and said so, and the FFN is
+    graded on what it does (it has no output size of its own: `ffn_output_size_is_input`)."""
+    m = mismatch("class PositionWiseFFN:\n    def __init__(self, d_model, d_ff, dropout=0.1): pass\n", "PositionWiseFFN")
+    assert m.misplaced == (2,) and m.adapter is not None
+    assert m.adapter.names == ("d_model", "d_ff", None)
+    assert m.adapter.translate([6, 8, 6], {}).args == [6, 8]
+    # a required one of another kind pairs nothing: calls go by position and each failure says what it got
+    required = mismatch("class PositionWiseFFN:\n    def __init__(self, d_model, d_ff, dropout): pass\n", "PositionWiseFFN")
+    assert required.adapter is None and required.wrong_values
+    assert "your dropout gets the ffn_num_outputs" in required.message()
+    # the contract's own kind at that place is no conflict (AddNorm's dropout), nor a name without a kind
+    found = signatures.mismatches(config.default(), [("cell 1", "class AddNorm:\n    def __init__(self, shape, drop_rate): "
+                                                                 "pass\n")])
+    assert not found.get("AddNorm")
+    source = changed("06_transformer", "    def __init__(self, ffn_num_input: int, ffn_num_hiddens: int, ffn_num_outputs: int,\n"
+                     "                 **kwargs: object) -> None:\n        super().__init__(**kwargs)\n",
+                     "    def __init__(self, ffn_num_input: int, ffn_num_hiddens: int, dropout: float = 0.1) -> None:\n"
+                     "        super().__init__()\n        ffn_num_outputs = ffn_num_input\n")
+    comp = component(grade(zygote, tmp_path, "06_transformer", source), "PositionWiseFFN")
+    assert 0.5 * comp.points > comp.score > 0.25 * comp.points, comp.score
+    assert "between 0 and 1" not in "".join(t.output for t in comp.tests)
+    assert [d.family for d in comp.misconceptions] == ["ffn_output_size_is_input"]
+    assert "(and not the ffn_num_outputs, which your code does not take)" in signature_output(comp)

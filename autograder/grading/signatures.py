@@ -48,6 +48,11 @@ SYNONYMS = {"q": "query", "k": "key", "v": "value", "d_model": "num_hidden", "n_
 #: Words that say a parameter is a count or an input's size rather than what it is: `ffn_num_input`
 #: and `ffn_input`, `norm_shape` and `norm_input` name one parameter (`loose_name`).
 FILLER = frozenset({"num", "input", "shape"})
+#: Words that say which kind of value a parameter takes, whatever the rest of its name: a parameter of the
+#: student's with one of them takes no contract parameter without it (`role_conflict`: a learner's
+#: `PositionWiseFFN(d_model, d_ff, dropout=0.1)` is not given the contract's ffn_num_outputs as its dropout).
+ROLES = {"drop": "dropout", "dropout": "dropout", "bias": "bias", "head": "heads", "heads": "heads",
+         "device": "device"}
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,8 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
     else in order when both sides leave as many (`mha_num_hiddens, mha_num_heads` for `num_hiddens,
     num_heads`) or the student's required ones are as many as the contract's required ones left (`attn_size` for
     `num_hiddens`, with `bias=False` left out). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
-    own (`batch_first=False`) never takes `max_len`."""
+    own (`batch_first=False`) never takes `max_len`; and a name of another kind (`role_conflict`) takes none:
+    `dropout=0.1` keeps its default where the contract passes `ffn_num_outputs`."""
     mine = [i for i, key in enumerate(keys[:len(student.names)])
             if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
     unnamed = [j for j, key in enumerate(theirs) if key not in keys]
@@ -254,6 +260,11 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
             return keys
         unnamed = needed
     pairs = list(zip(mine, [unnamed[k] for k in order] if order is not None else unnamed))
+    # A name of another kind (ROLES) takes none of them: with a default it keeps it (the contract's one
+    # is dropped), else nothing is paired
+    if any(role_conflict(student.names[i], contract.names[j]) and required[i] for i, j in pairs):
+        return keys
+    pairs = [(i, j) for i, j in pairs if not role_conflict(student.names[i], contract.names[j])]
     if not all(_same_kind(student.defaults[i], contract.defaults[j]) for i, j in pairs):
         return keys
     out = list(keys)
@@ -316,7 +327,9 @@ class Mismatch:
     kind: str  # "constructor", "method" or "function"
     student: Params
     contract: Params
-    misplaced: tuple[int, ...]  # positions where the student's parameter is a contract one of another position
+    # positions where the student's parameter is a contract one of another position, or says it takes another
+    # kind of value than the contract's there (`role_conflict`: a `dropout` where the contract has a size)
+    misplaced: tuple[int, ...]
     missing: tuple[str, ...]  # contract parameters the student's callable cannot take
     extra: tuple[str, ...]  # the student's parameters without a default that no test passes
     no_default: tuple[int, ...]  # positions where the contract's parameter has a default and the student's not
@@ -613,7 +626,11 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
     fine)."""
     mine = identify(student.names, contract.names)
     theirs = [same_name(n) for n in contract.names]
-    misplaced = tuple(j for j, n in enumerate(mine) if n in theirs and (j >= len(theirs) or theirs[j] != n))
+    # a contract parameter at another position, or a name of another kind (ROLES) where a call by position
+    # gives it the contract's parameter of this one
+    misplaced = tuple(j for j, n in enumerate(mine)
+                      if (n in theirs and (j >= len(theirs) or theirs[j] != n))
+                      or (n not in theirs and j < len(theirs) and role_conflict(student.names[j], contract.names[j])))
     missing: tuple[str, ...] = ()
     if not student.varargs and len(mine) < len(theirs):
         absent = [c for c, n in zip(contract.names, theirs) if n not in mine]
@@ -707,6 +724,16 @@ def _method(cls: ast.ClassDef, name: str, found: dict[str, ast.stmt],
             if method is not None:
                 return method
     return None
+
+
+def role(name: str) -> Optional[str]:
+    """The kind of value a parameter's name says it takes (ROLES), or None where its words do not say."""
+    return next((ROLES[w] for w in words(name) if w in ROLES), None)
+
+
+def role_conflict(mine: str, theirs: str) -> bool:
+    """Whether the student's parameter `mine` says it takes another kind of value than the contract's `theirs`."""
+    return role(mine) is not None and role(mine) != role(theirs)
 
 
 def words(name: str) -> tuple[str, ...]:
