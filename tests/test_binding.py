@@ -415,3 +415,77 @@ def test_a_correct_encoding_with_its_table_as_a_non_persistent_buffer_pe_loses_o
     path.write_text(renamed)
     result = session.grade_file(zygote, "05_positional_encoding", path)
     assert naming_share_only(result, "PositionalEncoding") == []
+
+
+class Block(nn.Module):
+    """The contract's EncoderBlock's layout in small: a layer, then two AddNorms' LayerNorms around another."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention = nn.Linear(4, 4, bias=False)
+        self.addnorm1, self.ffn, self.addnorm2 = nn.LayerNorm(4), nn.Linear(4, 4, bias=False), nn.LayerNorm(4)
+
+
+def test_one_submodule_used_where_the_contract_has_two_binds_as_the_first_and_costs_the_naming_test() -> None:
+    """Helper-69's F17: an EncoderBlock with one `addnorm` for both sublayers had nothing for the course's
+    `addnorm2`, so no binding, and every comparison failed with "nothing matches" (0 of 4, nothing named). A
+    course submodule that nothing holds as a whole, beside a bound twin of the same entries and shapes
+    (testing._shared_submodules), is the student's one used for both: it gets the twin's values, the
+    comparisons say what that changes, and the naming test says it once. A missing entry that is not a whole
+    twin (a layer without its bias, a submodule of its own kind) still has no binding."""
+    class Shared(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention, self.addnorm, self.ffn = nn.Linear(4, 4, bias=False), nn.LayerNorm(4), nn.Linear(4, 4, bias=False)
+
+    ref = Block()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_()
+    mine = Shared()
+    binding = T.copy_weights(mine, ref)
+    assert binding.shared == [("addnorm2", "addnorm1")]
+    assert torch.equal(mine.addnorm.weight, ref.addnorm1.weight)
+    with pytest.raises(AssertionError, match=r"has no `addnorm2`: the contract's module has its own `addnorm2` beside "
+                                             r"`addnorm1`") as raised:
+        T.assert_contract_names(mine, ref, "EncoderBlock")
+    assert "your names differ" not in str(raised.value)  # the one submodule is said once, as such
+
+    class NoFFN(nn.Module):  # the course's ffn has a twin of its shapes (attention), but attention is bound
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention, self.addnorm1, self.addnorm2 = nn.Linear(4, 4, bias=False), nn.LayerNorm(4), nn.LayerNorm(4)
+
+    assert T.bind(T.state_dict(NoFFN()), ref.state_dict()).shared == [("ffn", "attention")]
+
+    class Unbiased(nn.Module):  # a LayerNorm without its bias: part of a submodule, not a whole one
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention, self.addnorm1, self.ffn = nn.Linear(4, 4, bias=False), nn.LayerNorm(4), nn.Linear(4, 4, bias=False)
+            self.addnorm2 = nn.LayerNorm(4, bias=False)
+
+    with pytest.raises(AssertionError, match=r"nothing that matches the course's parameters \['addnorm2.bias'\]"):
+        T.bind(T.state_dict(Unbiased()), ref.state_dict())
+
+
+def test_an_encoder_block_with_one_add_norm_for_both_sublayers_is_graded_and_named(zygote: Zygote,
+                                                                                 tmp_path: Path) -> None:
+    """F17 in the sandbox: 0 of 4 before; now the comparisons run, fail where the two AddNorms differ, and name
+    the catalogue's `encblock_addnorm1_twice` (the same outputs), which keeps its floor."""
+    from test_signatures import changed
+    source = changed("06_transformer", "        self.addnorm2 = AddNorm(norm_shape, dropout)\n\n    def forward(self, X: "
+                     "torch.Tensor, valid_lens: Optional[torch.Tensor]) -> torch.Tensor:\n", "\n    def forward(self, X: "
+                     "torch.Tensor, valid_lens: Optional[torch.Tensor]) -> torch.Tensor:\n")
+    source = source.replace("        self.addnorm1 = AddNorm(norm_shape, dropout)\n        self.ffn = PositionWiseFFN("
+                            "ffn_num_input, ffn_num_hiddens, num_hiddens)\n", "        self.addnorm = AddNorm(norm_shape, "
+                            "dropout)\n        self.ffn = PositionWiseFFN(ffn_num_input, ffn_num_hiddens, num_hiddens)\n", 1)
+    source = source.replace("        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))\n        return "
+                            "self.addnorm2(Y, self.ffn(Y))", "        Y = self.addnorm(X, self.attention(X, X, X, "
+                            "valid_lens))\n        return self.addnorm(Y, self.ffn(Y))", 1)
+    assert "self.addnorm1" not in source.split("class EncoderBlock")[1].split("\nclass ")[0]
+    path = tmp_path / "06_transformer.py"
+    path.write_text(source)
+    comp = next(c for c in session.grade_file(zygote, "06_transformer", path).components if c.name == "EncoderBlock")
+    assert [d.family for d in comp.misconceptions] == ["encblock_addnorm1_twice"]
+    assert 0.25 * comp.points < comp.score < 0.75 * comp.points, comp.score
+    assert not [t for t in comp.tests if "nothing that matches" in t.output]

@@ -612,14 +612,18 @@ class Binding:
     that the rest is compared on its maths, and the naming test reports them. `extra` lists the student's
     entries left over once every one of the course's is bound (a layer the contract's module does not have,
     such as an unused output layer): they keep their own values, the behaviour tests say whether they
-    change anything, and the naming test reports them."""
+    change anything, and the naming test reports them. `shared` lists the course's submodules that none of
+    the student's entries holds, each with its bound twin (`_shared_submodules`: one AddNorm used for both
+    sublayers where the contract has `addnorm1` and `addnorm2`): the student's holds the twin's values, the
+    comparisons fail where the two differ (and a known mistake may be named), and the naming test reports them."""
 
     def __init__(self, pairs: dict[str, str], renamed: list[tuple[str, str]], zeroed: Sequence[str] = (),
-                 extra: Sequence[str] = ()) -> None:
+                 extra: Sequence[str] = (), shared: Sequence[tuple[str, str]] = ()) -> None:
         self.pairs = pairs
         self.renamed = renamed
         self.zeroed = list(zeroed)
         self.extra = list(extra)
+        self.shared = list(shared)
 
     def describe(self, limit: int = 6) -> str:
         shown = _(", ").join(_("your `{mine}` as the contract's `{theirs}`").format(mine=mine, theirs=theirs)
@@ -697,6 +701,9 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     bound_layers = {k.rsplit(".", 1)[0] for k in pairs if "." in k and _leaf(k) == "weight"}
     zeroed = [k for k in unmatched if _leaf(k) == "bias" and "." in k and k.rsplit(".", 1)[0] in bound_layers]
     unmatched = [k for k in unmatched if k not in zeroed]
+    shared = _shared_submodules(missing, reference, set(pairs.values())) if missing and not unmatched else []
+    if shared:  # the student's module uses one submodule where the course's has two of the same: bound as one
+        missing = []
     if missing:  # a course entry nothing holds: no binding; lazy entries may hold it once they have shapes
         if [k for k in unmatched if k in lazy]:
             raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
@@ -709,7 +716,38 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         raise AssertionError(_("your module has nothing that matches the course's parameters {missing} (the "
                                "contract's: {contract})").format(missing=missing[:8], contract=_shapes(reference)))
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
-    return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched])  # registration order
+    return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched],  # registration order
+                   shared=shared)
+
+
+def _shared_submodules(missing: Sequence[str], reference: dict[str, torch.Tensor], bound: set[str]
+                       ) -> list[tuple[str, str]]:
+    """[(the course's submodule, its twin)] where every course entry in `missing` lies in a submodule of the
+    course's that nothing of the student's holds as a whole (`addnorm2`), and that has a bound twin: a
+    submodule of the same entries and shapes whose path differs in that one name (`addnorm1`; `blks.1` and
+    `blks.0`), every entry of which is `bound`. [] where some missing entry is not so explained (then there is
+    no binding): a layer without its bias, or a submodule of its own that the student lacks."""
+    found: dict[str, str] = {}
+    for key in missing:
+        parts = key.split(".")
+        twin = None
+        for i in range(len(parts) - 1):  # the submodule parts[:i + 1], missing as a whole, with a bound twin
+            prefix = ".".join(parts[:i + 1])
+            inside = {k[len(prefix):]: tuple(v.shape) for k, v in reference.items() if k.startswith(prefix + ".")}
+            if any(prefix + rest not in missing for rest in inside):
+                continue
+            for other in {".".join(k.split(".")[:i] + [k.split(".")[i]]) for k in reference
+                          if k.split(".")[:i] == parts[:i] and len(k.split(".")) > i + 1} - {prefix}:
+                theirs = {k[len(other):]: tuple(v.shape) for k, v in reference.items() if k.startswith(other + ".")}
+                if theirs == inside and all(other + rest in bound for rest in theirs):
+                    twin = (prefix, other)
+                    break
+            if twin:
+                break
+        if twin is None:
+            return []
+        found.setdefault(*twin)
+    return list(found.items())
 
 
 def _shapes(state: dict[str, torch.Tensor], limit: int = 12) -> str:
@@ -825,16 +863,26 @@ def assert_contract_names(student_module: Any, reference_module: Any, what: str,
     if lazy:
         raise AssertionError(_lazy_layers(what, lazy))
     problems = []
-    if binding.renamed:
+    twins = tuple(f"{twin}." for _missing, twin in binding.shared)  # said below, as one submodule used for two
+    renamed = [(mine, theirs) for mine, theirs in binding.renamed if not theirs.startswith(twins or ("\0",))]
+    if renamed:
         problems.append(f"{what}: " + _("your names differ from the contract's, so the grader matched them by spelling, "
                                         "shape and registration order: {binding}. Your module's behaviour was graded "
                                         "with these weights; the contract fixes the names (docs/course-api.md): use "
-                                        "the contract's names").format(binding=binding.describe()))
+                                        "the contract's names").format(binding=Binding(binding.pairs, renamed).describe()))
     if binding.extra:
         problems.append(_("{what}: your module has parameters or buffers the contract's does not have: {keys}. The "
                           "grader left them as they are and graded your module's behaviour with the course's weights "
                           "in the rest; the contract's module has none of them (docs/course-api.md)").format(
                               what=what, keys=", ".join(f"`{k}`" for k in binding.extra[:8])))
+    if binding.shared:
+        problems.append(_("{what}: your module has no {missing}: the contract's module has its own {pairs}, the same "
+                          "layers with weights of their own, where yours uses one for both. The grader gave yours "
+                          "the course's {twins} and graded your module's behaviour with it (docs/course-api.md)").format(
+                              what=what, missing=", ".join(f"`{m}`" for m, _t in binding.shared),
+                              pairs=", ".join(_("`{mine}` beside `{twin}`").format(mine=m, twin=t)
+                                              for m, t in binding.shared),
+                              twins=", ".join(f"`{t}`" for _m, t in binding.shared)))
     if binding.zeroed:
         problems.append(_("{what}: your layers have biases the contract's do not have (bias=False): {biases}. The "
                           "grader set them to 0 to grade the rest of your module's behaviour; the contract's layers "
