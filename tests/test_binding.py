@@ -468,10 +468,10 @@ def test_one_submodule_used_where_the_contract_has_two_binds_as_the_first_and_co
         T.bind(T.state_dict(Unbiased()), ref.state_dict())
 
 
-def test_an_encoder_block_with_one_add_norm_for_both_sublayers_is_graded_and_named(zygote: Zygote,
-                                                                                 tmp_path: Path) -> None:
-    """F17 in the sandbox: 0 of 4 before; now the comparisons run, fail where the two AddNorms differ, and name
-    the catalogue's `encblock_addnorm1_twice` (the same outputs), which keeps its floor."""
+def test_an_encoder_block_with_one_add_norm_for_both_sublayers_is_graded_and_named(tmp_path: Path) -> None:
+    """F17 graded (in-process, the block alone: the binding runs in the grader on every path): 0 of 4 before; now
+    the comparisons run, fail where the two AddNorms differ, and name the catalogue's `encblock_addnorm1_twice`
+    (the same outputs), which keeps its floor."""
     from test_signatures import changed
     source = changed("06_transformer", "        self.addnorm2 = AddNorm(norm_shape, dropout)\n\n    def forward(self, X: "
                      "torch.Tensor, valid_lens: Optional[torch.Tensor]) -> torch.Tensor:\n", "\n    def forward(self, X: "
@@ -485,7 +485,8 @@ def test_an_encoder_block_with_one_add_norm_for_both_sublayers_is_graded_and_nam
     assert "self.addnorm1" not in source.split("class EncoderBlock")[1].split("\nclass ")[0]
     path = tmp_path / "06_transformer.py"
     path.write_text(source)
-    comp = next(c for c in session.grade_file(zygote, "06_transformer", path).components if c.name == "EncoderBlock")
+    result = session.run_in_process("06_transformer", path, components=["EncoderBlock"])
+    comp = next(c for c in result.components if c.name == "EncoderBlock")
     assert [d.family for d in comp.misconceptions] == ["encblock_addnorm1_twice"]
     assert 0.25 * comp.points < comp.score < 0.75 * comp.points, comp.score
     assert not [t for t in comp.tests if "nothing that matches" in t.output]

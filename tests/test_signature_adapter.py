@@ -397,8 +397,7 @@ def test_keywords_the_contract_lacks_pair_with_the_parameters_a_call_leaves_out(
     assert read("PositionalEncoding(num_hiddens=8, dropout=0.1)") == {}  # the contract's own: nothing to read
 
 
-def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argument(
-        zygote: Zygote, tmp_path: Path) -> None:
+def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argument(tmp_path: Path) -> None:
     """Helper-69's F15: `PositionWiseFFN(d_model, d_ff, dropout=0.1)` (The Annotated Transformer's FFN) was called
     by position with the contract's (ffn_num_input, ffn_num_hiddens, ffn_num_outputs): its dropout got the output
     size, every test raised "dropout probability has to be between 0 and 1, but got 6" (0 of 2), and no signature
@@ -421,7 +420,9 @@ def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argu
                      "                 **kwargs: object) -> None:\n        super().__init__(**kwargs)\n",
                      "    def __init__(self, ffn_num_input: int, ffn_num_hiddens: int, dropout: float = 0.1) -> None:\n"
                      "        super().__init__()\n        ffn_num_outputs = ffn_num_input\n")
-    comp = component(grade(zygote, tmp_path, "06_transformer", source), "PositionWiseFFN")
+    path = tmp_path / "06_transformer.py"
+    path.write_text(source)  # graded in-process, the FFN alone (both paths call by name alike: test_learner_code)
+    comp = component(session.run_in_process("06_transformer", path, components=["PositionWiseFFN"]), "PositionWiseFFN")
     assert 0.5 * comp.points > comp.score > 0.25 * comp.points, comp.score
     assert "between 0 and 1" not in "".join(t.output for t in comp.tests)
     assert [d.family for d in comp.misconceptions] == ["ffn_output_size_is_input"]
