@@ -666,3 +666,39 @@ def test_a_lazy_layer_forward_never_uses_costs_only_the_naming_test(zygote: Zygo
             failed = [t.function for t in comp.tests if not t.passed]
             assert failed == (["test_encoder_contract_names"] if comp.name == "TransformerEncoder" else []), \
                 (comp.name, failed, [t.output for t in comp.tests if not t.passed][:1])
+
+
+def test_the_course_s_class_standing_in_takes_the_student_s_own_forward_keywords(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-69's F8: a learner's `ScaledDotProductAttention.forward(q, k, v, mask=None)` without the scaling (so the
+    course's DotProductAttention stands in for it) and a correct MultiHeadAttention calling
+    `self.attention(queries, keys, values, mask=valid_lens)`: the course's forward raised "unexpected keyword
+    argument 'mask'" on every test, 0 of 6. The course's class takes a call from the student's code by the student's
+    forward signature where the names explain it (signatures.called_as, "forward"), as it does for constructors:
+    6 of 6 on both paths, and a call in the contract's own form is the contract's."""
+    source = reference_source("04_multihead").replace("from solutions.attention_scoring import DotProductAttention\n", "")
+    source = source.replace("self.attention = DotProductAttention(dropout)", "self.attention = ScaledDotProductAttention(dropout)")
+    source = source.replace("output = self.attention(queries, keys, values, valid_lens)",
+                            "output = self.attention(queries, keys, values, mask=valid_lens)")
+    source += '''
+
+class ScaledDotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, q, k, v, mask=None):
+        scores = q @ k.transpose(1, 2)  # not divided by sqrt(d)
+        if mask is not None:
+            lens = mask[:, None, None] if mask.dim() == 1 else mask[..., None]
+            scores = scores.masked_fill(torch.arange(k.shape[1])[None, None, :] >= lens, -1e6)
+        self.attention_weights = torch.softmax(scores, dim=-1)
+        return self.dropout(self.attention_weights) @ v
+'''
+    assert source.count("mask=valid_lens") == 1
+    path = tmp_path / "04_multihead.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "04_multihead", path), session.run_in_process("04_multihead", path)]
+    for result in results:
+        assert [(c.name, c.score) for c in result.components] == [("transpose_qkv", 2), ("transpose_output", 2),
+                                                                  ("MultiHeadAttention", 6)], texts(result, "MultiHeadAttention")[:1]
+    assert said(results[0]) == said(results[1])

@@ -414,7 +414,10 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
     parameters spelled otherwise: `dropout_rate`, which a keyword call of the student's passes), else the
     contract's positions; with, either way, the keywords that the submission's calls pass and the
     contract lacks (`keywords_called`: a TransformerEncoder handed in without the 05 code it was written
-    for, calling `PositionalEncoding(encoding_dim=...)`)."""
+    for, calling `PositionalEncoding(encoding_dim=...)`). Under "forward", the same for a forward of the
+    student's that the names explain (a learner's `ScaledDotProductAttention.forward(q, k, v, mask=None)`,
+    which their MultiHeadAttention calls with `mask=valid_lens`: the course's DotProductAttention standing in
+    raised "unexpected keyword argument 'mask'" on every test, helper-69's F8)."""
     out: dict[str, dict[str, Any]] = {}
     for name, mismatches in found.items():
         for m in mismatches:
@@ -435,6 +438,12 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
             spec["contract"].setdefault(keyword, theirs)
     for name, sites in own_order_sites(cells, out, signatures).items():
         out[name]["sites"] = sites
+    for name, student in _constructors(course, cells, "forward").items():  # its forward, as the names explain it
+        params = signatures.get(name, {}).get(f"{name}.forward")
+        by_name = next((m.adapter for m in found.get(name, []) if m.target == f"{name}.forward"), None)
+        by_name = by_name or (adapter(student, params) if params is not None else None)
+        if by_name is not None and any(mine and mine != theirs for mine, theirs in zip(by_name.names, by_name.contract)):
+            out.setdefault(name, {})["forward"] = _spec(student, by_name)
     return out
 
 
@@ -450,7 +459,7 @@ def own_order_sites(cells: list[Cell], specs: dict[str, dict[str, Any]],
     class is code that works (providers.Runs.works): a stub's order says nothing of what a call means."""
     out: dict[str, list[list[Any]]] = {}
     for (label, _source), tree in zip(cells, cell_trees(tuple(cells))):
-        for call in _calls_in(tree, set(specs)):
+        for call in _calls_in(tree, {name for name, spec in specs.items() if "params" in spec}):
             name = call.func.id  # type: ignore[attr-defined]  # _calls_in keeps calls of a name
             params = [p for p in specs[name]["params"] if isinstance(p, str)]
             contract = specs[name]["contract"]
@@ -490,14 +499,14 @@ def _components_defined(course: Course, cells: list[Cell]) -> dict[str, ast.stmt
     return found
 
 
-def _constructors(course: Course, cells: list[Cell]) -> dict[str, Params]:
+def _constructors(course: Course, cells: list[Cell], method: str = "__init__") -> dict[str, Params]:
     """Per contract class the submission defines (spelled otherwise included: `renamed`), its constructor's
-    parameters as the submission wrote them."""
+    (or another `method`'s) parameters as the submission wrote them."""
     found = _components_defined(course, cells)
     out: dict[str, Params] = {}
     for name, stmt in found.items():
-        init = _method(stmt, "__init__", found) if isinstance(stmt, ast.ClassDef) else None
-        params = _student_params(init, True) if init is not None else None
+        fn = _method(stmt, method, found) if isinstance(stmt, ast.ClassDef) else None
+        params = _student_params(fn, True) if fn is not None else None
         if params is not None:
             out[name] = params
     return out

@@ -343,15 +343,45 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
     contract's names. A call from anywhere else (the course's code, the tests) is the contract's."""
     for name, spec in called_as.items():
         cls = namespace.get(name)
-        params = spec.get("params") if isinstance(spec, dict) else None
-        contract = spec.get("contract") if isinstance(spec, dict) else None
-        sites = spec.get("sites") if isinstance(spec, dict) else None
-        if isinstance(cls, type) and isinstance(params, list) and isinstance(contract, dict):
+        if not isinstance(cls, type) or not isinstance(spec, dict):
+            continue
+        params, contract, sites = spec.get("params"), spec.get("contract"), spec.get("sites")
+        if isinstance(params, list) and isinstance(contract, dict):
             _take_calls_as_written(cls, [p for p in params if isinstance(p, str)],
                                    {k: v for k, v in contract.items() if isinstance(k, str) and isinstance(v, str)},
                                    {(f"<{site[0]}>", *site[1:]) for site in sites or [] if isinstance(site, list)
                                     and len(site) == 5 and isinstance(site[0], str)
                                     and all(type(n) is int for n in site[1:])})
+        forward = spec.get("forward")
+        if isinstance(forward, dict) and isinstance(forward.get("params"), list) and isinstance(
+                forward.get("contract"), dict) and callable(vars(cls).get("forward")):
+            _take_forward_calls_as_written(cls, [p for p in forward["params"] if isinstance(p, str)],
+                                           {k: v for k, v in forward["contract"].items()
+                                            if isinstance(k, str) and isinstance(v, str)})
+
+
+def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
+    """`cls.forward` (the course's, standing in) taking a call from the submission's code (through
+    `module(...)`: the first caller outside torch's Module machinery) that its own signature cannot take, by
+    the student's forward's `params`, each passed on by its contract name; any other call is the contract's."""
+    original = vars(cls)["forward"]
+    own = inspect.signature(original)
+
+    def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
+        while caller is not None and caller.f_globals.get("__name__", "").startswith("torch."):
+            caller = caller.f_back
+        if caller is not None and caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) \
+                and not _binds(own, self, *args, **kwargs):
+            given = dict(zip(params, args))
+            if not any(key in given for key in kwargs):  # else the course's own TypeError, below
+                given.update(kwargs)
+                return original(self, **{contract.get(key, key): value for key, value in given.items()
+                                         if key in contract or key not in params})
+        return original(self, *args, **kwargs)
+
+    forward.__qualname__, forward.__doc__ = original.__qualname__, original.__doc__
+    cls.forward = forward  # type: ignore[attr-defined]  # in this child's own copy of the course's code
 
 
 def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str],
