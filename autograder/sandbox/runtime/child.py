@@ -368,7 +368,7 @@ def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[
     own = inspect.signature(original)
 
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)
+        caller: Optional[types.FrameType] = sys._getframe(1)
         while caller is not None and caller.f_globals.get("__name__", "").startswith("torch."):
             caller = caller.f_back
         if caller is not None and caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) \
