@@ -337,3 +337,37 @@ def test_the_better_grading_never_shows_the_course_code_the_other_held(zygote, t
     assert "but AdditiveAttention scores 4 of 4 with yours, 0 with the course's" in use(additive, "masked_softmax").reason
     assert dot.score == 4 and dot.withheld and not use(dot, "masked_softmax").student
     assert "DotProductAttention was graded with the course's masked_softmax (yours fails" in dot.withheld
+
+
+def test_a_dependency_the_course_s_class_cannot_be_called_as_stays_the_student_s_beside_a_replaced_one(
+        tmp_path: Path) -> None:
+    """Helper-69's F6: an EncoderBlock building the learner's own two-argument FFN (`PositionWiseFFN(d_model, d_ff)`,
+    no output size, which fails its tests) beside an AddNorm without its residual: with the course's FFN and
+    AddNorm the block's own call `PositionWiseFFN(ffn_num_input, ffn_num_hiddens)` raised "missing ffn_num_outputs"
+    on every test, and with the learner's own both the AddNorm's mistake failed every comparison: 0 of 4 for a
+    correct block. A dependency the submission's code calls in a way the course's cannot take
+    (signatures.course_cannot_take) stays the student's, the others are still replaced, and the note says why."""
+    source = reference_source("06_transformer")
+    ffn = source[source.index("class PositionWiseFFN"):source.index("class AddNorm")]
+    source = source.replace(ffn, "class PositionWiseFFN(nn.Module):\n    def __init__(self, d_model, d_ff):\n"
+                            "        super().__init__()\n        self.dense1 = nn.Linear(d_model, d_ff)\n"
+                            "        self.relu = nn.ReLU()\n        self.dense2 = nn.Linear(d_ff, d_model)\n\n"
+                            "    def forward(self, X):\n        return self.dense2(self.relu(self.dense1(X)))\n\n\n")
+    assert source.count("PositionWiseFFN(ffn_num_input, ffn_num_hiddens, num_hiddens)") == 2
+    source = source.replace("PositionWiseFFN(ffn_num_input, ffn_num_hiddens, num_hiddens)",
+                            "PositionWiseFFN(ffn_num_input, ffn_num_hiddens)")
+    assert source.count("return self.ln(self.dropout(Y) + X)") == 1
+    source = source.replace("return self.ln(self.dropout(Y) + X)", "return self.ln(self.dropout(Y))")  # no residual
+    path = tmp_path / "06_transformer.py"
+    path.write_text(source)
+    result = session.run_in_process("06_transformer", path, components=["PositionWiseFFN", "AddNorm", "EncoderBlock"])
+    block = component(result, "EncoderBlock")
+    assert block.score == block.points, [t.output for t in block.tests if not t.passed][:1]
+    assert not use(block, "AddNorm").student
+    ffn_use = use(block, "PositionWiseFFN")
+    assert ffn_use.student and ffn_use.reason.endswith(
+        "but your code calls it as PositionWiseFFN(ffn_num_input, ffn_num_hiddens), which the course's PositionWiseFFN "
+        "cannot take"), ffn_use.reason
+    # the FFN itself: called by name in the places a call by position gives, its output size left out and said so
+    ffn_score = component(result, "PositionWiseFFN")
+    assert 0.25 * ffn_score.points < ffn_score.score < 0.5 * ffn_score.points

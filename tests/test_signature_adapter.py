@@ -200,8 +200,14 @@ def test_parameters_no_name_identifies_pair_by_their_words_before_their_order() 
     assert encoder is not None and "the ffn_num_hiddens as your ffn_hid_ch" in encoder.show()
     call = encoder.translate([200, 4, 3, 5, 8, [8], 8, 16, 2, 2, 0.1], {})
     assert call.args == [200, 4, 3, 5, 8, 2, 16, [8], 2, 0.1]
-    # Fewer of the student's than the contract's pair only where every pair shares a word
-    assert signatures.adapter(P(("a1",), (None,)), P(("num_hiddens", "dropout"), (None, None))) is None
+    # Fewer of the student's than the contract's, words silent: the places a call by position gives them, the
+    # contract's last ones left out (helper-70: `PositionWiseFFN(d_model, d_ff)` raised "takes 3 positional
+    # arguments but 4 were given" on every test, 0 of 2, where the same class with an unused `dropout=0.1` got
+    # 0.91); not where the student's are not the first places
+    prefix = signatures.adapter(P(("a1",), (None,)), P(("num_hiddens", "dropout"), (None, None)))
+    assert prefix is not None and prefix.names == ("a1", None)
+    assert signatures.adapter(P(("num_hiddens", "x"), (None, None)), P(("key_size", "num_hiddens", "y", "z"),
+                                                                       (None, None, None, None))) is None
 
 
 def test_a_call_that_leaves_out_a_tests_input_names_no_misconception() -> None:
@@ -408,6 +414,15 @@ def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argu
     assert m.misplaced == (2,) and m.adapter is not None
     assert m.adapter.names == ("d_model", "d_ff", None)
     assert m.adapter.translate([6, 8, 6], {}).args == [6, 8]
+    # without the dropout (helper-69's F6), nothing in the words: the places a call by position gives them
+    two = mismatch("class PositionWiseFFN:\n    def __init__(self, d_model, d_ff): pass\n", "PositionWiseFFN").adapter
+    assert two is not None and two.names == ("d_model", "d_ff", None)
+    # an option of the student's own beside them keeps its default (helper-70: a learner's PositionEncoding(
+    # embedding_dims, max_len, dropout, device=None) was called by position, its dropout got max_len: 0 of 6)
+    pe = mismatch("class PositionalEncoding:\n    def __init__(self, embedding_dims, max_len, dropout, device=None): "
+                  "pass\n", "PositionalEncoding").adapter
+    assert pe is not None and pe.names == ("embedding_dims", "dropout", "max_len")
+    assert pe.translate([8, 0.1], {}).args == [8, 1000, 0.1]
     # a required one of another kind pairs nothing: calls go by position and each failure says what it got
     required = mismatch("class PositionWiseFFN:\n    def __init__(self, d_model, d_ff, dropout): pass\n", "PositionWiseFFN")
     assert required.adapter is None and required.wrong_values

@@ -152,12 +152,14 @@ Outcomes = Callable[[str], Optional[tuple[int, int]]]
 
 
 def plan(course: Course, assignment: Assignment, component: str, defined: Iterable[str],
-         outcomes: Outcomes, own: bool = False) -> list[DependencyUse]:
+         outcomes: Outcomes, own: bool = False, untakeable: Optional[dict[str, str]] = None) -> list[DependencyUse]:
     """The dependency rule for one grading of `component`: for each component it is built on, the
     student's version or the course's. One the submission does not define is the course's; one it
     defines is the student's if it passes all its own tests, else the course's, or with `own` the
-    student's all the same (the second grading: `settle` keeps the better)."""
-    defined = set(defined)
+    student's all the same (the second grading: `settle` keeps the better), or where the submission's
+    code calls it in a way the course's cannot take (`untakeable`, signatures.course_cannot_take: the
+    call as written), the student's all the same."""
+    defined, untakeable = set(defined), untakeable or {}
     uses = []
     for name in course.closure([component]):
         owner = course.owner(name)
@@ -174,6 +176,11 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
             uses.append(DependencyUse(name, True, _("passes its {total} tests").format(total=result[1]), same))
         elif result is None:
             uses.append(DependencyUse(name, own, _("its tests did not run"), same))
+        elif name in untakeable:
+            said = _("fails {failed} of its {total} tests, but your code calls it as {call}, which the course's "
+                     "{name} cannot take")
+            uses.append(DependencyUse(name, True, said.format(failed=result[1] - result[0], total=result[1],
+                                                              call=untakeable[name], name=name), same))
         else:
             said = _("fails {failed} of its {total} tests") if own else _("yours fails {failed} of its {total} tests")
             uses.append(DependencyUse(name, own, said.format(failed=result[1] - result[0], total=result[1]), same))

@@ -105,9 +105,10 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         return any(o.component == name and o.passed and o.kind == "reference" for o in plugin.outcomes.values())
 
     def planner(own: bool) -> Callable[[str], list[dependencies.DependencyUse]]:
-        return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own)
+        return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own, untakeable)
 
     mismatches = signatures.mismatches(course, cells or [])
+    untakeable = signatures.course_cannot_take(course, cells or [], signatures.called_as(course, cells or [], mismatches))
     diagnosis.dropped = {name: signatures.dropped_inputs(mismatches, name) for name in mismatches}
     best: Optional[BestOfTwo] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):

@@ -243,12 +243,15 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
     ffn_num_hiddens`; a lone `ffn_hid_ch` for `ffn_num_hiddens` where the student has no `ffn_num_input`),
     else in order when both sides leave as many (`mha_num_hiddens, mha_num_heads` for `num_hiddens,
     num_heads`) or the student's required ones are as many as the contract's required ones left (`attn_size` for
-    `num_hiddens`, with `bias=False` left out). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
+    `num_hiddens`, with `bias=False` left out), else in the places a call by position gives them, the contract's
+    last ones left out (`PositionWiseFFN(d_model, d_ff)` without ffn_num_outputs). Only where each pair's defaults agree in kind (`_same_kind`): an option of the student's
     own (`batch_first=False`) never takes `max_len`; and a name of another kind (`role_conflict`) takes none:
     `dropout=0.1` keeps its default where the contract passes `ffn_num_outputs`."""
     mine = [i for i, key in enumerate(keys[:len(student.names)])
             if key not in theirs and not (required[i] and key in EXTRA_VALUES)]
     unnamed = [j for j, key in enumerate(theirs) if key not in keys]
+    if len(mine) > len(unnamed):  # more left than the contract's: the student's own options keep their defaults
+        mine = [i for i in mine if required[i]]  # (helper-70: a PositionalEncoding's `device=None`)
     if not mine or len(mine) > len(unnamed):
         return keys
     order = _by_words([student.names[i] for i in mine], [contract.names[j] for j in unnamed])
@@ -256,9 +259,14 @@ def _by_rank(student: Params, contract: Params, theirs: list[str], keys: list[st
         # Fewer left than the contract's: those the student requires are the ones the contract requires, in
         # order, where as many (`attn_size` for num_hiddens in a MultiHeadAttention without bias, helper-69)
         needed = [j for j in unnamed if contract.defaults[j] is None]
-        if len(needed) != len(mine) or not all(required[i] for i in mine):
+        if not all(required[i] for i in mine):
             return keys
-        unnamed = needed
+        if len(needed) == len(mine):
+            unnamed = needed
+        elif mine == unnamed[:len(mine)]:  # else the places a call by position gives them, the rest left out
+            unnamed = unnamed[:len(mine)]  # (`PositionWiseFFN(d_model, d_ff)`: no ffn_num_outputs, helper-69's F6)
+        else:
+            return keys
     pairs = list(zip(mine, [unnamed[k] for k in order] if order is not None else unnamed))
     # A name of another kind (ROLES) takes none of them: with a default it keeps it (the contract's one
     # is dropped), else nothing is paired
@@ -530,6 +538,60 @@ def keywords_called(signatures: dict[str, dict[str, Params]], cells: Iterable[Ce
     for name, keyword in dropped:
         out[name].pop(keyword, None)
     return {name: keywords for name, keywords in out.items() if keywords}
+
+
+def course_cannot_take(course: Course, cells: Iterable[Cell], called_as: dict[str, dict[str, Any]]
+                       ) -> dict[str, str]:
+    """Per contract class, a call `Class(...)` in the submission that the course's class standing in could not
+    take (its source text, shortened): its arguments bind neither the course's constructor nor d2l 1.0's
+    (`_edition`, which the course's class also takes), as written or, where the student's own constructor
+    explains them (`called_as`), passed on by the contract's names as the child does (child.read_as_written). The dependency rule keeps the student's own
+    class there (`dependencies.plan`): a learner's EncoderBlock building its own `PositionWiseFFN(num_hiddens,
+    ffn_num_hiddens)`, an FFN without an output size (helper-69's F6), crashed on every test with the course's
+    FFN, which needs three."""
+    cells = list(cells)
+    signatures = contract(course)
+    out: dict[str, str] = {}
+    for call in _calls(cells, {n for n, targets in signatures.items() if n in targets and len(targets) > 1}):
+        name = call.func.id  # type: ignore[attr-defined]  # _calls keeps calls of a name
+        params, spec = signatures[name][name], called_as.get(name, {})
+        if name in out or params.varargs or any(isinstance(a, ast.Starred) for a in call.args) or \
+                any(k.arg is None for k in call.keywords):
+            continue
+        keywords = [k.arg for k in call.keywords if k.arg is not None]
+        read, mine = spec.get("contract", {}), spec.get("params")
+        edition = _edition(name)  # the course's class also takes d2l 1.0's constructor (solutions/d2l_v1.py)
+        as_contract = len(call.args) <= len(params.names) and _takes(params, params.names[:len(call.args)], keywords)
+        if isinstance(mine, list):  # the child passes it on by the contract's names, all by keyword
+            passed = [read[p] for p in mine[:len(call.args)] if p in read] + \
+                [read.get(k, k) for k in keywords if k in read or k not in mine]
+            as_theirs = len(call.args) <= len(mine) and any(
+                _takes(signature, [], passed) for signature in (params, edition) if signature is not None)
+            as_edition = False
+        else:  # as it is
+            as_theirs = False
+            as_edition = edition is not None and len(call.args) <= len(edition.names) and _takes(
+                edition, edition.names[:len(call.args)], keywords)
+        if not (as_contract or as_theirs or as_edition):
+            out[name] = ast.unparse(call)[:120]
+    return out
+
+
+def _edition(name: str) -> Optional[Params]:
+    """d2l 1.0's constructor parameters of a course class, where the course's class standing in takes them too
+    (solutions/d2l_v1.py's `_EDITIONS`, which a grading child installs: dependencies.EDITIONS_MODULE)."""
+    from solutions import d2l_v1
+    function = d2l_v1._EDITIONS.get(name)
+    return _reference_params(function) if function is not None else None
+
+
+def _takes(params: Params, positional: Sequence[Optional[str]], named: Sequence[str]) -> bool:
+    """Whether a call giving these of `params` (by position; None: an argument the student's own class has no
+    contract parameter for, which is not passed on) and by keyword binds them: every keyword one of them, none
+    given twice, every required one given."""
+    given = {n for n in positional if n} | set(named)
+    required = {n for n, d in zip(params.names, params.defaults) if d is None}
+    return set(named) <= set(params.names) and required <= given and not ({n for n in positional if n} & set(named))
 
 
 def _calls(cells: Iterable[Cell], classes: set[str]) -> list[ast.Call]:
