@@ -302,8 +302,10 @@ def conclude_component(evidence: list[set[str]], replayed: list[set[str]],
     against a realistic mistake that explains the rest, provided that replaying the mistake itself
     reproduces one of the failures, and that it reproduces as many failures as any degenerate version
     does; a match of failure text alone does not outweigh it (code that returns zeros fails a training
-    test with the same text as a w.item() mistake). Code a degenerate version reproduces, with no
-    realistic mistake named, is degenerate.
+    test with the same text as a w.item() mistake), and none when a degenerate version's replays reproduce
+    every failure that some replay reproduced and the mistake's do not (a DotProductAttention with weights all 1 fails many tests
+    with one query exactly as a softmax over the queries' axis does, and the others as only weights of 1
+    do). Code a degenerate version reproduces, with no realistic mistake named, is degenerate.
 
     A realistic mistake is named only when it explains at least half of the failures the catalogue's
     variants were replayed on (`compared`: per failure, whether they were; default all), so that a
@@ -321,9 +323,14 @@ def conclude_component(evidence: list[set[str]], replayed: list[set[str]],
     family = conclude(evidence)
     if family is None:
         realistic = conclude([{c for c in e if not is_degenerate(c)} for e in evidence])
-        rivals = [support(c, every) for c in set().union(*evidence) if is_degenerate(c)] if evidence else []
-        if realistic is not None and any(realistic in r for r in replayed) and \
-                support(realistic, every) >= max(rivals, default=0):
+        rivals = [c for c in set().union(*evidence) if is_degenerate(c)] if evidence else []
+        # a degenerate version whose replays reproduce every failure that any replay reproduced, where the
+        # mistake's do not, is what the code does (weights all 1 are a softmax over a one-query axis: helper-70)
+        reproduced = [r for r in replayed if r]
+        everywhere = any(all(c in r for r in reproduced) for c in rivals) and \
+            not all((realistic or "") in r for r in reproduced)
+        if realistic is not None and any(realistic in r for r in replayed) and not everywhere and \
+                support(realistic, every) >= max((support(c, every) for c in rivals), default=0):
             family = realistic
     if family is not None and not is_degenerate(family) and 2 * support(family, compared) < sum(compared):
         family = None
