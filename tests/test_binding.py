@@ -490,3 +490,58 @@ def test_an_encoder_block_with_one_add_norm_for_both_sublayers_is_graded_and_nam
     assert [d.family for d in comp.misconceptions] == ["encblock_addnorm1_twice"]
     assert 0.25 * comp.points < comp.score < 0.75 * comp.points, comp.score
     assert not [t for t in comp.tests if "nothing that matches" in t.output]
+
+
+def test_names_swapped_between_two_layers_bind_by_structure_and_a_wrong_size_is_still_its_shape() -> None:
+    """Helper-70: a learner's `W_q = nn.Linear(key_size, h)` applied to the keys and `W_k = nn.Linear(query_size, h)`
+    to the queries (right maths, labels swapped) failed every test on "parameter 'W_q.weight' has shape (4, 2),
+    expected (4, 3)": 0 of 4. Entries under a contract name of another shape bind by structure where that binds
+    every one of them and holds every course entry; the naming test says what was bound to what. Where it does
+    not (a layer built with the wrong size), the shape is the error, as before. (With key_size == query_size the
+    names bind as written and the comparisons fail: no test here tries the other binding on behaviour.)"""
+    class Swapped(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.W_k = nn.Linear(3, 4, bias=False)  # the queries' size
+            self.W_q = nn.Linear(2, 4, bias=False)  # the keys' size
+            self.w_v = nn.Linear(4, 1, bias=False)
+
+    mine, ref = Swapped(), Reference(key_size=2, query_size=3)
+    binding = T.copy_weights(mine, ref)
+    assert binding.pairs == {"W_k.weight": "W_q.weight", "W_q.weight": "W_k.weight", "w_v.weight": "w_v.weight"}
+    assert torch.equal(mine.W_q.weight, ref.W_k.weight)
+
+    class WrongSize(Swapped):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w_v = nn.Linear(5, 1, bias=False)
+
+    with pytest.raises(AssertionError, match=r"parameter 'w_v.weight' has shape \(1, 5\), expected \(1, 4\)"):
+        T.copy_weights(WrongSize(), ref)
+
+
+def test_a_layer_binds_as_a_whole_to_a_layer_of_the_same_entries_whatever_comes_between() -> None:
+    """Helper-70: a correct EncoderBlock written with LayerNorms `norm1`, `norm2` registered before its `feed_forward`
+    (no AddNorm) got the course's `ffn.dense2.bias`, of the same shape, in `norm2.bias` (entries bound one by one in
+    registration order): 0 of 4. A layer whose entries' kinds and shapes are one of the course's layers' binds to
+    it as a whole (testing._layers), so norms take norms and the FFN its layers."""
+    class Inline(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = nn.Linear(4, 4, bias=False)
+            self.norm1, self.norm2 = nn.LayerNorm(4), nn.LayerNorm(4)
+            self.feed_forward = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+
+    class Reference(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = nn.Linear(4, 4, bias=False)
+            self.addnorm1 = nn.LayerNorm(4)
+            self.ffn = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+            self.addnorm2 = nn.LayerNorm(4)
+
+    binding = T.bind(T.state_dict(Inline()), Reference().state_dict())
+    assert binding.pairs == {"attention.weight": "attention.weight", "norm1.weight": "addnorm1.weight",
+                             "norm1.bias": "addnorm1.bias", "norm2.weight": "addnorm2.weight", "norm2.bias": "addnorm2.bias",
+                             "feed_forward.0.weight": "ffn.0.weight", "feed_forward.0.bias": "ffn.0.bias",
+                             "feed_forward.2.weight": "ffn.2.weight", "feed_forward.2.bias": "ffn.2.bias"}

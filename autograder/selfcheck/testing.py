@@ -651,13 +651,15 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
                                "{contract}").format(count=len(student_state), expected=len(reference),
                                                     contract=_shapes(reference)))
     pairs: dict[str, str] = {}
+    misfits: dict[str, str] = {}  # the student's entries under a contract name of another shape, with the error
     for key, value in student_state.items():  # 1. the contract's names (block spellings aside)
         norm = normalize_key(key)
         if norm in reference:
-            if not is_lazy(value):  # a lazy one takes the contract's shape when the reference's state is loaded
-                check(same_layout(tuple(value.shape), tuple(reference[norm].shape)),
-                      _("parameter '{key}' has shape {actual}, expected {expected}").format(
-                          key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape)))
+            # a lazy one takes the contract's shape when the reference's state is loaded
+            if not is_lazy(value) and not same_layout(tuple(value.shape), tuple(reference[norm].shape)):
+                misfits[key] = _("parameter '{key}' has shape {actual}, expected {expected}").format(
+                    key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape))
+                continue  # bound by structure below if the names are only swapped (`W_q` applied to the keys)
             pairs[key] = norm
     free = [k for k in reference if k not in pairs.values()]
     loose = {_loose(k): k for k in free}
@@ -681,6 +683,20 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     left_mine = [k for k in left_mine if k not in pairs]
     lazy = [k for k in left_mine if is_lazy(student_state[k])]  # no shape: bound by name or not at all
     left_theirs = [k for k in reference if k not in pairs.values()]
+    # Whole layers first: a layer of the student's whose entries (kinds and shapes) are those of one of the
+    # course's binds to it as a whole, the first such in registration order (what the names say first:
+    # `_preferred`), so that a LayerNorm's bias never takes an FFN layer's of the same shape (helper-70: a
+    # correct EncoderBlock registering `norm1`, `norm2` before its `feed_forward` got the FFN's bias in `norm2`, 0 of 4)
+    theirs_layers = _layers(left_theirs, reference)
+    for layer, layout in _layers([k for k in left_mine if k not in lazy], student_state).items():
+        same = [other for other, theirs in theirs_layers.items() if theirs == layout]
+        if layer and same:
+            first = next(iter(layout))
+            chosen = _preferred([f"{other}.{first}" for other in same], f"{layer}.{first}").rsplit(".", 1)[0]
+            pairs.update({f"{layer}.{leaf}": f"{chosen}.{leaf}" for leaf in layout})
+            del theirs_layers[chosen]
+    left_mine = [k for k in left_mine if k not in pairs]
+    left_theirs = [k for k in left_theirs if k not in pairs.values()]
 
     def signature(key: str, value: torch.Tensor) -> tuple[str, tuple[int, ...]]:
         return _leaf(key), tuple(value.shape)
@@ -697,6 +713,13 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         else:
             unmatched.append(key)
     missing = [k for q in groups.values() for k in q]
+    # Names on the wrong entries bind by structure only where that binds every one of them and leaves nothing
+    # of the course's unheld: labels swapped between two layers of the contract's (helper-70: a learner's `W_q`
+    # built with key_size and applied to the keys, `W_k` the other way round, 0 of 4 for right maths). Else the
+    # first one's shape is the error, as it says what to fix (`dense2` built with the input size).
+    unbound = [k for k in misfits if k not in pairs]
+    if misfits and (unbound or missing):
+        check(False, misfits[(unbound or list(misfits))[0]])
     # A bias the contract's layer does not have (its weight is bound): 0 is the contract's maths.
     bound_layers = {k.rsplit(".", 1)[0] for k in pairs if "." in k and _leaf(k) == "weight"}
     zeroed = [k for k in unmatched if _leaf(k) == "bias" and "." in k and k.rsplit(".", 1)[0] in bound_layers]
@@ -718,6 +741,15 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
     return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched],  # registration order
                    shared=shared)
+
+
+def _layers(keys: Sequence[str], state: dict[str, torch.Tensor]) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The layers that hold `keys` (each key's path less its last name; "" for an entry of the module itself),
+    in registration order, each with its entries' kinds and shapes: {"ffn.dense2": {"weight": (8, 16), "bias": (8,)}}."""
+    out: dict[str, dict[str, tuple[int, ...]]] = {}
+    for key in keys:
+        out.setdefault(key.rsplit(".", 1)[0] if "." in key else "", {})[_leaf(key)] = tuple(state[key].shape)
+    return out
 
 
 def _shared_submodules(missing: Sequence[str], reference: dict[str, torch.Tensor], bound: set[str]
