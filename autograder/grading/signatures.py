@@ -76,8 +76,11 @@ class OwnFunction:
 #: Parameters of the student's that no contract parameter names and no test passes, given the value
 #: a call from the book's code would (`Adapter.supplied`): where the grader runs, a module's start;
 #: d2l 1.0's `nadaraya_watson(x_train, y_train, x_val, kernel)`, which its book calls with the learner's
-#: own `gaussian` (the contract's function computes that Gaussian kernel itself: the kernel is theirs).
-EXTRA_VALUES: dict[str, Any] = {"device": "cpu", "training": True, "kernel": OwnFunction("gaussian", "kernel")}
+#: own `gaussian` (the contract's function computes that Gaussian kernel itself: the kernel is theirs); a
+#: kernel's width `sigma`, 1 (the contract's kernel exp(-(q - k)^2 / 2); helper-70: `nadaraya_watson(x_train,
+#: y_train, x_val, sigma)` kept 0 of 4 for "missing 1 required positional argument").
+EXTRA_VALUES: dict[str, Any] = {"device": "cpu", "training": True, "kernel": OwnFunction("gaussian", "kernel"),
+                                "sigma": 1.0}
 #: What the course's edition changed: shown with a constructor that lacks parameters.
 EDITION_HINT = N_("the course follows d2l 2.0 (zh) / 0.17; d2l 1.0 changed these signatures")
 #: The longest default value shown (a student's default is source text).
