@@ -426,6 +426,9 @@ def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argu
                   "pass\n", "PositionalEncoding").adapter
     assert pe is not None and pe.names == ("embedding_dims", "dropout", "max_len")
     assert pe.translate([8, 0.1], {}).args == [8, 1000, 0.1]
+    forward = mismatch("class AdditiveAttention:\n    def forward(self, keys, vals, queries, valid_len, scale=1.0): pass\n",
+                       "AdditiveAttention.forward").adapter
+    assert forward is not None and forward.names == ("queries", "keys", "vals", "valid_len")
     # a required one of another kind pairs nothing: calls go by position and each failure says what it got
     required = mismatch("class PositionWiseFFN:\n    def __init__(self, d_model, d_ff, dropout): pass\n", "PositionWiseFFN")
     assert required.adapter is None and required.wrong_values

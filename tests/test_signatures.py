@@ -57,21 +57,23 @@ DOT_FORWARD = """    def forward(self, queries: torch.Tensor, keys: torch.Tensor
 
 
 def test_a_permuted_forward_is_named_and_not_diagnosed_as_a_misconception(zygote: Zygote, tmp_path: Path) -> None:
-    """`vals` is no contract name, and `scale` one more the contract has not, so the names leave it open which
-    is the values (test_signature_adapter.py; `vals` alone would take them, by rank): a call by position."""
+    """`queries` and `q` both name the queries, so the names leave it open which parameter takes what
+    (test_signature_adapter.py; before session 46 the case was `(keys, vals, queries, valid_len, scale=1.0)`, which
+    the names now decide: the student's own option `scale` keeps its default, `vals` takes the values): a call by
+    position, each failure saying what each parameter got."""
     source = changed("02_attention_scoring", ADDITIVE_FORWARD,
-                     "    def forward(self, keys, vals, queries, valid_len, scale=1.0):\n"
-                     "        valid_lens, values = valid_len, vals\n")
+                     "    def forward(self, keys, queries, q, valid_len):\n"
+                     "        valid_lens, values = valid_len, q\n")
     result = grade(zygote, tmp_path, "02_attention_scoring", source)
     comp = component(result, "AdditiveAttention")
-    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, vals, queries, valid_len, scale); "
+    text = said_once(comp, "signature: your AdditiveAttention.forward takes (keys, queries, q, valid_len); "
                            "the contract is (queries, keys, values, valid_lens)\n  the tests pass the arguments by "
                            "position, in the contract's order: your keys gets the queries;")
     assert "fix: def forward(self, queries, keys, values, valid_lens) in class AdditiveAttention" in text
     # torch's error inside the student's forward, in the contract's terms: which argument, which shape
     raised = [t.output for t in comp.tests if not t.passed and "mat1 and mat2 shapes cannot be multiplied" in t.output]
     assert raised and all(re.search(r"your parameters got: keys = the queries \(\d+, \d+, \d+\), queries = the "
-                                    r"values \(\d+, \d+, \d+\)", t) for t in raised)
+                                    r"keys \(\d+, \d+, \d+\)", t) for t in raised)
     assert comp.score < comp.points
     assert all(c.score == c.points for c in result.components if c.name != "AdditiveAttention")
 
