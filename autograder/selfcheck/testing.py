@@ -752,6 +752,11 @@ def _layers(keys: Sequence[str], state: dict[str, torch.Tensor]) -> dict[str, di
     return out
 
 
+def _subtree(state: dict[str, torch.Tensor], prefix: str) -> dict[str, tuple[int, ...]]:
+    """The entries of `state` inside the submodule `prefix`, by the rest of their path (".ln.weight"), with shapes."""
+    return {k[len(prefix):]: tuple(v.shape) for k, v in state.items() if k.startswith(prefix + ".")}
+
+
 def _shared_submodules(missing: Sequence[str], reference: dict[str, torch.Tensor], bound: set[str]
                        ) -> list[tuple[str, str]]:
     """[(the course's submodule, its twin)] where every course entry in `missing` lies in a submodule of the
@@ -765,12 +770,12 @@ def _shared_submodules(missing: Sequence[str], reference: dict[str, torch.Tensor
         twin = None
         for i in range(len(parts) - 1):  # the submodule parts[:i + 1], missing as a whole, with a bound twin
             prefix = ".".join(parts[:i + 1])
-            inside = {k[len(prefix):]: tuple(v.shape) for k, v in reference.items() if k.startswith(prefix + ".")}
+            inside = _subtree(reference, prefix)
             if any(prefix + rest not in missing for rest in inside):
                 continue
-            for other in {".".join(k.split(".")[:i] + [k.split(".")[i]]) for k in reference
+            for other in {".".join(k.split(".")[:i + 1]) for k in reference
                           if k.split(".")[:i] == parts[:i] and len(k.split(".")) > i + 1} - {prefix}:
-                theirs = {k[len(other):]: tuple(v.shape) for k, v in reference.items() if k.startswith(other + ".")}
+                theirs = _subtree(reference, other)
                 if theirs == inside and all(other + rest in bound for rest in theirs):
                     twin = (prefix, other)
                     break

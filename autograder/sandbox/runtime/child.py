@@ -373,11 +373,9 @@ def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[
             caller = caller.f_back
         if caller is not None and caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) \
                 and not _binds(own, self, *args, **kwargs):
-            given = dict(zip(params, args))
-            if not any(key in given for key in kwargs):  # else the course's own TypeError, below
-                given.update(kwargs)
-                return original(self, **{contract.get(key, key): value for key, value in given.items()
-                                         if key in contract or key not in params})
+            named = _by_contract_names(params, contract, args, kwargs)
+            if named is not None:  # else the course's own TypeError, below
+                return original(self, **named)
         return original(self, *args, **kwargs)
 
     forward.__qualname__, forward.__doc__ = original.__qualname__, original.__doc__
@@ -402,16 +400,26 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
         caller = sys._getframe(1)
         if caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) and (
                 (sites and _call_site(caller) in sites) or not _binds(own, self, *args, **kwargs)):
-            given = dict(zip(params, args))
-            if not any(key in given for key in kwargs):  # else the course's own TypeError, below
-                given.update(kwargs)
-                original(self, **{contract.get(key, key): value for key, value in given.items()
-                                  if key in contract or key not in params})  # not the student's extras
+            named = _by_contract_names(params, contract, args, kwargs)
+            if named is not None:  # else the course's own TypeError, below
+                original(self, **named)
                 return
         original(self, *args, **kwargs)
 
     __init__.__qualname__, __init__.__doc__ = original.__qualname__, original.__doc__
     cls.__init__ = __init__  # type: ignore[misc]  # in this child's own copy of the course's code
+
+
+def _by_contract_names(params: list[str], contract: dict[str, str], args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """A call by the student's signature (`params` in order, then keywords) as keywords of the contract's names
+    (`contract`), without the student's extras the contract has no parameter for; None where a keyword repeats
+    a positional argument."""
+    given = dict(zip(params, args))
+    if any(key in given for key in kwargs):
+        return None
+    given.update(kwargs)
+    return {contract.get(key, key): value for key, value in given.items() if key in contract or key not in params}
 
 
 def _call_site(frame: Any) -> tuple[Any, ...]:
