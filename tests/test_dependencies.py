@@ -1,5 +1,5 @@
 """The dependency rule, the better of two gradings (grading/dependencies.py `plan` and `settle`,
-grading/session.py `BestOfTwo`): a component built on a dependency the submission defines but that
+grading/session.py `BestOf`): a component built on a dependency the submission defines but that
 fails a test of its own is graded with the course's version and with the student's, and keeps the
 better score; the feedback says which version counted and why, and the grading that does not count
 leaves nothing (outcomes, printed output) in the result."""
@@ -94,7 +94,7 @@ def test_settle_keeps_the_students_own_only_when_it_scores_strictly_more(own_sco
     first = [DependencyUse("sequence_mask", True, "passes its 4 tests", True),
              DependencyUse("masked_softmax", False, "yours fails 3 of its 12 tests", True)]
     own = [first[0], DependencyUse("masked_softmax", True, "fails 3 of its 12 tests", True)]
-    uses, better = dependencies.settle(first, own, "AdditiveAttention", 4, 1.5, own_score)
+    uses, better = dependencies.settle(first, 1.5, [(own, own_score)], "AdditiveAttention", 4)
     assert better is keeps_own
     assert uses[0] == first[0]  # the same in both gradings: nothing to compare
     shown = dependencies.describe(uses)
@@ -122,13 +122,13 @@ def test_describe_names_every_dependency_and_puts_the_undefined_together() -> No
 
 def _count_regrades(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     graded: list[str] = []
-    regrade = session.BestOfTwo.regrade
+    regrade = session.BestOf.regrade
 
-    def counted(self: session.BestOfTwo, name: str, *args: object) -> object:
+    def counted(self: session.BestOf, name: str, *args: object) -> object:
         graded.append(name)
         return regrade(self, name, *args)
 
-    monkeypatch.setattr(session.BestOfTwo, "regrade", counted)
+    monkeypatch.setattr(session.BestOf, "regrade", counted)
     return graded
 
 
@@ -371,3 +371,36 @@ def test_a_dependency_the_course_s_class_cannot_be_called_as_stays_the_student_s
     # the FFN itself: called by name in the places a call by position gives, its output size left out and said so
     ffn_score = component(result, "PositionWiseFFN")
     assert 0.25 * ffn_score.points < ffn_score.score < 0.5 * ffn_score.points
+
+
+def test_a_helper_method_named_like_a_contract_function_is_the_student_s_beside_a_replaced_dependency() -> None:
+    """Helper-70's l11: a correct MultiHeadAttention whose helper methods `transpose_qkv(self, X)` and
+    `transpose_output(self, X)` only reshape (another meaning than the contract's functions of those names), beside
+    its own masked_softmax that fails 02's tests on 2-D lengths. The first grading stood the course's
+    `transpose_qkv(X, num_heads)` in for the method (0 of 6), the second kept the broken masked_softmax (1.23 of 6),
+    and the combination that works (the course's masked_softmax, the class's own methods) was never tried. A
+    third grading tries it: the course's function stands in for a student's method only where it does better."""
+    path = Path(__file__).resolve().parent / "learners" / "mha_private_reshape_helpers.py"
+    result = session.run_in_process("04_multihead", path, components=["transpose_qkv", "MultiHeadAttention"])
+    mha = component(result, "MultiHeadAttention")
+    assert mha.score == mha.points, [t.output for t in mha.tests if not t.passed][:1]
+    helper = use(mha, "transpose_qkv")
+    assert helper.student and helper.reason.startswith(
+        "fails 10 of its 10 tests; your code calls it as its own method MultiHeadAttention.transpose_qkv, but "
+        "MultiHeadAttention scores 6 of 6 with yours, 0 with the course's"), helper.reason
+    assert not use(mha, "masked_softmax").student  # the failing function stays the course's in the grading kept
+
+
+def test_settle_keeps_the_first_of_the_later_gradings_that_scores_strictly_more() -> None:
+    first = [DependencyUse("masked_softmax", False, "yours fails 3 of its 12 tests", True),
+             DependencyUse("transpose_qkv", False, "yours fails 2 of its 2 tests", True)]
+    own = [DependencyUse("masked_softmax", True, "fails 3 of its 12 tests", True),
+           DependencyUse("transpose_qkv", True, "fails 2 of its 2 tests", True)]
+    mixed = [first[0], own[1]]
+    uses, later = dependencies.settle(first, 1.0, [(own, 2.0), (mixed, 5.0)], "MultiHeadAttention", 6)
+    assert later and uses[0] == first[0] and uses[1].student
+    assert uses[1].reason.endswith("but MultiHeadAttention scores 5 of 6 with yours, 1 with the course's")
+    uses, later = dependencies.settle(first, 1.0, [(own, 5.0), (mixed, 5.0)], "MultiHeadAttention", 6)
+    assert later and [u.student for u in uses] == [True, True]  # a tie keeps the earlier
+    uses, later = dependencies.settle(first, 5.0, [(own, None), (mixed, 5.0)], "MultiHeadAttention", 6)
+    assert not later and uses[1].reason.endswith("scores 5 of 6 with the course's, no more with yours")

@@ -6,10 +6,12 @@ is built on (course.yml `needs`, transitively) is first the student's own when t
 defines it and it passes its own tests (this assignment's tests for a component of this
 assignment, the earlier assignment's suite for an earlier component the submission redefines), and
 the course's reference otherwise. When that replaced a dependency the submission defines, C is
-graded a second time with the student's own version of every dependency it defines, and the better
-grading stays (`settle`; the course's on a tie): so a broken or missing dependency costs points in
-one place only (no double penalty), and C's code that relies on its own dependency (an attribute
-the course's version does not have) is not broken by the course's. Both gradings test only C.
+graded a second time with the student's own version of every dependency it defines (and, where the
+first stood in for a method of the student's class, a third time with those methods the student's and
+the course's for the rest), and the best grading stays (`settle`; the course's on a tie): so a broken
+or missing dependency costs points in one place only (no double penalty), and C's code that relies on
+its own dependency (an attribute the course's version does not have, a helper method of another meaning
+than the contract's function of its name) is not broken by the course's. Every grading tests only C.
 
 The child gets, as source text, the given code of the course plus the reference code of what it
 must use (never C itself, never tests), and the student-facing support module with every name it
@@ -152,14 +154,18 @@ Outcomes = Callable[[str], Optional[tuple[int, int]]]
 
 
 def plan(course: Course, assignment: Assignment, component: str, defined: Iterable[str],
-         outcomes: Outcomes, own: bool = False, untakeable: Optional[dict[str, str]] = None) -> list[DependencyUse]:
+         outcomes: Outcomes, own: bool = False, untakeable: Optional[dict[str, str]] = None,
+         methods: Optional[dict[str, str]] = None) -> list[DependencyUse]:
     """The dependency rule for one grading of `component`: for each component it is built on, the
     student's version or the course's. One the submission does not define is the course's; one it
     defines is the student's if it passes all its own tests, else the course's, or with `own` the
     student's all the same (the second grading: `settle` keeps the better), or where the submission's
     code calls it in a way the course's cannot take (`untakeable`, signatures.course_cannot_take: the
-    call as written), the student's all the same."""
-    defined, untakeable = set(defined), untakeable or {}
+    call as written), the student's all the same; and with `methods` (the third grading: a dependency the student
+    wrote as a method of their class, signatures.MethodForm, as "Class.method"), each of those the student's.
+    A method the student's class calls through `self` may mean something else than the contract's function of its
+    name (a private helper that only reshapes): the course's function in its place is tried, never assumed."""
+    defined, untakeable, methods = set(defined), untakeable or {}, methods or {}
     uses = []
     for name in course.closure([component]):
         owner = course.owner(name)
@@ -176,6 +182,10 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
             uses.append(DependencyUse(name, True, _("passes its {total} tests").format(total=result[1]), same))
         elif result is None:
             uses.append(DependencyUse(name, own, _("its tests did not run"), same))
+        elif name in methods:
+            said = _("fails {failed} of its {total} tests; your code calls it as its own method {method}")
+            uses.append(DependencyUse(name, True, said.format(failed=result[1] - result[0], total=result[1],
+                                                              method=methods[name]), same))
         elif name in untakeable:
             said = _("fails {failed} of its {total} tests, but your code calls it as {call}, which the course's "
                      "{name} cannot take")
@@ -187,19 +197,23 @@ def plan(course: Course, assignment: Assignment, component: str, defined: Iterab
     return uses
 
 
-def settle(first: list[DependencyUse], own: list[DependencyUse], component: str, points: float,
-           first_score: float, own_score: Optional[float]) -> tuple[list[DependencyUse], bool]:
-    """The better of `component`'s two gradings (`plan`, then `plan(own=True)`) and whether it is the
-    second: the student's own dependencies when `component` scores strictly more with them
-    (`own_score`; None: that grading stopped once it could not score more, or had no points to gain),
-    else the first. Each dependency the two differ in says so, with both scores."""
-    better = own_score is not None and own_score > first_score
-    if better:
-        chosen, other = own, first
+def settle(first: list[DependencyUse], first_score: float, tried: list[tuple[list[DependencyUse], Optional[float]]],
+           component: str, points: float) -> tuple[list[DependencyUse], bool]:
+    """The best of `component`'s gradings and whether it is not the first: the first (`plan`), then each of `tried`
+    with its score (`plan(own=True)`, then `plan(methods=...)`; None: that grading stopped once it could not score
+    more than the best before it, or did not run, having nothing to gain). A later grading stays only where it scores
+    strictly more than every one before it (the course's on a tie). Each dependency the kept grading and the
+    first differ in says so, with both scores; where the first stays, those it and the second differ in."""
+    better, score = None, first_score
+    for uses, got in tried:
+        if got is not None and got > score:
+            better, score = uses, got
+    if better is not None:
+        chosen, other = better, first
         clause = _("but {component} scores {own} of {points} with yours, {first} with the course's").format(
-            component=component, own=f"{own_score:g}", points=f"{points:g}", first=f"{first_score:g}")
+            component=component, own=f"{score:g}", points=f"{points:g}", first=f"{first_score:g}")
     else:
-        chosen, other = first, own
+        (other, own_score), chosen = tried[0], first
         said = (_("and {component} scores {first} of {points} with the course's, no more with yours")
                 if own_score is None else
                 _("and {component} scores {first} of {points} with the course's, {own} with yours"))
@@ -207,7 +221,7 @@ def settle(first: list[DependencyUse], own: list[DependencyUse], component: str,
                              own=f"{own_score or 0:g}")
     flags = {u.name: u.student for u in other}
     return [replace(u, reason=_("{reason}, {clause}").format(reason=u.reason, clause=clause)) if flags.get(u.name) != u.student else u
-            for u in chosen], better
+            for u in chosen], better is not None
 
 
 def unreleased_reference(course: Course, uses: list[DependencyUse], release: late.Release,

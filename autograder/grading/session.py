@@ -71,7 +71,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     can use their outcomes. An earlier assignment's component that the submission redefines is
     tested first with that assignment's suite (not scored: it only decides the rule). Once every
     test has run, a component graded with the course's version of a dependency the submission
-    defines is graded again with the student's own, and the better grading stays (`BestOfTwo`).
+    defines is graded again with the student's own, and the better grading stays (`BestOf`).
     """
     course = course or config_mod.default()
     assignment = course.assignment(assignment_id)
@@ -104,17 +104,20 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         at least: code that works, whose signature says what a call written in its order means."""
         return any(o.component == name and o.passed and o.kind == "reference" for o in plugin.outcomes.values())
 
-    def planner(own: bool) -> Callable[[str], list[dependencies.DependencyUse]]:
-        return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own, untakeable)
+    def planner(own: bool, methods: Optional[dict[str, str]] = None) -> Callable[[str], list[dependencies.DependencyUse]]:
+        return lambda component: dependencies.plan(course, assignment, component, defined, outcomes, own, untakeable,
+                                                   methods)
 
     mismatches = signatures.mismatches(course, cells or [])
     untakeable = signatures.course_cannot_take(course, cells or [], signatures.called_as(course, cells or [], mismatches))
     diagnosis.dropped = {name: signatures.dropped_inputs(mismatches, name) for name in mismatches}
-    best: Optional[BestOfTwo] = None
+    best: Optional[BestOf] = None
     if isinstance(provider, (SandboxProvider, InProcessProvider)):
         provider.planner = planner(own=False)
         provider.works = works
-        best = BestOfTwo(course, assignment, provider, plugin, planner(own=True), mismatches, renames)
+        methods = {name: f"{spec['cls']}.{spec['method']}" for name, spec in provider.methods.items()}
+        best = BestOf(course, assignment, provider, plugin, [planner(own=True), planner(False, methods)],
+                      mismatches, renames)
         plugin.after = best
     release = release or late.reference_release(course, assignment)
 
@@ -184,58 +187,70 @@ class SessionPlugin(GradingPlugin):
         return self.outcomes[item.nodeid]
 
 
-class BestOfTwo:
-    """The dependency rule's second grading (dependencies.settle). Once every test has run, each of
-    the assignment's components that was graded with the course's version of a dependency the
-    submission defines is graded again with the student's own: its tests run again in a fresh child,
-    stopping as soon as they cannot score more than the first grading (not at all when nothing can
-    be gained: full marks, or every failure a missing name or an unfinished stub of its own, which
-    no dependency changes). The better grading's outcomes, load notes and printed output stay and
-    the other's are dropped, so the feedback shown is always that of the grading that counts
-    (withheld if it held the course's code: dependencies.unreleased_reference)."""
+class BestOf:
+    """The dependency rule's later gradings (dependencies.settle). Once every test has run, each of the
+    assignment's components that was graded with the course's version of a dependency the submission
+    defines is graded again with each of `alternatives` (the student's own dependencies; those written as
+    methods of the student's class the student's, the rest as in the first) that differs from the gradings
+    before it: its tests run again in a fresh child, stopping as soon as they cannot score more than the best
+    grading so far (not at all when nothing can be gained: full marks, or every failure a missing name or an
+    unfinished stub of its own, which no dependency changes). The best grading's outcomes, load notes and
+    printed output stay and the others' are dropped, so the feedback shown is always that of the grading that
+    counts (withheld if it held the course's code: dependencies.unreleased_reference)."""
 
     def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
                  provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
-                 own: Callable[[str], list[dependencies.DependencyUse]],
+                 alternatives: list[Callable[[str], list[dependencies.DependencyUse]]],
                  mismatches: dict[str, list[signatures.Mismatch]], renames: dict[str, str]) -> None:
-        self.course, self.assignment, self.provider, self.plugin, self.own = course, assignment, provider, plugin, own
-        self.mismatches, self.renames = mismatches, renames
+        self.course, self.assignment, self.provider, self.plugin = course, assignment, provider, plugin
+        self.alternatives, self.mismatches, self.renames = alternatives, mismatches, renames
         self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
 
     def __call__(self, items: list[pytest.Item]) -> None:
         tests: dict[str, list[pytest.Item]] = {}
         for item in items:
             tests.setdefault(component_of(item) or "", []).append(item)
-        self.provider.planner = self.own
         for comp in self.assignment.components:
-            first, own = self.provider.uses.get(comp.name), self.own(comp.name)
-            if first is None or comp.name in self.provider.broken or \
-                    [u.student for u in first] == [u.student for u in own]:
+            first = self.provider.uses.get(comp.name)
+            if first is None or comp.name in self.provider.broken:
                 continue
-            # its signature and naming tests, which `run` adds whichever grading stays: in both scores, so that
+            plans, seen = [], [[u.student for u in first]]
+            for planner in self.alternatives:
+                uses = planner(comp.name)
+                if [u.student for u in uses] not in seen:
+                    plans.append((planner, uses))
+                    seen.append([u.student for u in uses])
+            if not plans:
+                continue
+            # its signature and naming tests, which `run` adds whichever grading stays: in all scores, so that
             # the scores the feedback quotes are those awarded (helper-52)
             items, charged = tests[comp.name], signatures.charged_tests(self.mismatches, self.renames, [comp.name])
             first_score = judged_score(self.course, comp.name, comp.points,
                                        [self.plugin.outcomes[i.nodeid] for i in items] + charged, self.mismatches)
             failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]
             if first_score >= comp.points or self.plugin.unfinished.issuperset(failed):
-                self.settled[comp.name], _ = dependencies.settle(first, own, comp.name, comp.points, first_score, None)
+                self.settled[comp.name], _ = dependencies.settle(first, first_score, [(plans[0][1], None)],
+                                                                 comp.name, comp.points)
                 continue
-            kept, before = self.provider.take(comp.name), {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
-            own_score = self.regrade(comp.name, comp.points, items, first_score, charged)
-            second = self.provider.take(comp.name)
-            self.settled[comp.name], better = dependencies.settle(first, own, comp.name, comp.points, first_score,
-                                                                  own_score)
-            if better:
-                kept = second
-            else:
-                self.plugin.outcomes.update(before)
+            kept = self.provider.take(comp.name)
+            outcomes = {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
+            best, tried = first_score, []
+            for planner, uses in plans:
+                self.provider.planner = planner
+                score = self.regrade(comp.name, comp.points, items, best, charged)
+                run = self.provider.take(comp.name)
+                tried.append((uses, score))
+                if score is not None and score > best:
+                    best, kept = score, run
+                    outcomes = {i.nodeid: self.plugin.outcomes[i.nodeid] for i in items}
+            self.settled[comp.name], _ = dependencies.settle(first, first_score, tried, comp.name, comp.points)
+            self.plugin.outcomes.update(outcomes)
             self.provider.put(comp.name, kept)
 
-    def regrade(self, name: str, points: float, items: list[pytest.Item], first_score: float,
+    def regrade(self, name: str, points: float, items: list[pytest.Item], best: float,
                 charged: list[TestOutcome]) -> Optional[float]:
-        """The component's score with the student's own dependencies (and the `charged` tests), or None once
-        it cannot exceed `first_score` (the tests not yet run counted as passed, the diagnosis's floor as given)."""
+        """The component's score with the provider's planner's dependencies (and the `charged` tests), or None once
+        it cannot exceed `best` (the tests not yet run counted as passed, the diagnosis's floor as given)."""
         ran: list[TestOutcome] = []
         for i, item in enumerate(items):
             ran.append(self.plugin.again(item))
@@ -243,7 +258,7 @@ class BestOfTwo:
             for t in rest:
                 t.passed = True
             at_best = [at_best_explained(name, t) for t in ran] + rest + charged
-            if component_score(points, at_best, self.course.scoring, explained=True) <= first_score:
+            if component_score(points, at_best, self.course.scoring, explained=True) <= best:
                 return None
         return judged_score(self.course, name, points, ran + charged, self.mismatches)
 
