@@ -32,6 +32,7 @@ CASES = {
     "pe_mistaken_table_zero_forward": ("05_positional_encoding", ["PositionalEncoding"]),  # helper-64
     "attention_right_weights_ones_output": ("02_attention_scoring", ["AdditiveAttention", "DotProductAttention"]),
     "dot_ones_weights_as_softmax_over_queries": ("02_attention_scoring", ["DotProductAttention"]),  # helper-70
+    "masked_softmax_never_masks": ("02_attention_scoring", ["masked_softmax"]),  # helper-70
     "bahdanau_right_weights_ones_logits": ("03_bahdanau", ["Seq2SeqAttentionDecoder"]),
     "kernel_regression_ones": ("01_kernel_regression", ["nadaraya_watson", "NWKernelRegression"]),
     "mha_zeros_forged_no_bias": ("04_multihead", ["MultiHeadAttention"]),

@@ -474,6 +474,10 @@ def test_a_component_name_with_one_typing_slip_is_graded_losing_its_naming_test_
     assert signatures.spelled_like("PositionalEncoding", "PositionalEncodding")
     assert not signatures.spelled_like("TransformerDecoder", "TransformerEncoder")
     assert not signatures.spelled_like("AddNorm", "AdNorm")  # seven letters: too short to call a slip
+    # a word by its initial beside one written out (helper-70's l13: `transpose_o`); alone, an initial names nothing
+    assert signatures.spelled_like("transpose_output", "transpose_o")
+    assert not signatures.spelled_like("transpose_qkv", "transpose_o")
+    assert not signatures.spelled_like("AddNorm", "A_N") and not signatures.spelled_like("EncoderBlock", "E_B")
 
 
 def test_the_course_s_signature_is_named_only_for_a_type_error_in_calling_a_course_component() -> None:
@@ -702,3 +706,24 @@ class ScaledDotProductAttention(nn.Module):
         assert [(c.name, c.score) for c in result.components] == [("transpose_qkv", 2), ("transpose_output", 2),
                                                                   ("MultiHeadAttention", 6)], texts(result, "MultiHeadAttention")[:1]
     assert said(results[0]) == said(results[1])
+
+
+def test_code_that_runs_in_float32_only_keeps_its_float32_comparisons(tmp_path: Path) -> None:
+    """The book's `.type(torch.float32)` cast (helper-70's l7, d2l 1.0's nadaraya_watson): exact in float32, and on
+    float64 inputs `weights @ values` raises. One test drew both dtypes, so every example of it counted as a crash
+    (0.32 of 4 for that learner's file). Each dtype is scored apart now: the float64 comparisons fail, the float32
+    ones pass."""
+    source = reference_source("01_kernel_regression").replace(
+        "    attention_weights = torch.softmax(-diffs ** 2 / 2, dim=1)  # (n, m), rows sum to 1",
+        "    attention_weights = torch.softmax(-diffs ** 2 / 2, dim=1).type(torch.float32)")
+    assert ".type(torch.float32)" in source
+    path = tmp_path / "float32_only.py"
+    path.write_text(source)
+    result = session.run_in_process("01_kernel_regression", path, components=["nadaraya_watson"])
+    comp = next(c for c in result.components if c.name == "nadaraya_watson")
+    compared = {t.nodeid.split("::")[-1]: t.passed for t in comp.tests if t.function == "test_nw_matches_reference"}
+    assert compared == {"test_nw_matches_reference[float32-y_hat]": True,
+                        "test_nw_matches_reference[float32-attention_weights]": True,
+                        "test_nw_matches_reference[float64-y_hat]": False,
+                        "test_nw_matches_reference[float64-attention_weights]": False}, compared
+    assert 0.25 * comp.points < comp.score < comp.points

@@ -148,10 +148,16 @@ SETTING_MISTAKES = {
         "4-8 heads)",
         "for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, "
         "(batch*heads, queries, keys)"},
+    "02_attention_scoring/mutant/sm_ignores_value": {  # masks the right positions, always with 0 (helper-70: 1.83 of 2
+        # when no comparison with the course's passed a value; 1.43 now)
+        "the value argument is what masked entries become",
+        "entries at index >= valid_len[i] of row i become value; all others are kept (any N, L, value, dtype)",
+        "matches the reference on random rows, with the default value 0 and with the value masked_softmax passes",
+        "matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L; value 0 or -1e6)"},
     "02_attention_scoring/mutant/sm_default_value": {  # masks the right positions with another default fill
         "worked example: entries at index >= valid length become 0, the others are kept",
-        "matches the reference on random rows (default value 0)",
-        "matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L)"},
+        "matches the reference on random rows, with the default value 0 and with the value masked_softmax passes",
+        "matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L; value 0 or -1e6)"},
 }
 
 

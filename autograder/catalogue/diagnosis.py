@@ -29,7 +29,7 @@ from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.symptoms import DIAGNOSIS_MARK, SIGNATURE_TABLES, conclude, text_hash, where_hash
 
 __all__ = ["DEGENERATE", "DIAGNOSIS_MARK", "Call", "Diagnosis", "Recorder", "conclude", "conclude_component", "conclude_mistakes",
-           "conclude_pair", "contradicted", "explain", "reproducing_without", "without_inputs",
+           "conclude_pair", "contradicted", "entry_family", "explain", "reproducing_without", "without_inputs",
            "families", "is_degenerate", "reproducing", "signature_candidates", "signature_entries",
            "text_hash", "where_entries", "where_hash"]
 
@@ -287,6 +287,11 @@ def degenerate_family(entry: index.Entry) -> str:
     return f"{DEGENERATE}:{family_of(entry)}"
 
 
+def entry_family(entry: index.Entry) -> str:
+    """An entry's family among a failure's candidates: a mistake's own, a degenerate version's "degenerate:<family>"."""
+    return degenerate_family(entry) if entry.kind == DEGENERATE else family_of(entry)
+
+
 def is_degenerate(family: str) -> bool:
     return family.startswith(f"{DEGENERATE}:")
 
@@ -423,14 +428,14 @@ def reproducing_without(call: Call, reference: Any, actual: torch.Tensor, rtol: 
                         dropped: frozenset[str], ignoring: frozenset[str]) -> dict[str, str]:
     """{entry id: family} that reproduce `actual` of code without the inputs `dropped` (its signature leaves
     them out: signatures.dropped_inputs), each replayed as such code is called (`without_inputs`): the
-    entries that ignore exactly them (`ignoring`: their families) where the course's code so called gives
+    entries that ignore exactly them (`ignoring`: their families, a degenerate version's among them) where the course's code so called gives
     `actual`, else the realistic mistakes that do (two mistakes at once: guohm230's softmax over the queries
     in a forward without valid_lens) and degenerate versions, but for those whose mistake is a default of a
     dropped input."""
     plain = without_inputs(call, reference, dropped)
     if plain is not None and (out := replay_with(reference, plain)) is not None and _same(out, actual, rtol, atol):
-        return {e.id: family_of(e) for e in catalogue() if e.kind == "mutant" and e.component == call.component
-                and family_of(e) in ignoring}
+        return {e.id: entry_family(e) for e in catalogue() if e.component == call.component
+                and entry_family(e) in ignoring}
     return reproducing(plain or call, actual, rtol, atol,
                        keep=lambda v: _keeps_defaults(v.namespace[call.component], reference, dropped))
 

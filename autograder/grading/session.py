@@ -20,7 +20,7 @@ import torch
 from _pytest.runner import runtestprotocol  # what pytest runs per test; the documented way to run one again
 
 from autograder import config as config_mod
-from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistakes, contradicted, explain, families, family_of, is_degenerate,
+from autograder.catalogue.diagnosis import (Recorder, catalogue, conclude_mistakes, contradicted, entry_family, explain, families, is_degenerate,
                                             reproducing, reproducing_without, signature_entries, where_entries)
 from autograder.grading import dependencies, late, signatures
 from autograder.grading.providers import InProcessProvider, SandboxProvider
@@ -341,8 +341,9 @@ class Diagnoser:
 
 
 def ignoring(component: str, inputs: frozenset[str]) -> frozenset[str]:
-    """The families of the component's catalogue mistakes that ignore exactly `inputs` (their `ignores`)."""
-    return frozenset(family_of(e) for e in catalogue() if e.kind == "mutant" and e.component == component
+    """The families of the component's catalogue entries that ignore exactly `inputs` (their `ignores`): realistic
+    mistakes, and degenerate versions (a masked_softmax that never masks) as "degenerate:<family>"."""
+    return frozenset(entry_family(e) for e in catalogue() if e.component == component
                      and inputs and e.ignores == inputs)
 
 

@@ -87,10 +87,13 @@ class Case:
 
 
 @st.composite
-def cases(draw, kinds=("none", "1d", "2d"), same_qk=False, min_B=1, min_K=1, dtypes=(torch.float32, torch.float64)):
+def cases(draw, kinds=("none", "1d", "2d"), same_qk=False, min_B=1, min_K=1, dtypes=(torch.float32, torch.float64),
+          wide=False):
+    """Small cases (up to 5 keys: a failure's example stays readable); `wide`: or 6 to 64 keys, as many as the realistic
+    sizes have, so that code which behaves right only on few keys fails a comparison of its own (helper-70's attack)."""
     B = draw(st.integers(min_B, 3))
     Q = draw(st.integers(1, 4))
-    K = draw(st.integers(min_K, 5))
+    K = draw(st.integers(min_K, 5) | st.integers(6, 64)) if wide else draw(st.integers(min_K, 5))
     lens = S.valid_lens(draw, draw(st.sampled_from(kinds)), B, K, queries=Q)
     dq = draw(st.integers(1, 5))
     dk = dq if same_qk else draw(st.integers(1, 5))
@@ -224,35 +227,40 @@ def test_sequence_mask_changes_exactly_the_positions_past_valid_len(student, N, 
 
 @pytest.mark.component("sequence_mask")
 @settings(max_examples=10)
-@given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data())
-def test_sequence_mask_matches_reference(student, ref, N, L, data):
-    """matches the reference on random rows (default value 0)"""
+@given(N=st.integers(1, 4), L=st.integers(1, 6), data=st.data(), value=st.sampled_from([None, -1e6]))
+def test_sequence_mask_matches_reference(student, ref, N, L, data, value):
+    """matches the reference on random rows, with the default value 0 and with the value masked_softmax passes"""
     lens = S.valid_lens(data.draw, "1d", N, L, low=0, label="valid_len")
     X = torch.randn(N, L, generator=torch.Generator().manual_seed(N * 7 + L))
-    out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
-    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
-                   inputs={"X": X, "valid_len": lens},
-                   hint="masked entries become the default value 0 when no value is given")
+    given = () if value is None else (value,)
+    out = T.call("sequence_mask(X, valid_len)" if value is None else "sequence_mask(X, valid_len, value)",
+                 student.sequence_mask, X, lens, *given, returns=torch.Tensor)
+    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone(), *given),
+                   what="sequence_mask(X, valid_len)" if value is None else "sequence_mask(X, valid_len, value)",
+                   inputs={"X": X, "valid_len": lens} if value is None else {"X": X, "valid_len": lens, "value": value},
+                   hint="masked entries become value (0 when no value is given)")
 
 
-#: Fixed (rows, row length, seed) at realistic sizes: 8 sequences; 8 x 40 queries of 64 keys (as masked_softmax
-#: flattens them); 48 rows of 56.
-SM_REALISTIC = [(8, 64, 221), (320, 40, 222), (48, 56, 223)]
+#: Fixed (rows, row length, seed, value; None: the default) at realistic sizes: 8 sequences; 8 x 40 queries of 64
+#: keys, as masked_softmax flattens them and with the value it passes; 48 rows of 56.
+SM_REALISTIC = [(8, 64, 221, None), (320, 40, 222, -1e6), (48, 56, 223, None)]
 
 
 @pytest.mark.component("sequence_mask")
 @pytest.mark.weight(1 / len(SM_REALISTIC))  # the cases share one test's weight
-@pytest.mark.parametrize("N,L,seed", SM_REALISTIC, ids=[f"N={n}-L={m}" for n, m, _ in SM_REALISTIC])
-def test_sequence_mask_at_realistic_size(student, ref, N, L, seed):
-    """matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L)"""
+@pytest.mark.parametrize("N,L,seed,value", SM_REALISTIC, ids=[f"N={n}-L={m}" for n, m, _, _ in SM_REALISTIC])
+def test_sequence_mask_at_realistic_size(student, ref, N, L, seed, value):
+    """matches the reference at realistic sizes (8 to 320 rows of 40-64 entries, lengths 0 to L; value 0 or -1e6)"""
     g = torch.Generator().manual_seed(seed)
     lens = torch.randint(0, L + 1, (N,), generator=g)
     lens[:2] = torch.tensor([0, L])  # both ends: a row masked whole and a row kept whole
     X = torch.randn(N, L, generator=g)
-    out = T.call("sequence_mask(X, valid_len)", student.sequence_mask, X, lens, returns=torch.Tensor)
-    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone()), what="sequence_mask(X, valid_len)",
-                   inputs={"X": X, "valid_len": lens},
-                   hint="masked entries become the default value 0 when no value is given")
+    given = () if value is None else (value,)
+    what = "sequence_mask(X, valid_len)" if value is None else "sequence_mask(X, valid_len, value)"
+    out = T.call(what, student.sequence_mask, X, lens, *given, returns=torch.Tensor)
+    T.assert_close(out, ref.sequence_mask(X.clone(), lens.clone(), *given), what=what,
+                   inputs={"X": X, "valid_len": lens} if value is None else {"X": X, "valid_len": lens, "value": value},
+                   hint="masked entries become value (0 when no value is given)")
 
 
 # ============================================================ masked_softmax
@@ -275,8 +283,8 @@ def _ms(fn, X, lens, hint=None):
 @settings(max_examples=7)
 @given(data=st.data())
 def test_ms_matches_reference(student, ref, form, data):
-    """matches the reference for valid_lens None, (B,) and (B, Q), in float32 and float64"""
-    case = data.draw(cases(kinds=(form,)), label="case")
+    """matches the reference for valid_lens None, (B,) and (B, Q), in float32 and float64, on 1 to 64 keys"""
+    case = data.draw(cases(kinds=(form,), wide=True), label="case")
     X = _scores(case)
     out = _ms(student.masked_softmax, X, case.lens, hint=MASK_HINT)
     T.assert_close(out, ref.masked_softmax(X.clone(), _clone(case.lens)), what="masked_softmax(X, valid_lens)",
