@@ -404,3 +404,27 @@ def test_settle_keeps_the_first_of_the_later_gradings_that_scores_strictly_more(
     assert later and [u.student for u in uses] == [True, True]  # a tie keeps the earlier
     uses, later = dependencies.settle(first, 5.0, [(own, None), (mixed, 5.0)], "MultiHeadAttention", 6)
     assert not later and uses[1].reason.endswith("scores 5 of 6 with the course's, no more with yours")
+
+
+@needs_bwrap
+def test_the_course_s_block_standing_in_answers_to_the_student_s_names_for_its_submodules(
+        zygote, tmp_path: Path) -> None:
+    """Helper-72's F1 (xdedm7/NLP_learning): the book's TransformerDecoder reads `blk.attention_1` of the learner's
+    own DecoderBlock, which fails its tests (no causal mask here). With the course's block standing in, that read
+    raised AttributeError on every test; with the learner's own block every comparison failed: 0 of 6. The
+    course's class answers to the student's names for its submodules, matched by the class that builds them and
+    their place (signatures.submodule_aliases): the decoder gets full marks on both paths."""
+    source = reference_source("06_transformer")
+    source = re.sub(r"\battention([12])\b", r"attention_\1", source)  # the block's and the decoder's reads
+    causal = "X2 = self.attention_1(X, key_values, key_values, dec_valid_lens)"
+    assert causal in source and "blk.attention_1.attention.attention_weights" in source
+    source = source.replace(causal, "X2 = self.attention_1(X, key_values, key_values, None)")  # not causal
+    path = tmp_path / "06_transformer.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "06_transformer", path),
+               session.run_in_process("06_transformer", path, components=["DecoderBlock", "TransformerDecoder"])]
+    for result in results:
+        decoder = component(result, "TransformerDecoder")
+        assert decoder.score == decoder.points, [t.output for t in decoder.tests if not t.passed][:1]
+        assert not use(decoder, "DecoderBlock").student
+        assert component(result, "DecoderBlock").score < component(result, "DecoderBlock").points

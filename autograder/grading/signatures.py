@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import textwrap
 import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import permutations
@@ -455,6 +456,54 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
         by_name = by_name or (adapter(student, params) if params is not None else None)
         if by_name is not None and any(mine and mine != theirs for mine, theirs in zip(by_name.names, by_name.contract)):
             out.setdefault(name, {})["forward"] = _spec(student, by_name)
+    for name, aliases in submodule_aliases(course, cells).items():
+        out.setdefault(name, {})["attributes"] = aliases
+    return out
+
+
+def submodule_aliases(course: Course, cells: Iterable[Cell]) -> dict[str, dict[str, str]]:
+    """Per contract class the submission defines, the student's names of its submodules that the course's class
+    does not have, each with the course's name for the same submodule: the one built by the same class at the
+    same place among those it builds (`self.attention_1 = MultiHeadAttention(...)`, the second AddNorm built:
+    the course's `attention1`, `addnorm2`), where both build as many of that class. The course's class standing in
+    answers to them (child.read_as_written): a learner's TransformerDecoder reading `blk.attention_1` of its own
+    block crashed on the course's block standing in (helper-72's F1: the book's decoder, 0 of 6)."""
+    definitions = _definitions(cells)
+    out: dict[str, dict[str, str]] = {}
+    for name in contract(course):
+        cls, reference = definitions.get(name), course.reference_object(name)
+        if not isinstance(cls, ast.ClassDef) or not inspect.isclass(reference):
+            continue
+        theirs = _built_submodules(ast.parse(textwrap.dedent(inspect.getsource(reference))).body[0], course)
+        mine = _built_submodules(cls, course)
+        course_names = {attr for attrs in theirs.values() for attr in attrs}
+        aliases = {attr: other for kind, attrs in mine.items() if len(attrs) == len(theirs.get(kind, []))
+                   for attr, other in zip(attrs, theirs[kind]) if attr != other and attr not in course_names}
+        if aliases:
+            out[name] = aliases
+    return out
+
+
+def _built_submodules(cls: ast.stmt, course: Course) -> dict[str, list[str]]:
+    """The attributes `cls.__init__` assigns a constructed object to (`self.x = Kind(...)`), per kind (the class
+    called: a contract class by its contract name, whatever the spelling, else its last name: `Linear`), in order."""
+    init = next((f for f in getattr(cls, "body", []) if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None or not init.args.args:
+        return {}
+    names = list(contract(course))
+    self_name = init.args.args[0].arg
+    assigns = sorted((n for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)),
+                     key=lambda n: (n.lineno, n.col_offset))
+    out: dict[str, list[str]] = {}
+    for node in assigns:
+        func = node.value.func  # type: ignore[attr-defined]  # an ast.Call, filtered above
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if called is None:
+            continue
+        kind = called if called in names else next((n for n in names if spelled_like(n, called)), called)
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                out.setdefault(kind, []).append(target.attr)
     return out
 
 
@@ -831,13 +880,15 @@ def spelled_like(name: str, other: str) -> bool:
     ending (`mask_softmax`, `PositionEncoding`: ENDINGS) or in another order (`mask_sequence`), more
     words ending in all of its own when it has two or more (`TransformerEncoderBlock` for `EncoderBlock`,
     as d2l 1.0 names it; `ScaledDotProductAttention`), its words abbreviated (`seq_mask`, `PosEnc`,
-    `DotProdAttn`: `abbreviates`), or one typing slip in a name of eight letters or more (`masked_softomax`,
+    `DotProdAttn`: `abbreviates`; a word by its initial beside a word written out: `transpose_o`), or one typing slip in a name of eight letters or more (`masked_softomax`,
     `PositionalEncodding`: `one_slip`). No contract name is spelled like another."""
     mine, theirs = words(name), words(other)
     return other != name and ("".join(mine) == "".join(theirs) or sorted(mine) == sorted(theirs)
                               or [_stem(w) for w in mine] == [_stem(w) for w in theirs]
                               or (len(mine) > 1 and theirs[-len(mine):] == mine)
                               or (len(mine) == len(theirs) and all(map(abbreviates, theirs, mine)))
+                              or (len(mine) == len(theirs) > 1 and any(map(str.__eq__, theirs, mine))
+                                  and all(a == b[:1] or abbreviates(a, b) for a, b in zip(theirs, mine)))
                               or (len("".join(mine)) >= 8 and one_slip("".join(mine), "".join(theirs))))
 
 

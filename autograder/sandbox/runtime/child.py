@@ -352,12 +352,33 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
                                    {(f"<{site[0]}>", *site[1:]) for site in sites or [] if isinstance(site, list)
                                     and len(site) == 5 and isinstance(site[0], str)
                                     and all(type(n) is int for n in site[1:])})
+        aliases = spec.get("attributes")
+        if isinstance(aliases, dict) and issubclass(cls, torch.nn.Module):
+            _answer_to_their_names(cls, {k: v for k, v in aliases.items() if isinstance(k, str) and isinstance(v, str)})
         forward = spec.get("forward")
         if isinstance(forward, dict) and isinstance(forward.get("params"), list) and isinstance(
                 forward.get("contract"), dict) and callable(vars(cls).get("forward")):
             _take_forward_calls_as_written(cls, [p for p in forward["params"] if isinstance(p, str)],
                                            {k: v for k, v in forward["contract"].items()
                                             if isinstance(k, str) and isinstance(v, str)})
+
+
+def _answer_to_their_names(cls: type, aliases: dict[str, str]) -> None:
+    """`cls` (the course's, standing in) answering a read of one of the student's names for its submodules
+    (`aliases`: signatures.submodule_aliases, `attention_1` for the course's `attention1`) with the course's
+    submodule, where it has no attribute of that name itself. Nothing else changes: every other read, and
+    every write, is the course's."""
+    original = cls.__getattr__  # type: ignore[attr-defined]  # nn.Module's: parameters, buffers, submodules
+
+    def __getattr__(self: Any, name: str) -> Any:
+        try:
+            return original(self, name)
+        except AttributeError:
+            if name not in aliases:
+                raise
+            return getattr(self, aliases[name])
+
+    cls.__getattr__ = __getattr__  # type: ignore[attr-defined]  # in this child's own copy of the course's code
 
 
 def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
