@@ -137,7 +137,8 @@ def cmd_grade(ns: argparse.Namespace) -> int:
         took = time.monotonic() - start
         print(f"graded {len(rows)} submissions in {took:.1f} s; results in {ns.out}/ (grades.csv)")
         from autograder.report.summary import class_summary
-        print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target)))
+        print("\n".join(printable(line) for line in class_summary(rows, course.assignment(ns.assignment), Path(ns.out), target,
+                                                                      course.scoring.degenerate_share)))
         return 0
     from autograder.grading.one_file import grade_one
     out = Path(ns.out) if ns.out else None

@@ -437,3 +437,29 @@ def test_a_regrade_keeps_the_time_an_export_gave_and_the_lms_note(tmp_path, caps
     export.finish_one(results(FULL), course, course.assignment(A), notebook, out=out, student="frank")
     row = read_csv(out / "grades.csv")["frank"]
     assert float(row["late_penalty"]) == 2.8 and "LATE mark in the LMS download" in row["notes"], row
+
+
+def test_a_component_at_the_degenerate_share_that_passed_many_tests_needs_a_human(tmp_path) -> None:
+    """Helper-72's F6: a mistake the catalogue does not know (relu for tanh in AdditiveAttention) fails every
+    comparison with the course's, and the credit for everything else is in proportion to them: 0 of 4, as
+    degenerate code gets, though half its tests pass. The grade stays; the end of `course grade` names it for
+    staff. Degenerate code (a masked_softmax that never masks) is not named there."""
+    from autograder.grading import session
+    from autograder.grading.results import results_json
+    from autograder.report.summary import needs_a_human, unknown_mistake_cliffs
+    source = reference_source(A)
+    tanh = "features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))"
+    assert tanh in source
+    (tmp_path / "relu.py").write_text(source.replace(tanh, tanh.replace("torch.tanh", "torch.relu")))
+    (tmp_path / "never_masks.py").write_text(source + "\n\ndef masked_softmax(X, valid_lens):\n"
+                                             "    return torch.softmax(X, dim=-1)\n")
+    rows = []
+    for name, graded in (("relu", ["AdditiveAttention"]), ("never_masks", ["masked_softmax"])):
+        result = session.run_in_process(A, tmp_path / f"{name}.py", components=graded)
+        rows.append({"name": name, **json.loads(json.dumps(results_json(result)))})
+    relu, never = unknown_mistake_cliffs(rows[0]), unknown_mistake_cliffs(rows[1])
+    assert len(relu) == 1 and relu[0].startswith("AdditiveAttention "), relu
+    assert never == []
+    flagged = dict(needs_a_human(rows, config.default().assignment(A)))
+    assert [who for why, who in flagged.items() if why.startswith("a component kept at most")] == \
+        [[f"relu ({relu[0]})"]]

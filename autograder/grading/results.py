@@ -150,6 +150,7 @@ def _results_json(result: Result, policy: Optional[Scoring]) -> dict[str, Any]:
                                                                  "reason": u.reason, "defined": u.defined}
                                                                 for u in c.dependencies],
                                                "withheld": bool(c.withheld),
+                                               "degenerate": bool(c.degenerate),
                                                "misconceptions": [dict(zip(("id", "summary", "fix"), (d.family, *d.said())))
                                                                   for d in c.misconceptions]}
                                       for c in result.components}},

@@ -26,8 +26,10 @@ def _overrides(done: list[dict[str, Any]]) -> str:
     return ", ".join(f"{o.get('component')} by {o.get('by')}" for o in done)
 
 
-def needs_a_human(rows: list[dict[str, Any]], assignment: Assignment) -> list[tuple[str, list[str]]]:
-    """(why, [who, with its detail]) per reason: report.stats.problems' kinds, not isolated, late, overridden."""
+def needs_a_human(rows: list[dict[str, Any]], assignment: Assignment, share: float = 0.1) -> list[tuple[str, list[str]]]:
+    """(why, [who, with its detail]) per reason: report.stats.problems' kinds, not isolated, late, overridden, and a
+    component that may have met a mistake the catalogue does not know (`unknown_mistake_cliffs`, `share`: course.yml
+    scoring.degenerate_share)."""
     subs = [loading.parse(r["name"], r, assignment.id) for r in rows]
     for sub, row in zip(subs, rows):
         sub.who = _who(row)
@@ -42,11 +44,42 @@ def needs_a_human(rows: list[dict[str, Any]], assignment: Assignment) -> list[tu
     found.append(("marked late by the LMS, no submission time (give it with --times)",
                   [_who(r) for r, e in extras if e.get("lms_note") and not (e.get("late") or {}).get("submitted_at")]))
     found.append(("overridden", [f"{_who(r)} ({_overrides(done)})" for r, e in extras if (done := e.get("overrides"))]))
+    found.append(("a component kept at most the degenerate share though it passed many of its tests, and no degenerate "
+                  "version explains it: a mistake the catalogue does not know may cost more than it should",
+                  [f"{_who(r)} ({', '.join(cliff)})" for r in rows if (cliff := unknown_mistake_cliffs(r, share))]))
     return [(why, who) for why, who in found if who]
 
 
-def class_summary(rows: list[dict[str, Any]], assignment: Assignment, out: Path, submissions: Path) -> list[str]:
-    """The lines `course grade DIR --out OUT` ends with (rows: export.finalize_folder's)."""
+#: A component at or below the degenerate share that passed at least this share of its tests is flagged.
+CLIFF_PASSED = 0.3
+
+
+def unknown_mistake_cliffs(row: dict[str, Any], share: float = 0.1) -> list[str]:
+    """The components of one results file that kept at most `share` of their points (course.yml
+    scoring.degenerate_share) while passing at least CLIFF_PASSED of their tests, with no degenerate version
+    named (`component passed/total`). Credit beyond the outputs is in proportion to the outputs' agreement
+    with the course's, and only a catalogued mistake's floor opens it: code with a mistake nobody catalogued
+    (relu for tanh, `P[:, T]` for `P[:, :T]`) keeps as little as degenerate code. Staff decide; the grade stays."""
+    passed: dict[str, list[bool]] = {}
+    for test in row.get("tests", []):
+        component = (test.get("extra_data") or {}).get("component")
+        if isinstance(component, str):
+            passed.setdefault(component, []).append(test.get("status") == "passed")
+    out = []
+    for name, comp in (row.get("extra_data", {}).get("components") or {}).items():
+        seen, top = passed.get(name, []), float(comp.get("max_score") or 0)
+        degenerate = comp.get("degenerate") or any(str(m.get("id", "")).startswith("degenerate:")
+                                                   for m in comp.get("misconceptions") or [])
+        if top > 0 and float(comp.get("score") or 0) <= share * top + 1e-9 and seen and not degenerate \
+                and sum(seen) >= CLIFF_PASSED * len(seen):
+            out.append(f"{name} {sum(seen)}/{len(seen)}")
+    return out
+
+
+def class_summary(rows: list[dict[str, Any]], assignment: Assignment, out: Path, submissions: Path,
+                  share: float = 0.1) -> list[str]:
+    """The lines `course grade DIR --out OUT` ends with (rows: export.finalize_folder's; `share`: course.yml
+    scoring.degenerate_share)."""
     top = assignment.max_score
     finals = [float(r.get("score", 0.0)) for r in rows]
     dist = stats.Distribution(assignment.id, top, finals)
@@ -60,7 +93,7 @@ def class_summary(rows: list[dict[str, Any]], assignment: Assignment, out: Path,
             low = high
         counts.append(f"100%: {dist.full}")
         lines.append("  scores: " + " | ".join(counts))
-    human = needs_a_human(rows, assignment)
+    human = needs_a_human(rows, assignment, share)
     names = {who.split(" (")[0] for _, whos in human for who in whos}
     lines.append(f"needs a human: {len(names)} of {len(rows)} submissions" if human else "needs a human: none")
     lines += [f"  {why}: {', '.join(who)}" for why, who in human]
