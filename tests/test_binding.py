@@ -318,17 +318,24 @@ def test_a_course_class_built_lazily_under_another_attribute_binds_by_the_names_
     assert all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), ref.state_dict().values()))
 
 
-def test_a_method_where_the_contract_stores_a_value_is_said_so_and_a_method_submodule_is_kept() -> None:
-    """`def attention_weights(self)` without @property (seen in learners' code) fails the tests that read
-    the weights with what to write; a `def dropout(self, X)` (functional dropout) is the student's to call."""
+def test_a_method_where_the_contract_stores_a_value_is_read_by_calling_it_and_a_method_submodule_is_kept() -> None:
+    """`def attention_weights(self)` without @property (seen in learners' code) is read by calling it, so that its
+    values are graded (the slip costs its own test: signatures.attribute_tests); one that cannot be called without
+    arguments fails the tests that read the weights with what to write; a `def dropout(self, X)` (functional
+    dropout) is the student's to call."""
     class Module(nn.Module):
         def attention_weights(self) -> list:
-            return []
+            return [1]
 
         def dropout(self, X: torch.Tensor) -> torch.Tensor:
             return X
 
-    weights = T.attribute(Module(), "attention_weights", "decoder")
+    class NeedsArguments(nn.Module):
+        def attention_weights(self, step: int) -> list:
+            return [step]
+
+    assert T.attribute(Module(), "attention_weights", "decoder") == [1]
+    weights = T.attribute(NeedsArguments(), "attention_weights", "decoder")
     assert isinstance(weights, T.Missing) and "put @property above `def attention_weights(self)`" in weights.reason
     assert callable(T.attribute(Module(), "dropout", "PositionalEncoding"))
 

@@ -727,3 +727,24 @@ def test_code_that_runs_in_float32_only_keeps_its_float32_comparisons(tmp_path: 
                         "test_nw_matches_reference[float64-y_hat]": False,
                         "test_nw_matches_reference[float64-attention_weights]": False}, compared
     assert 0.25 * comp.points < comp.score < comp.points
+
+
+def test_a_stored_value_written_as_a_method_costs_one_test_and_its_values_are_graded(zygote: Zygote,
+                                                                                      tmp_path: Path) -> None:
+    """Helper-72's F3 (a learner's correct Bahdanau decoder): `def attention_weights(self)` without @property failed
+    every test that reads the weights (6.48 of 10 for that file, 3 points for one missing decorator). The tests
+    read it by calling it, and one structure test charged from the source says what to write (9.29): here the
+    course's decoder without its @property loses that test alone, on both paths alike."""
+    source = reference_source("03_bahdanau")
+    prop = "    @property\n    def attention_weights(self)"
+    assert source.count(prop) == 1
+    path = tmp_path / "no_property.py"
+    path.write_text(source.replace(prop, "    def attention_weights(self)"))
+    results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
+    for result in results:
+        (comp,) = result.components
+        failed = [t for t in comp.tests if not t.passed]
+        assert [t.function for t in failed] == [signatures.attribute_test(comp.name)], [t.output for t in failed][:2]
+        assert "put @property above `def attention_weights(self)`" in failed[0].output
+        assert comp.points * 0.9 < comp.score < comp.points
+    assert said(results[0]) == said(results[1])

@@ -109,6 +109,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
                                                    methods)
 
     mismatches = signatures.mismatches(course, cells or [])
+    slips = signatures.method_attributes(course, cells or [])  # stored values written as methods: read by calling
     untakeable = signatures.course_cannot_take(course, cells or [], signatures.called_as(course, cells or [], mismatches))
     diagnosis.dropped = {name: signatures.dropped_inputs(mismatches, name) for name in mismatches}
     best: Optional[BestOf] = None
@@ -117,7 +118,7 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
         provider.works = works
         methods = {name: f"{spec['cls']}.{spec['method']}" for name, spec in provider.methods.items()}
         best = BestOf(course, assignment, provider, plugin, [planner(own=True), planner(False, methods)],
-                      mismatches, renames)
+                      mismatches, renames, slips)
         plugin.after = best
     release = release or late.reference_release(course, assignment)
 
@@ -138,7 +139,8 @@ def run(assignment_id: str, provider: StudentProvider, *, public_only: bool = Fa
     if isinstance(provider, (SandboxProvider, InProcessProvider)):  # its calls reach a mistaken signature by
         # name (remote.Connection, signatures.adapted): that costs one test; and one spelled otherwise was graded
         # in the contract name's place (signatures.renamed): the name costs one test
-        tested += signatures.charged_tests(mismatches, renames, [t.component for t in tested if t.component in own])
+        tested += signatures.charged_tests(mismatches, renames, [t.component for t in tested if t.component in own],
+                                           slips)
     components_scored = score(assignment, tested, getattr(provider, "notes", {}), course.scoring)
     uses = getattr(provider, "uses", {})
     for comp in components_scored:
@@ -201,9 +203,10 @@ class BestOf:
     def __init__(self, course: config_mod.Course, assignment: config_mod.Assignment,
                  provider: SandboxProvider | InProcessProvider, plugin: SessionPlugin,
                  alternatives: list[Callable[[str], list[dependencies.DependencyUse]]],
-                 mismatches: dict[str, list[signatures.Mismatch]], renames: dict[str, str]) -> None:
+                 mismatches: dict[str, list[signatures.Mismatch]], renames: dict[str, str],
+                 slips: dict[str, list[str]]) -> None:
         self.course, self.assignment, self.provider, self.plugin = course, assignment, provider, plugin
-        self.alternatives, self.mismatches, self.renames = alternatives, mismatches, renames
+        self.alternatives, self.mismatches, self.renames, self.slips = alternatives, mismatches, renames, slips
         self.settled: dict[str, list[dependencies.DependencyUse]] = {}  # per component: the uses that count
 
     def __call__(self, items: list[pytest.Item]) -> None:
@@ -224,7 +227,8 @@ class BestOf:
                 continue
             # its signature and naming tests, which `run` adds whichever grading stays: in all scores, so that
             # the scores the feedback quotes are those awarded (helper-52)
-            items, charged = tests[comp.name], signatures.charged_tests(self.mismatches, self.renames, [comp.name])
+            items, charged = tests[comp.name], signatures.charged_tests(self.mismatches, self.renames, [comp.name],
+                                                                                        self.slips)
             first_score = judged_score(self.course, comp.name, comp.points,
                                        [self.plugin.outcomes[i.nodeid] for i in items] + charged, self.mismatches)
             failed = [i.nodeid for i in items if not self.plugin.outcomes[i.nodeid].passed]

@@ -1140,12 +1140,51 @@ def _naming_message(name: str, theirs: str) -> str:
              "`{name}`, or add `{name} = {theirs}`").format(name=name, theirs=theirs)
 
 
+#: The name of the test a stored attribute written as a method costs (attribute_tests).
+ATTRIBUTE_TEST = N_("stores its attributes as the contract reads them")
+
+
+def attribute_test(component: str) -> str:
+    """The function name of the test a component's stored attribute written as a method costs."""
+    return f"test_{component}_contract_attributes"
+
+
+def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[str]]:
+    """Per contract class, the values the contract stores on it (`attention_weights`, `P`: testing.STORED_VALUES)
+    that the definition graded for it (its own, or one spelled otherwise: `renamed`) writes as a plain method:
+    `def attention_weights(self)` without @property, which the tests read by calling (testing.attribute)."""
+    from autograder.selfcheck.testing import STORED_VALUES
+    cells = list(cells)
+    definitions, renames = _definitions(cells), renamed(course, cells)
+    out: dict[str, list[str]] = {}
+    for name in contract(course):
+        cls = definitions.get(renames.get(name, name))
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = _body_methods(cls)
+        slips = [n for n in sorted(STORED_VALUES) if n in methods and not methods[n].decorator_list]
+        if slips:
+            out[name] = slips
+    return out
+
+
+def attribute_tests(slips: dict[str, list[str]], components: Iterable[str]) -> list[TestOutcome]:
+    """For each of `components` with a stored value written as a method (`method_attributes`), one failed structure
+    test saying so: what the slip costs, whatever its values are (the tests read them by calling the method)."""
+    from autograder.selfcheck.testing import method_attribute_message
+    return [TestOutcome(nodeid=f"attributes::{name}", name=_(ATTRIBUTE_TEST), english=ATTRIBUTE_TEST, component=name,
+                        weight=1.0, public=True, kind="structure", function=attribute_test(name),
+                        output="\n".join(method_attribute_message(n) for n in slips[name]))
+            for name in dict.fromkeys(components) if name in slips]
+
+
 def charged_tests(found: dict[str, list[Mismatch]], renames: dict[str, str],
-                  components: Iterable[str]) -> list[TestOutcome]:
-    """What a component's signature and name cost, whatever the rest of it does: its signature tests, then its
-    naming tests (the grading adds them to the suite's outcomes; the dependency rule counts them in both scores)."""
+                  components: Iterable[str], slips: Optional[dict[str, list[str]]] = None) -> list[TestOutcome]:
+    """What a component's signature, name and interface cost, whatever the rest of it does: its signature tests,
+    then its naming tests, then its attribute tests (`slips`: method_attributes) (the grading adds them to the
+    suite's outcomes; the dependency rule counts them in every score)."""
     components = list(components)
-    return signature_tests(found, components) + naming_tests(renames, components)
+    return signature_tests(found, components) + naming_tests(renames, components) + attribute_tests(slips or {}, components)
 
 
 def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:

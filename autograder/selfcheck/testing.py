@@ -156,8 +156,9 @@ STORED_VALUES = frozenset({"attention_weights", "P"})
 
 def attribute(obj: Any, name: str, what: str) -> Any:
     """obj.<name>, or a `Missing` that fails the test only where it is used: where `obj` has no such
-    attribute, or has a method where the contract stores a value (`def attention_weights(self)`
-    without @property; a submodule such as `dropout` may be a method)."""
+    attribute. Where it has a method for a value the contract stores (`def attention_weights(self)` without
+    @property; a submodule such as `dropout` may be a method), the method's result, or a `Missing` if calling
+    it without arguments fails."""
     try:
         value = getattr(obj, name)
     except AttributeError:
@@ -171,10 +172,19 @@ def attribute(obj: Any, name: str, what: str) -> Any:
         return value
     remote_is_method = getattr(value, "__remote_is_method__", None)  # a proxy of the grader's (grading/remote.py)
     if remote_is_method() if remote_is_method is not None else inspect.ismethod(value):
-        return Missing(f"{what}: " + _("your module's `{name}` is a method, and the contract reads it as an attribute "
-                                       "(`obj.{name}`, not `obj.{name}()`): put @property above `def {name}(self)`"
-                                       ).format(name=name))
+        # `def attention_weights(self)` without @property: read by calling it, so that its values are graded; the
+        # slip costs its own test (signatures.attribute_tests, charged from the source)
+        try:
+            return value()
+        except Exception:  # it needs arguments, or fails: as good as missing. A FailFast (a limit) ends the test
+            return Missing(f"{what}: " + method_attribute_message(name))
     return value
+
+
+def method_attribute_message(name: str) -> str:
+    """What a contract attribute written as a method (no @property) is told."""
+    return _("your module's `{name}` is a method, and the contract reads it as an attribute "
+             "(`obj.{name}`, not `obj.{name}()`): put @property above `def {name}(self)`").format(name=name)
 
 
 def reported() -> bool:
