@@ -748,3 +748,18 @@ def test_a_stored_value_written_as_a_method_costs_one_test_and_its_values_are_gr
         assert "put @property above `def attention_weights(self)`" in failed[0].output
         assert comp.points * 0.9 < comp.score < comp.points
     assert said(results[0]) == said(results[1])
+
+
+def test_d2l_1_0_s_weight_initializer_runs_where_the_code_is_graded(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-72's F12: d2l 1.0's Seq2SeqAttentionDecoder ends its constructor with `self.apply(d2l.init_seq2seq)`,
+    which the grader's d2l did not have: every test raised AttributeError, 0 of 10 for the book's own decoder
+    (9.63 without that line). The grader's d2l has it (child.D2L_1_0_BASES): nothing is lost, on both paths."""
+    source = reference_source("03_bahdanau")
+    dense = "        self.dense = nn.Linear(num_hiddens, vocab_size)\n"
+    assert source.count(dense) == 1
+    path = tmp_path / "init_seq2seq.py"
+    path.write_text("from d2l import torch as d2l\n" + source.replace(dense, dense + "        self.apply(d2l.init_seq2seq)\n"))
+    results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
+    for result in results:
+        assert result.score == result.max_score, [t.output for c in result.components for t in c.tests if not t.passed][:1]
+    assert said(results[0]) == said(results[1])

@@ -176,9 +176,21 @@ def _add_to_class(cls: type) -> Any:
     return add
 
 
-#: d2l 1.0's base classes and decorator that its models' definitions use (not its trainer or plots).
+def _init_seq2seq(module: torch.nn.Module) -> None:
+    """d2l 1.0's `d2l.init_seq2seq`, which its Seq2Seq decoders apply to themselves (`self.apply(d2l.init_seq2seq)`):
+    Xavier-uniform weights for each nn.Linear and for the weight matrices of each nn.GRU (the tests load the
+    course's weights afterwards; this only has to run)."""
+    if type(module) is torch.nn.Linear:
+        torch.nn.init.xavier_uniform_(module.weight)
+    if type(module) is torch.nn.GRU:
+        for name in module._flat_weights_names:
+            if "weight" in name:
+                torch.nn.init.xavier_uniform_(module._parameters[name])
+
+
+#: d2l 1.0's base classes, decorator and weight initializer that its models' definitions use (not its trainer or plots).
 D2L_1_0_BASES: dict[str, Any] = {"Module": _Module, "HyperParameters": _HyperParameters,
-                                 "add_to_class": _add_to_class}
+                                 "add_to_class": _add_to_class, "init_seq2seq": _init_seq2seq}
 
 
 class D2LNames(types.ModuleType):
