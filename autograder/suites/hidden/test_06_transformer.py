@@ -446,6 +446,38 @@ def test_addnorm_at_realistic_size(student, ref, steps, d, p, seed):
     check_addnorm_call(addnorm, r, X, Y, dtype, f"AddNorm([{d}], {p}) in eval mode on X, Y of shape {tuple(X.shape)}")
 
 
+def sublayers_silenced(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed: int, student: Any,
+                       silenced: tuple[str, ...]) -> Any:
+    """The student's block with the course's random weights, but the output layers of its sublayers (`silenced`:
+    the course's names, `attention.W_o`, `ffn.dense2`) zero, so that every sublayer adds exactly 0: an AddNorm
+    that applies dropout to the sublayer's output then gives the same values in train mode as in eval mode, one
+    that applies it to the residual stream does not, whatever the random stream. The weights are bound as the
+    comparisons bind them (T.copy_weights); where they do not bind, the test fails (the gate pays it in
+    proportion to the comparisons, which fail too)."""
+    T.seed(student, seed)
+    mine = set_dtype(student_cls(*args), dtype)
+    theirs = randomize_(ref_cls(*args), seed).to(dtype)
+    with torch.no_grad():
+        for layer in silenced:
+            for parameter in theirs.get_submodule(layer).parameters():
+                parameter.zero_()
+    T.copy_weights(mine, theirs)
+    return mine
+
+
+def check_dropout_spares_the_residual(blk: Any, call: Callable[[], Any], dtype: torch.dtype, seed: int,
+                                      student: Any, what: str) -> None:
+    """`call()` (the block's output) in eval mode, then in train mode (dropout 0.5): the same, as every sublayer
+    adds 0 and dropout acts on what the sublayers add, never on the residual X the AddNorm adds it to."""
+    blk.eval()
+    expected = T.as_plain(call())
+    blk.train()
+    T.seed(student, seed)
+    compare(call(), expected, what=what, dtype=dtype, inputs={},
+            hint="AddNorm(X, Y) = ln(dropout(Y) + X) with X the residual (the sublayer's input) and Y the sublayer's "
+                 "output: call addnorm(X, sublayer(X)), not addnorm(sublayer(X), X)")
+
+
 # -------------------------------------------------------------------------------- EncoderBlock
 @st.composite
 def enc_case(draw, max_b: int = 3, max_t: int = 5):
@@ -523,6 +555,21 @@ def test_encoder_block_batch_independence(student, ref, B, steps, seed):
         T.assert_close(blk(X[b:b + 1], lens[b:b + 1]), Y[b:b + 1], what=_("sequence {b} encoded alone vs in the batch").format(b=b),
                        inputs={"valid_lens": lens}, rtol=1e-4, atol=1e-5,
                        hint="nothing may mix batch items; valid_lens[b] belongs to sequence b")
+
+
+@pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights it loads
+@settings(max_examples=3)
+@given(case=enc_case())
+def test_encoder_block_dropout_spares_the_residual(student, ref, case):
+    """in training, dropout acts on what each sublayer adds, never on the residual stream (addnorm(X, sublayer(X)))"""
+    B, steps, lens, dtype, seed = case
+    blk = sublayers_silenced(student.EncoderBlock, ref.EncoderBlock, block_args(0.5), dtype, seed, student,
+                             ("attention.W_o", "ffn.dense2"))
+    X = randn((B, steps, D), seed, dtype, 2.0)
+    check_dropout_spares_the_residual(blk, lambda: blk(X, lens), dtype, seed, student,
+                                      _("EncoderBlock output in train mode (dropout 0.5), both sublayers adding 0, "
+                                        "vs eval mode"))
 
 
 @pytest.mark.component("EncoderBlock")
@@ -920,6 +967,21 @@ def test_decoder_block_encoder_padding(student, ref, case, mode):
                    inputs={"enc_valid_lens": lens}, rtol=MODEL_TOL[dtype][0], atol=MODEL_TOL[dtype][1],
                    hint="pass enc_valid_lens (state[1]) to the encoder-decoder attention, so that "
                         "padded source positions get no weight")
+
+
+@pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("property")  # `ref` only gives the weights it loads
+@settings(max_examples=3)
+@given(case=dec_case())
+def test_decoder_block_dropout_spares_the_residual(student, ref, case):
+    """in training, dropout acts on what each sublayer adds, never on the residual stream (addnorm(X, sublayer(X)))"""
+    B, steps, T_enc, lens, dtype, seed = case
+    blk = sublayers_silenced(student.DecoderBlock, ref.DecoderBlock, block_args(0.5) + (0,), dtype, seed, student,
+                             ("attention1.W_o", "attention2.W_o", "ffn.dense2"))
+    X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
+    check_dropout_spares_the_residual(blk, lambda: blk(X, fresh_state(enc, lens))[0], dtype, seed, student,
+                                      _("DecoderBlock output in train mode (dropout 0.5), every sublayer adding 0, "
+                                        "vs eval mode"))
 
 
 @pytest.mark.component("DecoderBlock")
