@@ -184,8 +184,9 @@ def _init_seq2seq(module: torch.nn.Module) -> None:
         torch.nn.init.xavier_uniform_(module.weight)
     if type(module) is torch.nn.GRU:
         for name in module._flat_weights_names:
-            if "weight" in name:
-                torch.nn.init.xavier_uniform_(module._parameters[name])
+            weight = module._parameters[name]
+            if "weight" in name and weight is not None:
+                torch.nn.init.xavier_uniform_(weight)
 
 
 #: d2l 1.0's base classes, decorator and weight initializer that its models' definitions use (not its trainer or plots).
