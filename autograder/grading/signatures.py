@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import torch
 
 from autograder.config import Course
-from autograder.grading.submission import Cell, cell_trees
+from autograder.grading.submission import Cell, cell_trees, parse_student_code
 from autograder.sandbox.runtime import loader
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
@@ -474,7 +474,11 @@ def submodule_aliases(course: Course, cells: Iterable[Cell]) -> dict[str, dict[s
         cls, reference = definitions.get(name), course.reference_object(name)
         if not isinstance(cls, ast.ClassDef) or not inspect.isclass(reference):
             continue
-        theirs = _built_submodules(ast.parse(textwrap.dedent(inspect.getsource(reference))).body[0], course)
+        # the course's own class, parsed the one way the grading process parses code
+        tree = parse_student_code(textwrap.dedent(inspect.getsource(reference)))
+        if tree is None or not tree.body:
+            continue
+        theirs = _built_submodules(tree.body[0], course)
         mine = _built_submodules(cls, course)
         course_names = {attr for attrs in theirs.values() for attr in attrs}
         aliases = {attr: other for kind, attrs in mine.items() if len(attrs) == len(theirs.get(kind, []))

@@ -2,8 +2,8 @@
 constructor takes no sizes; DotProductAttention.forward has no values argument.
 expect: each of the three is said to differ from the contract ("signature: your ..."): the grader calls
 them by the names they take and grades what they do (they ignore valid_lens, sizes, values): the two
-attention classes 0, masked_softmax some credit, its mistake named (a softmax that never masks is the
-catalogue's ms_ignores_valid_lens, family valid-lens-ignored, since session 45); sequence_mask gets full marks.
+attention classes 0, and masked_softmax too, its mistake named (a softmax that never masks is the catalogue's
+degenerate ms_ignores_valid_lens since session 47: at most 10%, 0 on the tiny suites); sequence_mask gets full marks.
 """
 import math
 import os
