@@ -88,7 +88,8 @@ class Scoring(_Strict):
     almost nothing, while one realistic bug keeps most of its credit.
     """
 
-    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "property": 1.0, "structure": 1.0})
+    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "dependence": 3.0, "property": 1.0,
+                                                             "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
     #: The least property and structure tests count when the diagnosis names one known realistic
     #: mistake that explains the component's failures: such a mistake, which breaks every reference
@@ -99,6 +100,10 @@ class Scoring(_Strict):
     #: its failures (its outputs do not depend on its inputs the way the course's do): a stored side
     #: output right beside constant outputs passes reference tests of its own.
     degenerate_share: float = Field(0.1, ge=0, le=1)
+    #: The least property and structure tests count when every `dependence` test of the component passed: its
+    #: outputs depend on its inputs where the course's do and only there (it is not degenerate), though their
+    #: values differ in a way the catalogue does not know (`relu` for `tanh`). Its failed comparisons earn nothing.
+    dependence_gate: float = Field(0.5, ge=0, le=1)
     tests: dict[str, float] = Field(default_factory=dict)
     #: "<component>::<test function>": kind, for a test whose marker (or its use of the reference)
     #: does not say what it really checks; kept here so that the suites' sources do not change.
@@ -133,7 +138,7 @@ class Scoring(_Strict):
 
 
 #: Kinds of test: compared with the course's values, self-consistency, shapes and attributes.
-TEST_KINDS = ("reference", "property", "structure")
+TEST_KINDS = ("reference", "dependence", "property", "structure")
 
 
 class Feedback(_Strict):

@@ -228,7 +228,8 @@ def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_ow
     in_process = session.run_in_process("06_transformer", path)
     for result in (sandboxed, in_process):
         scores = {c.name: c for c in result.components}
-        assert scores["EncoderBlock"].score < scores["EncoderBlock"].points / 2  # the bug, charged where it is
+        # the bug, charged where it is: one named mistake keeps about half (its dependence test passes in full)
+        assert scores["EncoderBlock"].score < scores["EncoderBlock"].points * 0.6
         encoder = scores["TransformerEncoder"]
         assert encoder.score == encoder.points, [t.output[:300] for t in encoder.tests if not t.passed]
         assert [u.student for u in encoder.dependencies if u.name == "EncoderBlock"] == [False]  # the course's

@@ -15,7 +15,7 @@ from autograder.grading.scoring import ComponentScore, component_score, shares
 from autograder.grading.session import name_misconceptions
 from autograder.selfcheck import plugin
 
-KINDS = ("reference", "property", "structure")
+KINDS = ("reference", "dependence", "property", "structure")
 COMP = "masked_softmax"
 
 
@@ -61,6 +61,23 @@ def test_code_that_fails_every_comparison_earns_nothing_for_its_invariances_unle
     assert [s.score for s in explained] == [0.0, 0.5, 0.5]
     assert [s.floored for s in explained] == [False, True, True]
     assert component_score(5.0, tests, Scoring(floor=0.2), explained=True) == 0.4
+
+
+def test_code_whose_outputs_depend_on_its_inputs_as_the_courses_keeps_its_invariances_at_the_dependence_gate():
+    """An unknown mistake in the values (relu for tanh) of code that is not degenerate: its dependence test
+    passed, so its properties count at `dependence_gate`; its failed comparisons earn nothing. Code that fails
+    a dependence test (it ignores an input the course's reads) earns only its proportion, as before."""
+    tests = [outcome("reference", False), outcome("dependence", True), outcome("property", True)]
+    out = shares(7.0, tests, Scoring())  # weights 3, 3, 1
+    assert [s.score for s in out] == [0.0, 3.0, 0.5]  # the gate: 3/6 from the dependence test itself, not less
+    tests = [outcome("reference", False, weight=3.0), outcome("dependence", True), outcome("property", True)]
+    out = shares(13.0, tests, Scoring())  # weights 9, 3, 1: the proportion 1/4, the dependence gate 1/2
+    assert [s.score for s in out] == [0.0, 3.0, 0.5] and out[2].factor == 0.5
+    assert shares(13.0, tests, Scoring(dependence_gate=0.0))[2].factor == 0.25
+    ignores = [outcome("reference", False, weight=3.0), outcome("dependence", False), outcome("property", True)]
+    assert component_score(13.0, ignores, Scoring()) == 0.0
+    capped = shares(13.0, tests, Scoring(), degenerate=True)  # a degenerate entry's replay still caps it
+    assert round(sum(s.score for s in capped), 4) <= 1.3
 
 
 def test_one_named_mistake_costs_at_most_half_of_each_test_it_breaks():

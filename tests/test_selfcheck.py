@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from hypothesis import given, strategies as st
 
 from autograder.catalogue import zoo
@@ -616,3 +617,19 @@ def test_a_comparison_of_the_students_code_with_itself_names_both_sides() -> Non
     with pytest.raises(AssertionError) as failed:  # against the course's values, the usual words
         T.assert_close(torch.tensor([2.0]), torch.tensor([3.0]), what="logits")
     assert "expected 3, got 2" in str(failed.value)
+
+
+def test_assert_depends_like_judges_which_outputs_move_not_their_values():
+    """testing.assert_depends_like: a wrong formula on the right inputs passes; constant outputs, and outputs that
+    read a batch item they should not, fail, naming the change and the position."""
+    from autograder.selfcheck import testing as T
+
+    X = torch.randn(2, 3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    moved = X.clone()
+    moved[1, 2] = 5.0
+    changes = [("X[1, 2] changes", [moved])]
+    T.assert_depends_like("f", lambda x: torch.relu(x) * 2, torch.tanh, [X], changes)  # values differ: fine
+    with pytest.raises(AssertionError, match=r"X\[1, 2\] changes, the course's output at \[1, 2\] changes and yours"):
+        T.assert_depends_like("f", lambda x: torch.zeros_like(x), torch.tanh, [X], changes)
+    with pytest.raises(AssertionError, match=r"your output at \[0, 2\] changes and the course's does not"):
+        T.assert_depends_like("f", lambda x: torch.tanh(x + x.flip(0)), torch.tanh, [X], changes)

@@ -85,6 +85,9 @@ class TestShare:
     capped: bool = False  # lowered with every other test of a degenerate component (policy.degenerate_share)
 
 
+#: Kinds of test that compare with the course: its values (reference) or which outputs depend on which inputs
+#: (dependence). Both are judged on their own and make the gate; only values say the outputs agreed.
+COMPARED = frozenset({"reference", "dependence"})
 #: Parts of a comparison that check a stored side output or table rather than what the component returns.
 STORED = frozenset({"attention_weights", "table"})
 
@@ -136,6 +139,12 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     1000 that is also added in place loses more than either alone; one whose tests the first already broke
     costs nothing more, helper-64), and never the same test twice.
 
+    A component whose every `dependence` test passed (its outputs depend on its inputs where the course's do,
+    and only there: testing.assert_depends_like) is not degenerate: where its values differ in a way nothing
+    named explains (`relu` for `tanh`, an eps of its own), its property and structure tests count at least
+    `policy.dependence_gate` of their share; its failed comparisons earn nothing (helper-72's F6: such code
+    kept 0 of what it got right).
+
     A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
     `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
     weights = [test_weight(t, policy) for t in tests]
@@ -145,7 +154,7 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     kinds = [test_kind(t, policy) for t in tests]
     # The gate weighs what the component returns: a stored side output (attention_weights, a table) that
     # is missing, misnamed or wrong costs its own tests, not the credit of the tests about the outputs.
-    reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k == "reference" and t.part not in STORED]
+    reference = [(t, w) for t, w, k in zip(tests, weights, kinds) if k in COMPARED and t.part not in STORED]
     ref_total = sum(w for _, w in reference)
     seen = explained if seen is None else seen
     gate, floored, computed = 1.0, False, True
@@ -154,6 +163,9 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
         computed = seen or gate > 0  # its outputs agreed somewhere, or the mistake shows in them
         if explained and seen and gate < policy.floor:
             gate, floored = policy.floor, True
+        dependence = [t for t, k in zip(tests, kinds) if k == "dependence"]
+        if dependence and all(t.passed for t in dependence) and gate < policy.dependence_gate:
+            gate = policy.dependence_gate  # not degenerate: an unknown mistake in the values keeps its properties
     units = round(points * 10_000)
     raw = [units * w / total for w in weights]
     maxima = [int(r) for r in raw]
@@ -161,7 +173,7 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
         maxima[i] += 1  # largest remainders: the shares add up to the points exactly
     out = []
     for t, m, k in zip(tests, maxima, kinds):
-        own = k == "reference" and (t.part not in STORED or explained)  # judged on its own, not by the gate
+        own = k in COMPARED and (t.part not in STORED or explained)  # judged on its own, not by the gate
         if t.passed:
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))

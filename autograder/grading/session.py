@@ -362,7 +362,9 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     (Diagnoser.dropped). Once a realistic mistake is named, a failure no
     replay covers (a property test, run with the code's own initial weights) that one of its catalogue
     entries fails at the same place with other values (diagnosis.where_entries) is explained by it too;
-    that evidence never names a mistake."""
+    that evidence never names a mistake. Code that no realistic mistake explains and whose output ignores an input
+    the course's reads (a dependence test failed so: testing.Ignores) is degenerate by its behaviour alone, whether
+    or not a catalogue entry reproduces it (helper-72's F9, F16: constants at one size or in one mode)."""
     failed = [t for t in comp.tests if not t.passed]
     passed = outputs_agreed(comp.tests)
     for test in failed:
@@ -399,6 +401,8 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
                 told.add(id(test))
                 test.misconception = family
                 test.output = test.output + found.message(comp.name)
+    if not comp.explained and any(t.ignores_input for t in failed):
+        comp.degenerate = True  # by behaviour: an output ignores an input the course's reads (testing.Ignores)
 
 
 def withhold(comp: ComponentScore, course: config_mod.Course, release: late.Release) -> None:

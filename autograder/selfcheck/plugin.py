@@ -61,6 +61,7 @@ class TestOutcome:
     replay_ran: bool = False  # the catalogue's variants were replayed on its failed call (none may have reproduced it)
     on_values: bool = False  # it failed on numbers the code computed (testing.Mismatch.on_values), not a crash or a fact
     crashed: bool = False  # the student's code raised (testing.Crash, or an exception that is no failed check)
+    ignores_input: bool = False  # an output the course's moves with an input stays put (testing.Ignores)
     part: str = ""  # what of the component's results the test checks (its `part` parameter), if it says
     english: str = ""  # `name` in English (describe_test): what staff read and results are keyed by
 
@@ -271,6 +272,7 @@ ENTRIES_PROPERTY = "reproducing_entries"
 REPLAYED_PROPERTY = "replayed"
 ON_VALUES_PROPERTY = "on_values"
 CRASHED_PROPERTY = "crashed"
+IGNORES_PROPERTY = "ignores_input"
 #: Where hypothesis (core._raise_to_user) leaves a test's failing examples on its pytest item.
 HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
 _HINT = re.compile(r"(\n[ \t]*|(?<=[.:]) )hint: [^\n]*")
@@ -340,6 +342,7 @@ class GradingPlugin:
             outcome.replay_ran = properties.get(REPLAYED_PROPERTY) is True
             outcome.on_values = properties.get(ON_VALUES_PROPERTY) is True
             outcome.crashed = properties.get(CRASHED_PROPERTY) is True
+            outcome.ignores_input = properties.get(IGNORES_PROPERTY) is True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[pytest.TestReport]:
@@ -369,6 +372,8 @@ class GradingPlugin:
             leaf = failure_leaf(excinfo.value)
             if getattr(leaf, "on_values", False) is True:
                 properties.append((ON_VALUES_PROPERTY, True))
+            if getattr(leaf, "ignores_input", False) is True:
+                properties.append((IGNORES_PROPERTY, True))
             from autograder.selfcheck.testing import Crash
             if isinstance(leaf, Crash) or not isinstance(leaf, AssertionError):
                 properties.append((CRASHED_PROPERTY, True))

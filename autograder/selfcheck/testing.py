@@ -123,6 +123,14 @@ class Mismatch(AssertionError):
         self.on_values = on_values or bool(found.families and found.replayed)
 
 
+class Ignores(AssertionError):
+    """A failed dependence check (`assert_depends_like`): an output the course's moves when an input changes stays
+    as it was. The code ignores an input the contract reads: unless a named realistic mistake explains its
+    failures, its component is degenerate (grading/session.name_misconceptions)."""
+
+    ignores_input = True
+
+
 class Missing:
     """An attribute the student's object lacks, read by a test that may not need it: any use fails
     with `reason`, so only the tests that check that attribute lose points."""
@@ -458,6 +466,58 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
         if isinstance(out, torch.Tensor):
             return as_plain(out)
     return out
+
+
+def _position(index: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
+def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..., Any], args: Sequence[Any],
+                        changes: Sequence[tuple[str, Sequence[Any]]]) -> None:
+    """The student's output depends on its inputs where the course's does, and only there.
+
+    `mine(*args)` (the student's module, called through `call`) and `theirs(*args)` (the course's, with the
+    same weights) are run on `args`, then on each of `changes` ((what was changed, the changed arguments)).
+    Positions are an output's entries less its last axis (a feature vector). Where the course's output moves
+    clearly (more than 1e-3 of its scale) the student's must move (by more than a thousandth of that); where it
+    stays exactly as it was the student's must stay (within 1e-6 of its scale); positions that move only a little
+    are not judged. Two calls on the same arguments must agree exactly: the modules run in eval mode or with
+    dropout 0, where an output that changes from call to call depends on something else than its inputs.
+
+    This compares which outputs depend on which inputs, not their values: code with a wrong formula can pass
+    it (its property tests then count: scoring's `dependence` kind), code whose outputs ignore an input the
+    course's reads (constant outputs: `Ignores`), or read one it ignores (unmasked padding, mixed batch items),
+    cannot."""
+    base_mine = as_plain(call(what, mine, *args, show_args=False), what).to(torch.float64)
+    base_theirs = as_plain(theirs(*cloned(list(args)))).to(torch.float64)
+    check(tuple(base_mine.shape) == tuple(base_theirs.shape), _("{what}: expected shape {expected}, got {actual}").format(
+        what=what, expected=tuple(base_theirs.shape), actual=tuple(base_mine.shape)))
+    scale = 1.0 + float(base_theirs.abs().max()) if base_theirs.numel() else 1.0
+    again = as_plain(call(what, mine, *args, show_args=False), what).to(torch.float64)
+    if not torch.equal(again.nan_to_num(), base_mine.nan_to_num()):  # dropout 0, eval mode: a function of its inputs
+        raise Ignores(_("{what}: two calls on the same inputs give different outputs: your output does not depend on "
+                        "its inputs alone").format(what=what))
+    for label, changed in changes:
+        out_mine = as_plain(call(what, mine, *changed, show_args=False), what).to(torch.float64)
+        check(tuple(out_mine.shape) == tuple(base_mine.shape), _("{what}: expected shape {expected}, got {actual}").format(
+            what=what, expected=tuple(base_mine.shape), actual=tuple(out_mine.shape)))
+        moved_theirs = (as_plain(theirs(*cloned(list(changed)))).to(torch.float64) - base_theirs).abs()
+        moved_mine = (out_mine - base_mine).abs().nan_to_num(nan=math.inf)
+        reduce = (lambda t: t.amax(dim=-1)) if moved_theirs.dim() > 0 else (lambda t: t)
+        theirs_moved, mine_moved = reduce(moved_theirs), reduce(moved_mine)
+        # moving by a thousandth of what the course's moves is not moving (the mean of every output, say)
+        missed = (theirs_moved > 1e-3 * scale) & ~(mine_moved > 1e-3 * theirs_moved)
+        extra = (theirs_moved == 0) & (mine_moved > 1e-6 * scale)
+        if bool(missed.any()):
+            index = [int(i) for i in missed.nonzero()[0]]
+            raise Ignores(_("{what}: when {change}, the course's output at {position} changes and yours does "
+                            "not: your output does not depend on that input as it should").format(
+                what=what, change=label, position=_position(index)))
+        if bool(extra.any()):
+            index = [int(i) for i in extra.nonzero()[0]]
+            raise AssertionError(_("{what}: when {change}, your output at {position} changes and the course's does "
+                                   "not: your output depends on an input it should ignore there").format(
+                what=what, change=label, position=_position(index)))
 
 
 def assert_layer_normalized(Y: Any, what: str, hint: Optional[str] = None) -> None:

@@ -15,13 +15,14 @@ test_additive_contract_names (students see it in their self-check).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
@@ -435,9 +436,9 @@ def test_ms_at_realistic_size(student, ref, case):
 
 # ============================================================ attention modules: shared checks
 
-def _build(student, ref, name, case, dropout=0.0):
-    """The student's module with the reference's weights, and the reference, both in eval mode (lazy
-    layers get their shapes from one forward call on the case's inputs first)."""
+def _build(student, ref, name, case, dropout=0.0, mode="eval"):
+    """The student's module with the reference's weights, and the reference, both in eval mode (or both in
+    train mode: `mode`; lazy layers get their shapes from one forward call on the case's inputs first)."""
     if name == "AdditiveAttention":
         args = (case.dk, case.dq, 6, dropout)
     else:
@@ -447,8 +448,8 @@ def _build(student, ref, name, case, dropout=0.0):
     if case.dtype == torch.float64:
         model.double()
         reference.double()
-    model.eval()
-    reference.eval()
+    model.train(mode == "train")
+    reference.train(mode == "train")
     if name == "AdditiveAttention":
         T.with_lazy_parameters(lambda: T.copy_weights(model, reference), model, *case.data(), _clone(case.lens))
     return model, reference
@@ -487,20 +488,21 @@ def _hint(name):
     return ADD_HINT if name == "AdditiveAttention" else DOT_HINT
 
 
-def check_matches_reference(student, ref, name, case, part):
-    """The module with the reference's weights against the reference: its output or its stored weights (both
-    parts check one call: T.shared)."""
+def check_matches_reference(student, ref, name, case, part, mode="eval"):
+    """The module with the reference's weights against the reference, both in `mode` with dropout 0 (in train
+    mode too, then, the same maths: code that computes otherwise while training shows): its output or its
+    stored weights (both parts check one call: T.shared)."""
     q, k, v = case.data()
 
     def run():
-        model, reference = _build(student, ref, name, case)
+        model, reference = _build(student, ref, name, case, mode=mode)
         out = _attend(model, name, q, k, v, case.lens)
         weights = T.Snapshot(lambda: _weights(model, (case.B, case.Q, case.K)))
         expected = reference(q.clone(), k.clone(), v.clone(), _clone(case.lens)).detach()
         return weights, out, expected, reference.attention_weights.detach()
 
-    weights, out, expected, ref_weights = T.shared(student, run, name, case)
-    inputs = _inputs(case, q, k, v)
+    weights, out, expected, ref_weights = T.shared(student, run, name, case, mode)
+    inputs = _inputs(case, q, k, v, **({"mode": _("train, dropout 0")} if mode == "train" else {}))
     if part == "attention_weights":
         T.assert_close(weights.get(), ref_weights,
                        what="model.attention_weights", inputs=inputs, hint=_hint(name))
@@ -666,6 +668,32 @@ def check_eval_no_dropout(student, ref, name, case):
     T.assert_close(out2, out1, what=_("two eval-mode calls on the same inputs"), inputs=inputs, hint=hint)
 
 
+def check_dependence(student, ref, name, case):
+    """Which outputs move when one query, one valid key, one valid value or the keys and values past every
+    valid length of the last batch item change: those the course's moves, and only those (T.assert_depends_like)."""
+    case = dataclasses.replace(case, dtype=torch.float64)
+    model, reference = _build(student, ref, name, case)
+    q, k, v = case.data()
+    b, lens = case.B - 1, case.lens2d()
+    new = case.gen().manual_seed(case.seed + 11)
+
+    def changed(which, index, tensors=(q, k, v)):
+        out = [t.clone() for t in tensors]
+        for i in which:
+            out[i][index] = S.randn(tuple(out[i][index].shape), new, torch.float64) * 2
+        return out + [_clone(case.lens)]
+
+    changes = [(_("query [{b}, 0] changes").format(b=b), changed([0], (b, 0))),
+               (_("key [{b}, 0] changes").format(b=b), changed([1], (b, 0))),
+               (_("value [{b}, 0] changes").format(b=b), changed([2], (b, 0)))]
+    last = int(lens[b].max())
+    if last < case.K:  # positions no query of item b may attend to
+        changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),
+                        changed([1, 2], (b, slice(last, None)))))
+    T.assert_depends_like(_("{name}.forward on {case!r}").format(name=name, case=case), model, reference,
+                          [q, k, v, _clone(case.lens)], changes)
+
+
 def check_gradient(student, ref, name, case):
     q, k, v = case.data()
     model, reference = _build(student, ref, name, case)
@@ -778,6 +806,26 @@ def test_add_gradient(student, ref, case):
 
 
 @pytest.mark.component(ADD)
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(case=cases())
+@example(case=REALISTIC[2])  # and at a realistic size: code right only on small inputs shows
+def test_add_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """the output depends on the queries, the valid keys and values, and not on keys and values past the valid lengths, as the course's does"""
+    check_dependence(student, ref, ADD, case)
+
+
+@pytest.mark.component(ADD)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
+@given(case=cases())
+def test_add_matches_reference_in_train_mode(student, ref, part, case):
+    """in train mode with dropout 0, output and attention_weights match the reference with the same weights (training changes nothing else)"""
+    check_matches_reference(student, ref, ADD, case, part, mode="train")
+
+
+@pytest.mark.component(ADD)
 @pytest.mark.weight(1 / (len(REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
 @pytest.mark.parametrize("part", PARTS)
 @pytest.mark.parametrize("case", REALISTIC, ids=realistic_id)
@@ -883,6 +931,26 @@ def test_dot_eval_no_dropout(student, case):
 def test_dot_gradient(student, ref, case):
     """gradients with respect to queries, keys and values match the reference (float64)"""
     check_gradient(student, ref, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(case=cases(same_qk=True))
+@example(case=REALISTIC_SAME_QK[2])  # and at a realistic size: code right only on small inputs shows
+def test_dot_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """the output depends on the queries, the valid keys and values, and not on keys and values past the valid lengths, as the course's does"""
+    check_dependence(student, ref, DOT, case)
+
+
+@pytest.mark.component(DOT)
+@pytest.mark.weight(1 / len(PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", PARTS)
+@settings(max_examples=5)
+@given(case=cases(same_qk=True))
+def test_dot_matches_reference_in_train_mode(student, ref, part, case):
+    """in train mode with dropout 0, output and attention_weights match the reference (training changes nothing else)"""
+    check_matches_reference(student, ref, DOT, case, part, mode="train")
 
 
 @pytest.mark.component(DOT)

@@ -12,7 +12,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
@@ -203,11 +203,11 @@ def make_inputs(c):
     return q, k, v
 
 
-def build(student, c, dropout=0.0):
-    """The student's module for case c, in eval mode and in the case's dtype (weights from a seed)."""
+def build(student, c, dropout=0.0, mode="eval"):
+    """The student's module for case c, in eval mode (or `mode`) and in the case's dtype (weights from a seed)."""
     T.seed(student, c["seed"])
     m = student.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], dropout, c["bias"])
-    m.eval()
+    m.train(mode == "train")
     if c["dtype"] == torch.float64:
         m.double()
     return m
@@ -232,10 +232,10 @@ def run(m, c, q, k, v, lens):
                     "valid_lens {lens}").format(module=describe(c), q_shape=tuple(q.shape), k_shape=tuple(k.shape), v_shape=tuple(v.shape), lens=lens_text(lens)), m, q, k, v, lens, hint=hint, show_args=False)
 
 
-def reference_model(ref, c, dropout=0.0):
-    """The course's MultiHeadAttention for case c (random weights), in eval mode and the case's dtype."""
-    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], dropout, c["bias"]).eval()
-    return r.to(c["dtype"])
+def reference_model(ref, c, dropout=0.0, mode="eval"):
+    """The course's MultiHeadAttention for case c (random weights), in eval mode (or `mode`) and the case's dtype."""
+    r = ref.MultiHeadAttention(c["ks"], c["qs"], c["vs"], c["h"] * c["dh"], c["h"], dropout, c["bias"])
+    return r.train(mode == "train").to(c["dtype"])
 
 
 def copy(m, r, c):
@@ -477,6 +477,72 @@ def realistic_mha_case(spec):
 def test_mha_at_realistic_size(student, ref, spec):
     """matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, 4-8 heads)"""
     check_eval_mode_matches_reference(student, ref, realistic_mha_case(spec))
+
+
+@pytest.mark.component("MultiHeadAttention")
+@settings(max_examples=5)
+@given(c=mha_case())
+def test_mha_matches_reference_in_train_mode(student, ref, c):
+    """in train mode with dropout 0 the output matches the course's model with the same weights (training changes nothing else)"""
+    m, r = build(student, c, mode="train"), reference_model(ref, c, mode="train")
+    copy(m, r, c)
+    q, k, v = make_inputs(c)
+    T.assert_close(run(m, c, q, k, v, c["lens"]), r(q, k, v, c["lens"]),
+                   what=_("{module}, dropout=0, train mode, vs the course's model with the same weights").format(module=describe(c)),
+                   inputs={"valid_lens": c["lens"]},
+                   hint="with dropout 0 the model computes in train mode exactly what it computes in eval mode: "
+                        "mask, scale and project the same way whatever self.training is; " + MHA_HINT)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(c=mha_case(heads=st.integers(1, 3)))
+@example(c=realistic_mha_case(REALISTIC_MHA[1]))  # and at a realistic size: code right only on small inputs shows
+def test_mha_depends_on_its_inputs_as_the_course_does(student, ref, c):
+    """the output depends on the queries, the valid keys and values, and not on keys and values past the valid lengths, as the course's does"""
+    c = dict(c, dtype=torch.float64)
+    m, r = build(student, c), reference_model(ref, c)
+    copy(m, r, c)
+    q, k, v = make_inputs(c)
+    b, lens = c["B"] - 1, c["lens"]
+    new = S.generator(c["seed"] + 11)
+
+    def changed(which, index):
+        out = [t.clone() for t in (q, k, v)]
+        for i in which:
+            out[i][index] = S.randn(tuple(out[i][index].shape), new, torch.float64) * 2
+        return out + [lens]
+
+    changes = [(_("query [{b}, 0] changes").format(b=b), changed([0], (b, 0))),
+               (_("key [{b}, 0] changes").format(b=b), changed([1], (b, 0))),
+               (_("value [{b}, 0] changes").format(b=b), changed([2], (b, 0)))]
+    last = c["K"] if lens is None else int(lens[b].max())
+    if last < c["K"]:  # positions no query of item b may attend to
+        changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),
+                        changed([1, 2], (b, slice(last, None)))))
+    T.assert_depends_like(describe(c), m, r, [q, k, v, lens], changes)
+
+
+@pytest.mark.component("MultiHeadAttention")
+@settings(max_examples=5)
+@given(c=mha_case(heads=st.integers(1, 3)))
+def test_mha_gradient_matches_reference(student, ref, c):
+    """in train mode (dropout 0), gradients with respect to queries, keys and values match the course's model with the same weights (they flow through every projection)"""
+    c = dict(c, dtype=torch.float64)
+    m, r = build(student, c, mode="train"), reference_model(ref, c, mode="train")
+    copy(m, r, c)
+    q, k, v = make_inputs(c)
+    g = S.randn((c["B"], c["Q"], c["h"] * c["dh"]), c["seed"] + 7, torch.float64)
+    what = _("back-propagating through {module}").format(module=describe(c))
+    grads = T.call(what, T.vjp, m, [q, k, v, c["lens"]], g, wrt=(0, 1, 2), hint=MHA_HINT, show_args=False)
+    expected = T.vjp(r, [q, k, v, c["lens"]], g, wrt=(0, 1, 2))
+    for label, got, exp in zip((_("queries"), _("keys"), _("values")), grads, expected):
+        T.assert_close(torch.zeros_like(exp) if got is None else got, exp,
+                       what=_("gradient of the output with respect to the {label}").format(label=label),
+                       inputs={"valid_lens": c["lens"]},
+                       hint="gradients must flow through W_q, W_k, W_v, the attention weights and W_o: do not "
+                            "detach anything (.detach(), .data, torch.no_grad()) in forward")
 
 
 # ---------------------------------------------------------------- for 06 (not scored)

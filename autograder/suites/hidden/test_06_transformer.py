@@ -29,11 +29,11 @@ import functools
 import itertools
 import math
 from typing import Any, Optional
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from torch.nn import functional as F
 
 from autograder.selfcheck import strategies as S
@@ -83,14 +83,14 @@ def model_args(num_layers: int, dropout: float = 0.0, vocab: int = VOCAB) -> tup
 
 
 def paired(student_cls: Any, ref_cls: Any, args: tuple, dtype: torch.dtype, seed: int,
-           student: Any) -> tuple[Any, Any]:
-    """(student module, reference module) with the reference's random weights copied in, eval mode."""
+           student: Any, mode: str = "eval") -> tuple[Any, Any]:
+    """(student module, reference module) with the reference's random weights copied in, eval mode (or `mode`)."""
     T.seed(student, seed)
     mine = set_dtype(student_cls(*args), dtype)
     theirs = randomize_(ref_cls(*args), seed).to(dtype)
     T.copy_weights(mine, theirs)
-    mine.eval()
-    theirs.eval()
+    mine.train(mode == "train")
+    theirs.train(mode == "train")
     return mine, theirs
 
 
@@ -239,6 +239,23 @@ def realistic_lens(kind: str, batch: int, length: int, seed: int) -> Optional[to
 
 
 # ------------------------------------------------------------------------------ PositionWiseFFN
+def changed_at(args: Sequence[Any], which: int, index: tuple, seed: int) -> list[Any]:
+    """`args` with new random values (float64) at `index` of argument `which` (the others as they are)."""
+    out = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    out[which][index] = randn(tuple(out[which][index].shape), seed, torch.float64, 2.0)
+    return out
+
+
+def check_dependence(student_cls: Any, ref_cls: Any, init: tuple, args: list[Any],
+                     changes: Sequence[tuple[str, int, tuple]], seed: int, student: Any, what: str) -> None:
+    """The student's module (float64, eval mode, the course's weights) moves its outputs where the course's does
+    when argument `which` changes at `index`, for each (label, which, index) of `changes`: T.assert_depends_like."""
+    mine, theirs = paired(student_cls, ref_cls, init, torch.float64, seed, student)
+    T.assert_depends_like(what, mine, theirs, args,
+                          [(label, changed_at(args, which, index, seed + 50 + i))
+                           for i, (label, which, index) in enumerate(changes)])
+
+
 def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.dtype, what: str) -> None:
     """The student's PositionWiseFFN on X against the course's with the same weights (`what` names the output)."""
     with torch.no_grad():
@@ -262,6 +279,21 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
     args = (n_in, n_hid, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
     check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype, _("PositionWiseFFN{args} output").format(args=args))
+
+
+@pytest.mark.component("PositionWiseFFN")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
+       n_out=st.integers(1, 6), seed=S.SEEDS)
+@example(B=REAL_B, steps=40, n_in=32, n_hid=64, n_out=48, seed=5)  # and at a realistic size
+def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_in, n_hid, n_out, seed):
+    """the output at each position depends on that position's input, and on no other, as the course's does"""
+    b, t = B - 1, steps - 1
+    check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out),
+                     [randn((B, steps, n_in), seed, torch.float64, 2.0)],
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), 0, (b, t))], seed, student,
+                     _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)))
 
 
 @pytest.mark.component("PositionWiseFFN")
@@ -338,6 +370,20 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
     addnorm, r = paired(student.AddNorm, ref.AddNorm, ([d], p), dtype, seed, student)
     X, Y = randn((B, steps, d), seed, dtype, 2.0), randn((B, steps, d), seed + 1, dtype)
     check_addnorm_call(addnorm, r, X, Y, dtype, f"AddNorm([{d}], {p}) in eval mode")
+
+
+@pytest.mark.component("AddNorm")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=S.SEEDS)
+@example(B=REAL_B, steps=40, d=32, seed=5)  # and at a realistic size
+def test_addnorm_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, d, seed):
+    """the output at each position depends on that position's X and Y, and on no other, as the course's does"""
+    b, t = B - 1, steps - 1
+    check_dependence(student.AddNorm, ref.AddNorm, ([d], 0.0),
+                     [randn((B, steps, d), seed, torch.float64, 2.0), randn((B, steps, d), seed + 1, torch.float64)],
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), 0, (b, t)),
+                      (_("Y[{b}, {t}] changes").format(b=b, t=t), 1, (b, t))], seed, student, f"AddNorm([{d}], 0)")
 
 
 @pytest.mark.component("AddNorm")
@@ -585,6 +631,35 @@ def test_encoder_block_matches_reference(student, ref, case, p):
 
 
 @pytest.mark.component("EncoderBlock")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(case=enc_case())
+@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float64, 5))  # and at a realistic size
+def test_encoder_block_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """the outputs depend on every valid position of their sequence, and not on padded ones or other sequences, as the course's do"""
+    B, steps, lens, _dtype, seed = case
+    b = B - 1
+    changes = [(_("X[{b}, 0] changes").format(b=b), 0, (b, 0))]
+    if lens is not None and int(lens[b]) < steps:
+        changes.append((_("X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])), 0,
+                        (b, int(lens[b]))))
+    check_dependence(student.EncoderBlock, ref.EncoderBlock, block_args(0.0),
+                     [randn((B, steps, D), seed, torch.float64, 2.0), lens], changes, seed, student,
+                     _("EncoderBlock (valid_lens {lens})").format(lens=None if lens is None else lens.tolist()))
+
+
+@pytest.mark.component("EncoderBlock")
+@settings(max_examples=5)
+@given(case=enc_case())
+def test_encoder_block_matches_reference_in_train_mode(student, ref, case):
+    """in train mode with dropout 0 the block matches the course's with the same weights (training changes nothing else)"""
+    B, steps, lens, dtype, seed = case
+    blk, r = paired(student.EncoderBlock, ref.EncoderBlock, block_args(0.0), dtype, seed, student, mode="train")
+    check_encoder_block_call(blk, r, randn((B, steps, D), seed, dtype, 2.0), lens, dtype,
+                             _("EncoderBlock output (dropout=0, train mode)"))
+
+
+@pytest.mark.component("EncoderBlock")
 @pytest.mark.kind("structure")
 @pytest.mark.keep("the contract's names: no mutant misnames a parameter; the other tests bind by structure")
 def test_encoder_block_contract_names(student, ref):
@@ -702,6 +777,21 @@ def test_encoder_matches_reference(student, ref, part, case, layers, p):
                                                student), (args, dtype, seed),
                        randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
                        f"TransformerEncoder output ({layers} blocks, eval mode)", part)
+
+
+@pytest.mark.component("TransformerEncoder")
+@pytest.mark.weight(1 / len(ENCODER_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", ENCODER_PARTS)
+@settings(max_examples=4)
+@given(case=enc_case(), layers=st.integers(1, 2))
+def test_encoder_matches_reference_in_train_mode(student, ref, part, case, layers):
+    """in train mode with dropout 0 the encoder matches the course's with the same weights, weights included (training changes nothing else)"""
+    B, steps, lens, dtype, seed = case
+    args = model_args(layers, 0.0)
+    check_encoder_call(student, lambda: paired(student.TransformerEncoder, ref.TransformerEncoder, args, dtype, seed,
+                                               student, mode="train"), (args, dtype, seed, "train"),
+                       randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
+                       _("TransformerEncoder output ({layers} blocks, dropout=0, train mode)").format(layers=layers), part)
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -985,6 +1075,22 @@ def test_decoder_block_dropout_spares_the_residual(student, ref, case):
 
 
 @pytest.mark.component("DecoderBlock")
+@pytest.mark.weight(1 / len(BLOCK_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", BLOCK_PARTS)
+@settings(max_examples=4)
+@given(case=dec_case())
+def test_decoder_block_matches_reference_in_train_mode(student, ref, part, case):
+    """in train mode with dropout 0 the block matches the course's with the same weights (training changes nothing else)"""
+    B, steps, T_enc, lens, dtype, seed = case
+    args = block_args(0.0) + (0,)
+    X, enc = randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype)
+    check_decoder_block_call(student, lambda: paired(student.DecoderBlock, ref.DecoderBlock, args, dtype, seed, student,
+                                                     mode="train"),
+                             (args, dtype, seed, "train"), X, enc, lens, dtype,
+                             _("DecoderBlock output (dropout=0, train mode)"), part)
+
+
+@pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(2 / len(BLOCK_PARTS))  # the parts share one test's weight
 @pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=8)
@@ -1120,6 +1226,23 @@ def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers:
                 hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
                 known={_("block i's self-attention (attention1) weights: stored from the wrong attention"):
                            lambda i=i: ref_self[i]})
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.weight(1 / len(DECODER_PARTS))  # the parts share one test's weight
+@pytest.mark.parametrize("part", DECODER_PARTS)
+@settings(max_examples=4)
+@given(case=model_case())
+def test_decoder_matches_reference_in_train_mode(student, ref, part, case):
+    """in train mode with dropout 0 the decoder matches the course's on a whole sequence with the same weights: logits, caches and attention weights (training changes nothing else)"""
+    B, steps, T_enc, lens, layers, dtype, seed = case
+    args = model_args(layers, 0.0)
+    X, enc = randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype)
+    check_decoder_call(student, lambda: paired(student.TransformerDecoder, ref.TransformerDecoder, args, dtype, seed,
+                                               student, mode="train"), (args, dtype, seed, "train"),
+                       X, enc, lens, layers, dtype,
+                       _("TransformerDecoder logits ({layers} blocks, dropout=0, train mode)").format(layers=layers),
+                       lambda r: ref_decoder_run(r, X, r.init_state(enc, None), None)[0], part)
 
 
 @pytest.mark.component("TransformerDecoder")
