@@ -294,6 +294,25 @@ def test_ms_matches_reference(student, ref, form, data):
 
 
 @pytest.mark.component("masked_softmax")
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(case=cases())
+@example(case=REALISTIC[2])  # and at a realistic size: code right only on small inputs shows
+def test_ms_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """each row depends on its scores at valid positions, and on no other score, as the course's does"""
+    X = _scores(dataclasses.replace(case, dtype=torch.float64))
+    b, lens = case.B - 1, case.lens2d()
+    changes = []
+    for q, k, label in ((0, 0, _("X[{b}, 0, 0] changes")), (case.Q - 1, case.K - 1, _("X[{b}, {q}, {k}] changes"))):
+        moved = X.clone()
+        moved[b, q, k] += 3.0
+        valid = "" if k < int(lens[b, q]) else " " + _("(past the valid length)")
+        changes.append((label.format(b=b, q=q, k=k) + valid, [moved, _clone(case.lens)]))
+    T.assert_depends_like("masked_softmax(X, valid_lens)", student.masked_softmax, ref.masked_softmax,
+                          [X, _clone(case.lens)], changes)
+
+
+@pytest.mark.component("masked_softmax")
 @pytest.mark.weight(1 / len(MASKED_FORMS))  # the forms share one test's weight
 @pytest.mark.parametrize("form", MASKED_FORMS)
 @settings(max_examples=5)

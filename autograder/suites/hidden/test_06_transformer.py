@@ -247,13 +247,13 @@ def changed_at(args: Sequence[Any], which: int, index: tuple, seed: int) -> list
 
 
 def check_dependence(student_cls: Any, ref_cls: Any, init: tuple, args: list[Any],
-                     changes: Sequence[tuple[str, int, tuple]], seed: int, student: Any, what: str) -> None:
+                     changes: Sequence[tuple[str, list[Any]]], seed: int, student: Any, what: str,
+                     output: Callable[[Any], Callable[..., Any]] = lambda module: module) -> None:
     """The student's module (float64, eval mode, the course's weights) moves its outputs where the course's does
-    when argument `which` changes at `index`, for each (label, which, index) of `changes`: T.assert_depends_like."""
+    for each (what changed, the changed arguments) of `changes` (`changed_at`): T.assert_depends_like.
+    `output(module)` is what is called with the arguments (a decoder's logits, from a fresh state each call)."""
     mine, theirs = paired(student_cls, ref_cls, init, torch.float64, seed, student)
-    T.assert_depends_like(what, mine, theirs, args,
-                          [(label, changed_at(args, which, index, seed + 50 + i))
-                           for i, (label, which, index) in enumerate(changes)])
+    T.assert_depends_like(what, output(mine), output(theirs), args, changes)
 
 
 def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.dtype, what: str) -> None:
@@ -290,9 +290,9 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_in, n_hid, n_out, seed):
     """the output at each position depends on that position's input, and on no other, as the course's does"""
     b, t = B - 1, steps - 1
-    check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out),
-                     [randn((B, steps, n_in), seed, torch.float64, 2.0)],
-                     [(_("X[{b}, {t}] changes").format(b=b, t=t), 0, (b, t))], seed, student,
+    args = [randn((B, steps, n_in), seed, torch.float64, 2.0)]
+    check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out), args,
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50))], seed, student,
                      _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)))
 
 
@@ -380,10 +380,11 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
 def test_addnorm_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, d, seed):
     """the output at each position depends on that position's X and Y, and on no other, as the course's does"""
     b, t = B - 1, steps - 1
-    check_dependence(student.AddNorm, ref.AddNorm, ([d], 0.0),
-                     [randn((B, steps, d), seed, torch.float64, 2.0), randn((B, steps, d), seed + 1, torch.float64)],
-                     [(_("X[{b}, {t}] changes").format(b=b, t=t), 0, (b, t)),
-                      (_("Y[{b}, {t}] changes").format(b=b, t=t), 1, (b, t))], seed, student, f"AddNorm([{d}], 0)")
+    args = [randn((B, steps, d), seed, torch.float64, 2.0), randn((B, steps, d), seed + 1, torch.float64)]
+    check_dependence(student.AddNorm, ref.AddNorm, ([d], 0.0), args,
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50)),
+                      (_("Y[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 1, (b, t), seed + 51))],
+                     seed, student, f"AddNorm([{d}], 0)")
 
 
 @pytest.mark.component("AddNorm")
@@ -638,13 +639,12 @@ def test_encoder_block_matches_reference(student, ref, case, p):
 def test_encoder_block_depends_on_its_inputs_as_the_course_does(student, ref, case):
     """the outputs depend on every valid position of their sequence, and not on padded ones or other sequences, as the course's do"""
     B, steps, lens, _dtype, seed = case
-    b = B - 1
-    changes = [(_("X[{b}, 0] changes").format(b=b), 0, (b, 0))]
+    b, args = B - 1, [randn((B, steps, D), seed, torch.float64, 2.0), lens]
+    changes = [(_("X[{b}, 0] changes").format(b=b), changed_at(args, 0, (b, 0), seed + 50))]
     if lens is not None and int(lens[b]) < steps:
-        changes.append((_("X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])), 0,
-                        (b, int(lens[b]))))
-    check_dependence(student.EncoderBlock, ref.EncoderBlock, block_args(0.0),
-                     [randn((B, steps, D), seed, torch.float64, 2.0), lens], changes, seed, student,
+        changes.append((_("X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])),
+                        changed_at(args, 0, (b, int(lens[b])), seed + 51)))
+    check_dependence(student.EncoderBlock, ref.EncoderBlock, block_args(0.0), args, changes, seed, student,
                      _("EncoderBlock (valid_lens {lens})").format(lens=None if lens is None else lens.tolist()))
 
 
@@ -777,6 +777,31 @@ def test_encoder_matches_reference(student, ref, part, case, layers, p):
                                                student), (args, dtype, seed),
                        randint(VOCAB, (B, steps), seed), lens, layers, D, dtype,
                        f"TransformerEncoder output ({layers} blocks, eval mode)", part)
+
+
+def token_changed(X: torch.Tensor, index: tuple, vocab: int) -> torch.Tensor:
+    """X with the token at `index` replaced by another (the next id)."""
+    out = X.clone()
+    out[index] = (out[index] + 1) % vocab
+    return out
+
+
+@pytest.mark.component("TransformerEncoder")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(case=enc_case(), layers=st.integers(1, 2))
+@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float64, 5), layers=2)  # and at a realistic size
+def test_encoder_depends_on_its_inputs_as_the_course_does(student, ref, case, layers):
+    """the outputs depend on every valid token of their sequence, and not on padded ones or other sequences, as the course's do"""
+    B, steps, lens, _dtype, seed = case
+    b, X = B - 1, randint(VOCAB, (B, steps), seed)
+    changes = [(_("token X[{b}, 0] changes").format(b=b), [token_changed(X, (b, 0), VOCAB), lens])]
+    if lens is not None and int(lens[b]) < steps:
+        changes.append((_("token X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])),
+                        [token_changed(X, (b, int(lens[b])), VOCAB), lens]))
+    check_dependence(student.TransformerEncoder, ref.TransformerEncoder, model_args(layers, 0.0), [X, lens], changes,
+                     seed, student, _("TransformerEncoder ({layers} blocks, valid_lens {lens})").format(
+                         layers=layers, lens=None if lens is None else lens.tolist()))
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -1075,6 +1100,28 @@ def test_decoder_block_dropout_spares_the_residual(student, ref, case):
 
 
 @pytest.mark.component("DecoderBlock")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(case=dec_case(min_t=2))
+@example(case=(REAL_B, 40, 48, torch.arange(41, 49), torch.float64, 5))  # and at a realistic size
+def test_decoder_block_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """each output depends on the inputs up to its own step and on the valid encoder outputs of its sequence, and on nothing else, as the course's does"""
+    B, steps, T_enc, lens, _dtype, seed = case
+    b, args = B - 1, [randn((B, steps, D), seed, torch.float64, 2.0), randn((B, T_enc, D), seed + 1, torch.float64),
+                      lens]
+    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50 + t))
+               for t in (0, steps - 1)]
+    changes.append((_("enc_outputs[{b}, 0] changes").format(b=b), changed_at(args, 1, (b, 0), seed + 60)))
+    if lens is not None and int(lens[b]) < T_enc:
+        changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
+                        changed_at(args, 1, (b, int(lens[b])), seed + 61)))
+    check_dependence(student.DecoderBlock, ref.DecoderBlock, block_args(0.0) + (0,), args, changes, seed, student,
+                     _("DecoderBlock on a whole sequence, empty cache (enc_valid_lens {lens})").format(
+                         lens=None if lens is None else lens.tolist()),
+                     output=lambda blk: lambda X, enc, lens: blk(X, fresh_state(enc, lens))[0])
+
+
+@pytest.mark.component("DecoderBlock")
 @pytest.mark.weight(1 / len(BLOCK_PARTS))  # the parts share one test's weight
 @pytest.mark.parametrize("part", BLOCK_PARTS)
 @settings(max_examples=4)
@@ -1226,6 +1273,28 @@ def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers:
                 hint="attention_weights[1][i] is blks[i].attention2.attention.attention_weights",
                 known={_("block i's self-attention (attention1) weights: stored from the wrong attention"):
                            lambda i=i: ref_self[i]})
+
+
+@pytest.mark.component("TransformerDecoder")
+@pytest.mark.kind("dependence")
+@settings(max_examples=4)
+@given(case=model_case(min_t=2))
+@example(case=(REAL_B, 40, 48, torch.arange(41, 49), 2, torch.float64, 5))  # and at a realistic size
+def test_decoder_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """each step's logits depend on the tokens up to that step and on the valid encoder outputs of its sequence, and on nothing else, as the course's do"""
+    B, steps, T_enc, lens, layers, _dtype, seed = case
+    b = B - 1
+    args = [randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, torch.float64), lens]
+    changes = [(_("token X[{b}, {t}] changes").format(b=b, t=t), [token_changed(args[0], (b, t), VOCAB), *args[1:]])
+               for t in (0, steps - 1)]
+    changes.append((_("enc_outputs[{b}, 0] changes").format(b=b), changed_at(args, 1, (b, 0), seed + 60)))
+    if lens is not None and int(lens[b]) < T_enc:
+        changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
+                        changed_at(args, 1, (b, int(lens[b])), seed + 61)))
+    check_dependence(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, 0.0), args, changes, seed,
+                     student, _("TransformerDecoder ({layers} blocks) on a whole sequence (enc_valid_lens {lens})").format(
+                         layers=layers, lens=None if lens is None else lens.tolist()),
+                     output=lambda dec: lambda X, enc, lens: dec(X, dec.init_state(enc, lens))[0])
 
 
 @pytest.mark.component("TransformerDecoder")
