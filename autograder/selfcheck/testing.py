@@ -473,12 +473,13 @@ def _position(index: Sequence[int]) -> str:
 
 
 def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..., Any], args: Sequence[Any],
-                        changes: Sequence[tuple[str, Sequence[Any]]]) -> None:
+                        changes: Sequence[tuple[str, Sequence[Any]]], per_entry: bool = False) -> None:
     """The student's output depends on its inputs where the course's does, and only there.
 
     `mine(*args)` (the student's module, called through `call`) and `theirs(*args)` (the course's, with the
     same weights) are run on `args`, then on each of `changes` ((what was changed, the changed arguments)).
-    Positions are an output's entries less its last axis (a feature vector). Where the course's output moves
+    Positions are an output's entries less its last axis (a feature vector), or each entry (`per_entry`: 01's
+    predictions, one number per query). Where the course's output moves
     clearly (more than 1e-3 of its scale) the student's must move (by more than a thousandth of that); where it
     stays exactly as it was the student's must stay (within 1e-6 of its scale); positions that move only a little
     are not judged. Two calls on the same arguments must agree exactly: the modules run in eval mode or with
@@ -503,7 +504,7 @@ def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..
             what=what, expected=tuple(base_mine.shape), actual=tuple(out_mine.shape)))
         moved_theirs = (as_plain(theirs(*cloned(list(changed)))).to(torch.float64) - base_theirs).abs()
         moved_mine = (out_mine - base_mine).abs().nan_to_num(nan=math.inf)
-        reduce = (lambda t: t.amax(dim=-1)) if moved_theirs.dim() > 0 else (lambda t: t)
+        reduce = (lambda t: t.amax(dim=-1)) if moved_theirs.dim() > 0 and not per_entry else (lambda t: t)
         theirs_moved, mine_moved = reduce(moved_theirs), reduce(moved_mine)
         # moving by a thousandth of what the course's moves is not moving (the mean of every output, say)
         missed = (theirs_moved > 1e-3 * scale) & ~(mine_moved > 1e-3 * theirs_moved)

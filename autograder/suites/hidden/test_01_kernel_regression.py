@@ -14,11 +14,11 @@ are of kind "property".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
@@ -263,6 +263,34 @@ def test_nw_mean_for_close_keys(student, case):
 NW_REALISTIC = [Case(40, 64, torch.float32, 101), Case(64, 48, torch.float32, 102), Case(32, 56, torch.float32, 103)]
 
 
+def _changed(data: tuple, which: int, index: Any, seed: int) -> list[torch.Tensor]:
+    """The problem's (queries, keys, values) in float64, with new values at `index` of the one `which` names."""
+    out = [t.to(torch.float64).clone() for t in data]
+    out[which][index] = S.randn(tuple(out[which][index].shape), seed, torch.float64, 2.0)
+    return out
+
+
+def _dependence_changes(data: tuple, seed: int, rows: bool) -> list[tuple[str, list[torch.Tensor]]]:
+    """One query, one key and one value changed (the last query's row of keys and values where they are per query)."""
+    at = (-1, 0) if rows else 0
+    return [(_("queries[0] changes"), _changed(data, 0, 0, seed + 1)),
+            (_("keys[{at}] changes").format(at=", ".join(map(str, at)) if rows else 0), _changed(data, 1, at, seed + 2)),
+            (_("values[{at}] changes").format(at=", ".join(map(str, at)) if rows else 0), _changed(data, 2, at, seed + 3))]
+
+
+@pytest.mark.component("nadaraya_watson")
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(case=cases(dtype=torch.float64))
+@example(case=NW_REALISTIC[0])  # and at a realistic size
+def test_nw_depends_on_its_inputs_as_the_course_does(student, ref, case):
+    """each prediction depends on its own query and on every key and value, as the course's does"""
+    data = [t.to(torch.float64) for t in _nw_data(case)]
+    T.assert_depends_like("nadaraya_watson(queries, keys, values)", lambda q, k, v: student.nadaraya_watson(q, k, v)[0],
+                          lambda q, k, v: ref.nadaraya_watson(q, k, v)[0], data,
+                          _dependence_changes(tuple(data), case.seed, rows=False), per_entry=True)
+
+
 @pytest.mark.component("nadaraya_watson")
 @pytest.mark.weight(1 / (len(NW_REALISTIC) * len(PARTS)))  # the cases and parts share one test's weight
 @pytest.mark.parametrize("part", PARTS)
@@ -308,6 +336,20 @@ def _check_nwk_matches_reference(student, ref, case, w, part):
         T.assert_close(weights, w_ref, what="model.attention_weights", inputs=inputs, hint=NWK_HINT)
     else:
         T.assert_close(y_hat, y_ref, what=_("output"), inputs=inputs, hint=NWK_HINT)
+
+
+@pytest.mark.component("NWKernelRegression")
+@pytest.mark.kind("dependence")
+@settings(max_examples=5)
+@given(case=cases(dtype=torch.float64), w=W_VALUES)
+@example(case=Case(40, 64, torch.float64, 111), w=1.0)  # and at a realistic size
+def test_nwk_depends_on_its_inputs_as_the_course_does(student, ref, case, w):
+    """each prediction depends on its own query and its own row of keys and values, and on no other, as the course's does"""
+    data = [t.to(torch.float64) for t in _nwk_data(case)]
+    reference = ref.NWKernelRegression().double()
+    reference.load_state_dict({"w": torch.tensor([w], dtype=torch.float64)})
+    T.assert_depends_like(_("NWKernelRegression with w = {w}").format(w=w), _model(student, ref, torch.float64, w),
+                          reference, data, _dependence_changes(tuple(data), case.seed, rows=True), per_entry=True)
 
 
 @pytest.mark.component("NWKernelRegression")
