@@ -552,3 +552,113 @@ def test_a_layer_binds_as_a_whole_to_a_layer_of_the_same_entries_whatever_comes_
                              "norm1.bias": "addnorm1.bias", "norm2.weight": "addnorm2.weight", "norm2.bias": "addnorm2.bias",
                              "feed_forward.0.weight": "ffn.0.weight", "feed_forward.0.bias": "ffn.0.bias",
                              "feed_forward.2.weight": "ffn.2.weight", "feed_forward.2.bias": "ffn.2.bias"}
+
+
+def states(*keys: str, d: int = 4) -> dict[str, torch.Tensor]:
+    """A state dict of the given entries in this order, each of the shape its kind has in the 06 blocks at width
+    d: a LayerNorm's scale and shift (d,), an attention projection or an FFN layer's weight (d, d), its bias (d,)."""
+    return {k: torch.zeros((d, d) if k.rsplit(".", 1)[-1] == "weight" and not _is_norm(k) else (d,)) for k in keys}
+
+
+def _is_norm(key: str) -> bool:
+    return any("norm" in part or part.startswith("ln") for part in key.split(".")[:-1])
+
+
+def norm(prefix: str) -> tuple[str, str]:
+    return f"{prefix}.ln.weight", f"{prefix}.ln.bias"
+
+
+ENCODER_BLOCK = states("attention.W_q.weight", *norm("addnorm1"), "ffn.dense1.weight", "ffn.dense1.bias",
+                       *norm("addnorm2"))
+DECODER_BLOCK = states("attention1.W_q.weight", *norm("addnorm1"), "attention2.W_q.weight", *norm("addnorm2"),
+                       "ffn.dense1.weight", "ffn.dense1.bias", *norm("addnorm3"))
+
+
+def test_a_layer_norm_s_scale_and_shift_under_their_own_names_bind_to_its_weight_and_bias() -> None:
+    """Helper-72's h1: an AddNorm with a hand-written LayerNorm (`self.gamma`, `self.beta`, the AddNorm's own
+    parameters), numerically nn.LayerNorm, matched none of the course's `ln.weight`, `ln.bias` (0 of 2): the
+    structure step compared leaf names. A leaf named as a scale (gamma, g, a_2, alpha, scale) is a `weight`, as a
+    shift (beta, b, b_2, shift) a `bias`; inside a block the hand-written norms bind as whole layers, so a shift
+    never takes the FFN's bias of the same shape."""
+    binding = T.bind(states("gamma", "beta"), states("ln.weight", "ln.bias"))
+    assert binding.pairs == {"gamma": "ln.weight", "beta": "ln.bias"}
+    assert binding.describe() == "your `gamma` as the contract's `ln.weight`, your `beta` as the contract's `ln.bias`"
+    assert T.bind(states("a_2", "b_2"), states("ln.weight", "ln.bias")).pairs == {"a_2": "ln.weight", "b_2": "ln.bias"}
+    mine = states("attention.W_q.weight", "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta",
+                  "feed_forward.0.weight", "feed_forward.0.bias")
+    assert T.bind(mine, ENCODER_BLOCK).pairs == {
+        "attention.W_q.weight": "attention.W_q.weight", "norm1.gamma": "addnorm1.ln.weight",
+        "norm1.beta": "addnorm1.ln.bias", "norm2.gamma": "addnorm2.ln.weight", "norm2.beta": "addnorm2.ln.bias",
+        "feed_forward.0.weight": "ffn.dense1.weight", "feed_forward.0.bias": "ffn.dense1.bias"}
+
+
+def test_what_is_left_on_both_sides_pairs_by_shape_when_that_pairs_all_of_it() -> None:
+    """Helper-72's h3: a correct NWKernelRegression whose one parameter is `bandwidth` (1,), not the contract's
+    `w` (1,), had no binding: 0 of 6. As a last structure step, the student's entries and the course's left over
+    pair by shape in registration order where that pairs every one of them; the naming test reports the pair.
+    Where the shapes do not pair everything, nothing is guessed."""
+    binding = T.bind({"bandwidth": torch.zeros(1)}, {"w": torch.zeros(1)})
+    assert binding.pairs == {"bandwidth": "w"} and binding.renamed == [("bandwidth", "w")]
+    assert "your `bandwidth` as the contract's `w`" in binding.describe()
+    assert T.bind({"sigma": torch.zeros(())}, {"w": torch.zeros(1)}).pairs == {"sigma": "w"}  # a 0-d one too
+    with pytest.raises(AssertionError, match=r"'bandwidth' of shape \(2,\) that matches none"):
+        T.bind({"bandwidth": torch.zeros(2)}, {"w": torch.zeros(1)})
+    with pytest.raises(AssertionError, match=r"'bandwidth' of shape \(1,\) that matches none"):
+        T.bind({"bandwidth": torch.zeros(1), "offset": torch.zeros(1)}, {"w": torch.zeros(1)})
+
+
+@pytest.mark.parametrize("order", [("norm2", "norm1"), ("ln_2", "ln_1"), ("layer_norm2", "layer_norm1")])
+def test_numbers_in_the_names_say_which_add_norm_whatever_the_registration_order(order: tuple[str, str]) -> None:
+    """Helper-72's r1: a correct EncoderBlock registering `norm2` before `norm1` got the course's addnorm1 in its
+    norm2 (the first layer of the same layout in registration order): 0 of 4. A trailing number in the student's
+    names agrees with the contract's."""
+    mine = states("attention.W_q.weight", "ffn.dense1.weight", "ffn.dense1.bias", *norm(order[0]), *norm(order[1]))
+    pairs = T.bind(mine, ENCODER_BLOCK).pairs
+    assert pairs[f"{order[0]}.ln.weight"] == "addnorm2.ln.weight" and pairs[f"{order[1]}.ln.bias"] == "addnorm1.ln.bias"
+    blocks = {f"blks.{i}.{k}": v for i in range(2) for k, v in ENCODER_BLOCK.items()}
+    mine_blocks = {f"blks.{i}.{k}": v for i in range(2) for k, v in mine.items()}
+    pairs = T.bind(mine_blocks, blocks).pairs
+    assert [pairs[f"blks.{i}.{order[j]}.ln.weight"] for i in range(2) for j in range(2)] == [
+        "blks.0.addnorm2.ln.weight", "blks.0.addnorm1.ln.weight", "blks.1.addnorm2.ln.weight", "blks.1.addnorm1.ln.weight"]
+
+
+def test_only_the_order_of_the_numbers_counts() -> None:
+    """Numbers from 0 (`norm0`, `norm1`; a ModuleList's `sublayer.0`, `sublayer.1`), in either registration order,
+    and blocks numbered from 1 (`layer1`, `layer2` for the contract's `blks.0`, `blks.1`) bind in the order of their
+    numbers: the first block's layers to blks.0's."""
+    for names in (("norm0", "norm1"), ("sublayer.0.norm", "sublayer.1.norm")):
+        for registered in (names, names[::-1]):
+            mine = states("attention.W_q.weight", *norm(registered[0]), "ffn.dense1.weight", "ffn.dense1.bias",
+                          *norm(registered[1]))
+            pairs = T.bind(mine, ENCODER_BLOCK).pairs
+            assert [pairs[f"{name}.ln.weight"] for name in names] == ["addnorm1.ln.weight", "addnorm2.ln.weight"]
+    blocks = {f"blks.{i}.{k}": v for i in range(2) for k, v in ENCODER_BLOCK.items()}
+    mine_blocks = {f"layer{i + 1}.{k}": v for i in range(2) for k, v in ENCODER_BLOCK.items()}
+    assert all(v == f"blks.{int(k[5]) - 1}{k[6:]}" for k, v in T.bind(mine_blocks, blocks).pairs.items())
+
+
+def test_sublayer_words_say_which_add_norm_whatever_the_registration_order() -> None:
+    """Helper-72's r2: `ffn_norm` registered before `attn_norm` in a correct EncoderBlock: 0 of 4. The contract's
+    addnorm1 follows the attention and addnorm2 the FFN (docs/course-api.md), so words in the student's names
+    (attn/attention/self/mha, ffn/feed/forward/mlp/fc) say which is which."""
+    for first, second in (("ffn_norm", "attn_norm"), ("norm_feed_forward", "norm_self_attention"), ("mlp_ln", "mha_ln")):
+        mine = states("attention.W_q.weight", "ffn.dense1.weight", "ffn.dense1.bias", *norm(first), *norm(second))
+        pairs = T.bind(mine, ENCODER_BLOCK).pairs
+        assert pairs[f"{first}.ln.weight"] == "addnorm2.ln.weight" and pairs[f"{second}.ln.weight"] == "addnorm1.ln.weight"
+
+
+def test_a_decoder_block_built_in_reverse_binds_by_what_its_names_say() -> None:
+    """Helper-72's r4: a correct DecoderBlock building its cross attention before its self attention and its
+    AddNorms as norm3, norm2, norm1: 0 of 6. In a DecoderBlock addnorm1 follows the self attention, addnorm2 the
+    cross attention and addnorm3 the FFN; numbers and words in the names say which is which."""
+    mine = states("cross_attn.W_q.weight", "self_attn.W_q.weight", *norm("norm3"), *norm("norm2"), *norm("norm1"),
+                  "ffn.dense1.weight", "ffn.dense1.bias")
+    pairs = T.bind(mine, DECODER_BLOCK).pairs
+    assert [pairs[k] for k in ("cross_attn.W_q.weight", "self_attn.W_q.weight", "norm3.ln.weight", "norm2.ln.weight",
+                               "norm1.ln.bias")] == ["attention2.W_q.weight", "attention1.W_q.weight", "addnorm3.ln.weight",
+                                                     "addnorm2.ln.weight", "addnorm1.ln.bias"]
+    mine = states("self_attn.W_q.weight", "cross_attn.W_q.weight", *norm("ffn_norm"), *norm("cross_norm"),
+                  *norm("self_norm"), "ffn.dense1.weight", "ffn.dense1.bias")
+    pairs = T.bind(mine, DECODER_BLOCK).pairs
+    assert [pairs[f"{k}.ln.weight"] for k in ("ffn_norm", "cross_norm", "self_norm")] == [
+        "addnorm3.ln.weight", "addnorm2.ln.weight", "addnorm1.ln.weight"]

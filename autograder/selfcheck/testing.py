@@ -16,7 +16,7 @@ import math
 import re
 import weakref
 from typing import Any, Optional, TypeVar
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import torch
 from hypothesis import control
@@ -636,34 +636,67 @@ def _role(key: str) -> str:
     return roles.pop() if len(roles) == 1 else ""
 
 
-#: Which attention a module's name says it is, in a decoder block: the contract's `attention1` is the
-#: masked self-attention, `attention2` the encoder-decoder (cross) attention (docs/course-api.md).
-_ATTENTION_OF_CONTRACT = {"attention1": "self", "attention2": "cross"}
-_SELF_WORDS = frozenset({"self", "masked", "mask", "causal"})
+#: The sublayer each of the contract's block submodules belongs to (docs/course-api.md): an EncoderBlock's
+#: `attention`, `addnorm1` / `ffn`, `addnorm2`; a DecoderBlock's `attention1`, `addnorm1` (masked self-attention) /
+#: `attention2`, `addnorm2` (cross attention) / `ffn`, `addnorm3`. `addnorm2` is the FFN's where the block has no
+#: `attention2` (`_sublayer`).
+_SUBLAYER_OF_CONTRACT = {"attention": "self", "attention1": "self", "addnorm1": "self", "attention2": "cross",
+                         "ffn": "ffn", "addnorm3": "ffn"}
 _CROSS_WORDS = frozenset({"cross", "enc", "encoder", "memory", "src", "context"})
+_SELF_WORDS = frozenset({"self", "masked", "mask", "causal"})
+_FFN_WORDS = frozenset({"ffn", "feed", "forward", "feedforward", "positionwise", "mlp", "pff", "pwff"})
+_ATTENTION_WORDS = frozenset({"attn", "attention", "mha", "multihead"})
 
 
-def _attention_role(key: str) -> str:
-    """Which attention of a decoder block a parameter's modules say it belongs to ("self" for `self_attn` and
-    `attention1`, "cross" for `enc_dec_attention` and `attention2`), if they say one."""
-    for part in key.split(".")[:-1]:
-        if part in _ATTENTION_OF_CONTRACT:
-            return _ATTENTION_OF_CONTRACT[part]
-        words = _words(part)
-        if words & _SELF_WORDS and not words & _CROSS_WORDS:
-            return "self"
-        if words & _CROSS_WORDS and not words & _SELF_WORDS:
-            return "cross"
+def _said(part: str) -> str:
+    """The sublayer a student's module name says (`cross_attn`: "cross"; `self_attn`, `attn_norm`: "self";
+    `ffn_norm`, `feed_forward`: "ffn"), or "": cross and self words together say nothing; an attention not said
+    to be cross is the self-attention (an EncoderBlock's only one)."""
+    words = _words(part)
+    cross, self_ = bool(words & _CROSS_WORDS), bool(words & _SELF_WORDS)
+    if cross or self_:
+        return "" if cross and self_ else "cross" if cross else "self"
+    return "ffn" if words & _FFN_WORDS else "self" if words & _ATTENTION_WORDS else ""
+
+
+def _sublayer(key: str, contract: Collection[str] = ()) -> str:
+    """Which sublayer of a transformer block the innermost module name of a key that says one puts it in: "self",
+    "cross" or "ffn" (`_said`, or the contract's names: `_SUBLAYER_OF_CONTRACT`), else "". The contract's
+    `addnorm2` is "cross" where the course's keys `contract` have an `attention2` beside it, else "ffn"."""
+    parts = key.split(".")[:-1]
+    for i in reversed(range(len(parts))):
+        if parts[i] == "addnorm2":
+            beside = ".".join(parts[:i] + ["attention2"]) + "."
+            return "cross" if any(k.startswith(beside) for k in contract) else "ffn"
+        said = _SUBLAYER_OF_CONTRACT.get(parts[i]) or _said(parts[i])
+        if said:
+            return said
     return ""
 
 
-def _preferred(candidates: Sequence[str], key: str) -> str:
+def _numbers(path: str) -> tuple[int, ...]:
+    """The numbers that end the names of a module path, in order (`blks.0.norm2.ln`: (0, 2); `ln_1`: (1,))."""
+    return tuple(int(m.group()) for part in normalize_key(path).split(".") if (m := re.search(r"\d+$", part)))
+
+
+def _in_numbered_order(layers: Iterable[str]) -> list[str]:
+    """The student's layers in registration order, except that those whose names end in numbers (`_numbers`) fill
+    the numbered ones' places in the order of their numbers: `norm2` registered before `norm1` comes after it, and
+    so binds to the later of the course's interchangeable layers (addnorm2: the course registers its numbered
+    layers in the order of their numbers). Only the order counts: `norm0`, `norm1` and `layer1.norm1` are as good."""
+    layers = list(layers)
+    numbered = iter(sorted((layer for layer in layers if _numbers(layer)), key=_numbers))
+    return [next(numbered) if _numbers(layer) else layer for layer in layers]
+
+
+def _preferred(candidates: Sequence[str], key: str, contract: Collection[str] = ()) -> str:
     """Of the course's entries `candidates` (in registration order), the one for the student's `key`: the
-    first that agrees most with what its names say (which attention of a block first, then which projection)."""
-    attention, role = _attention_role(key), _role(key)
+    first that agrees most with what its names say: which sublayer of a block first (`_sublayer`), then which
+    projection (`_role`). `contract`: the course's keys."""
+    sublayer, role = _sublayer(key), _role(key)
 
     def agrees(candidate: str) -> int:
-        return 2 * bool(attention and attention == _attention_role(candidate)) + bool(role and role == _role(candidate))
+        return 2 * bool(sublayer and sublayer == _sublayer(candidate, contract)) + bool(role and role == _role(candidate))
     return max(candidates, key=agrees)  # the first of the best, in registration order
 
 
@@ -671,14 +704,33 @@ def _leaf(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
 
+#: Leaf names that say a LayerNorm's scale or shift (a hand-written one's `gamma`, `beta`; the Annotated
+#: Transformer's `a_2`, `b_2`), by their kind in torch's layers (`_loose` spellings).
+_KINDS = {"gamma": "weight", "g": "weight", "a2": "weight", "alpha": "weight", "scale": "weight", "gain": "weight",
+          "beta": "bias", "b": "bias", "b2": "bias", "shift": "bias"}
+
+
+def _kind(key: str) -> str:
+    """The kind of entry a key's leaf says (`norm.gamma`: "weight", `ln.b_2`: "bias"; else the leaf itself)."""
+    return _KINDS.get(_loose(_leaf(key)), _leaf(key))
+
+
+def _kinds(layout: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """A layer's entries by kind (`_kind`), with shapes; by leaf where two leaves say one kind."""
+    kinds = {_kind(leaf): shape for leaf, shape in layout.items()}
+    return kinds if len(kinds) == len(layout) else dict(layout)
+
+
 class Binding:
     """Which of the student's parameters and buffers holds which of the course's.
 
     `pairs` maps the student's key to the contract's key. Names are matched first (after
     `normalize_key`, then ignoring case and underscores); what is left is matched by structure:
-    entries of the same shape and kind (`weight`, `bias`, ...) in the order the modules registered
-    them, where the names say nothing else (`_preferred`: `cross_attn` is a decoder block's `attention2`,
-    `query_proj` a `W_q`). `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
+    entries of the same shape and kind (`weight`, `bias`, ...; `_kind`: a LayerNorm's `gamma` is a `weight`)
+    in the order the modules registered them, numbered layers in the order of their numbers (`_in_numbered_order`:
+    `norm1` before `norm2`), where the names say nothing else (`_preferred`: `cross_attn` is a decoder block's
+    `attention2`, `ffn_norm` an EncoderBlock's `addnorm2`, `query_proj` a `W_q`); last, what is left on both sides
+    pairs by shape where that pairs all of it (`_paired_by_shape`: `bandwidth` for `w`). `renamed` lists the pairs whose names differ (what a naming test reports). `zeroed` lists the
     student's biases of layers the contract has without one (`bias=False`): they are set to 0, so
     that the rest is compared on its maths, and the naming test reports them. `extra` lists the student's
     entries left over once every one of the course's is bound (a layer the contract's module does not have,
@@ -750,27 +802,32 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         bound = set(pairs.values())
         same = [k for k, lk in loose_reference.items() if lk.endswith(tail) and k not in bound]
         if same:
-            pairs[key] = _preferred(same, key)
+            pairs[key] = _preferred(same, key, reference)
     left_mine = [k for k in left_mine if k not in pairs]
     lazy = [k for k in left_mine if is_lazy(student_state[k])]  # no shape: bound by name or not at all
     left_theirs = [k for k in reference if k not in pairs.values()]
-    # Whole layers first: a layer of the student's whose entries (kinds and shapes) are those of one of the
-    # course's binds to it as a whole, the first such in registration order (what the names say first:
-    # `_preferred`), so that a LayerNorm's bias never takes an FFN layer's of the same shape (helper-70: a
-    # correct EncoderBlock registering `norm1`, `norm2` before its `feed_forward` got the FFN's bias in `norm2`, 0 of 4)
+    # Whole layers first: a layer of the student's whose entries (kinds and shapes: `_kinds`, a `gamma` is a
+    # `weight`) are those of one of the course's binds to it as a whole, the first such in registration order (what
+    # the names say first: `_preferred`), so that a LayerNorm's bias never takes an FFN layer's of the same shape
+    # (helper-70: a correct EncoderBlock registering `norm1`, `norm2` before its `feed_forward` got the FFN's bias
+    # in `norm2`, 0 of 4). The student's layers bind in the order their numbers say (`_in_numbered_order`: helper-72,
+    # `norm2` registered before `norm1` in a correct EncoderBlock took addnorm1, 0 of 4).
     theirs_layers = _layers(left_theirs, reference)
-    for layer, layout in _layers([k for k in left_mine if k not in lazy], student_state).items():
-        same = [other for other, theirs in theirs_layers.items() if theirs == layout]
+    mine_layers = _layers([k for k in left_mine if k not in lazy], student_state)
+    for layer in _in_numbered_order(mine_layers):
+        layout = mine_layers[layer]
+        same = [other for other, theirs in theirs_layers.items() if _kinds(theirs) == _kinds(layout)]
         if layer and same:
             first = next(iter(layout))
-            chosen = _preferred([f"{other}.{first}" for other in same], f"{layer}.{first}").rsplit(".", 1)[0]
-            pairs.update({f"{layer}.{leaf}": f"{chosen}.{leaf}" for leaf in layout})
-            del theirs_layers[chosen]
+            chosen = _preferred([f"{other}.{first}" for other in same], f"{layer}.{first}", reference).rsplit(".", 1)[0]
+            leaves = theirs_layers.pop(chosen)
+            by_kind = {_kind(leaf): leaf for leaf in leaves}
+            pairs.update({f"{layer}.{leaf}": f"{chosen}.{leaf if leaf in leaves else by_kind[_kind(leaf)]}" for leaf in layout})
     left_mine = [k for k in left_mine if k not in pairs]
     left_theirs = [k for k in left_theirs if k not in pairs.values()]
 
     def signature(key: str, value: torch.Tensor) -> tuple[str, tuple[int, ...]]:
-        return _leaf(key), tuple(value.shape)
+        return _kind(key), tuple(value.shape)
 
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for key in left_theirs:
@@ -779,11 +836,18 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     for key in [k for k in left_mine if k not in lazy]:
         queue = groups.get(signature(key, student_state[key]))
         if queue:
-            pairs[key] = _preferred(queue, key)
+            pairs[key] = _preferred(queue, key, reference)
             queue.remove(pairs[key])
         else:
             unmatched.append(key)
-    missing = [k for q in groups.values() for k in q]
+    held = set(pairs.values())
+    missing = [k for k in left_theirs if k not in held]
+    # Last, what is left on both sides pairs by shape, in registration order, where that pairs all of it (helper-72:
+    # a correct NWKernelRegression's one parameter `bandwidth` (1,) for the contract's `w` (1,) had no binding, 0 of 6)
+    leftover = _paired_by_shape(unmatched, missing, student_state, reference) if not set(unmatched) & set(lazy) else {}
+    if leftover:
+        pairs.update(leftover)
+        unmatched, missing = [], []
     # Names on the wrong entries bind by structure only where that binds every one of them and leaves nothing
     # of the course's unheld: labels swapped between two layers of the contract's (helper-70: a learner's `W_q`
     # built with key_size and applied to the keys, `W_k` the other way round, 0 of 4 for right maths). Else the
@@ -812,6 +876,23 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
     return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched],  # registration order
                    shared=shared)
+
+
+def _paired_by_shape(mine: Sequence[str], theirs: Sequence[str], student_state: dict[str, torch.Tensor],
+                     reference: dict[str, torch.Tensor]) -> dict[str, str]:
+    """{student key: course key} pairing every one of `mine` with one of `theirs` of the same layout (`same_layout`),
+    each the first left in registration order that its names agree with most (`_preferred`); {} where some entry
+    on either side would be left without a pair."""
+    if not mine or len(mine) != len(theirs):
+        return {}
+    left, pairs = list(theirs), {}
+    for key in mine:
+        same = [k for k in left if same_layout(tuple(student_state[key].shape), tuple(reference[k].shape))]
+        if not same:
+            return {}
+        pairs[key] = _preferred(same, key, reference)
+        left.remove(pairs[key])
+    return pairs
 
 
 def _layers(keys: Sequence[str], state: dict[str, torch.Tensor]) -> dict[str, dict[str, tuple[int, ...]]]:
