@@ -705,14 +705,14 @@ def _leaf(key: str) -> str:
 
 
 #: Leaf names that say a LayerNorm's scale or shift (a hand-written one's `gamma`, `beta`; the Annotated
-#: Transformer's `a_2`, `b_2`), by their kind in torch's layers (`_loose` spellings).
-_KINDS = {"gamma": "weight", "g": "weight", "a2": "weight", "alpha": "weight", "scale": "weight", "gain": "weight",
-          "beta": "bias", "b": "bias", "b2": "bias", "shift": "bias"}
+#: Transformer's `a_2`, `b_2`) or a bias (`b_1`), by their kind in torch's layers (`_loose`, less a trailing number).
+_KINDS = {"gamma": "weight", "g": "weight", "a": "weight", "alpha": "weight", "scale": "weight", "gain": "weight",
+          "weight": "weight", "beta": "bias", "b": "bias", "shift": "bias", "bias": "bias"}
 
 
 def _kind(key: str) -> str:
-    """The kind of entry a key's leaf says (`norm.gamma`: "weight", `ln.b_2`: "bias"; else the leaf itself)."""
-    return _KINDS.get(_loose(_leaf(key)), _leaf(key))
+    """The kind of entry a key's leaf says (`norm.gamma`: "weight", `ln.b_2` and `b1`: "bias"; else the leaf itself)."""
+    return _KINDS.get(re.sub(r"\d+$", "", _loose(_leaf(key))), _leaf(key))
 
 
 def _kinds(layout: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
