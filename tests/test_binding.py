@@ -644,8 +644,9 @@ def test_only_the_order_of_the_numbers_counts() -> None:
 def test_sublayer_words_say_which_add_norm_whatever_the_registration_order() -> None:
     """Helper-72's r2: `ffn_norm` registered before `attn_norm` in a correct EncoderBlock: 0 of 4. The contract's
     addnorm1 follows the attention and addnorm2 the FFN (docs/course-api.md), so words in the student's names
-    (attn/attention/self/mha, ffn/feed/forward/mlp/fc) say which is which."""
-    for first, second in (("ffn_norm", "attn_norm"), ("norm_feed_forward", "norm_self_attention"), ("mlp_ln", "mha_ln")):
+    (attn/attention/self/mha, ffn/ff/feed/forward/mlp) say which is which."""
+    for first, second in (("ffn_norm", "attn_norm"), ("norm_feed_forward", "norm_self_attention"), ("mlp_ln", "mha_ln"),
+                          ("ff_norm", "attention_norm")):
         mine = states("attention.W_q.weight", "ffn.dense1.weight", "ffn.dense1.bias", *norm(first), *norm(second))
         pairs = T.bind(mine, ENCODER_BLOCK).pairs
         assert pairs[f"{first}.ln.weight"] == "addnorm2.ln.weight" and pairs[f"{second}.ln.weight"] == "addnorm1.ln.weight"

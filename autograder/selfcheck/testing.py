@@ -642,9 +642,10 @@ def _role(key: str) -> str:
 #: `attention2` (`_sublayer`).
 _SUBLAYER_OF_CONTRACT = {"attention": "self", "attention1": "self", "addnorm1": "self", "attention2": "cross",
                          "ffn": "ffn", "addnorm3": "ffn"}
-_CROSS_WORDS = frozenset({"cross", "enc", "encoder", "memory", "src", "context"})
+_CROSS_WORDS = frozenset({"cross", "enc", "encoder", "encdec", "memory", "src", "context"})
 _SELF_WORDS = frozenset({"self", "masked", "mask", "causal"})
-_FFN_WORDS = frozenset({"ffn", "feed", "forward", "feedforward", "positionwise", "mlp", "pff", "pwff"})
+#: Not `fc`: a decoder's output layer is often `fc_out` (`_ROLES`: the contract's `dense`).
+_FFN_WORDS = frozenset({"ffn", "ff", "ffwd", "feed", "forward", "feedforward", "positionwise", "mlp", "pff", "pwff"})
 _ATTENTION_WORDS = frozenset({"attn", "attention", "mha", "multihead"})
 
 
