@@ -586,8 +586,9 @@ def test_a_layer_norm_s_scale_and_shift_under_their_own_names_bind_to_its_weight
     assert T.bind(states("a_2", "b_2"), states("ln.weight", "ln.bias")).pairs == {"a_2": "ln.weight", "b_2": "ln.bias"}
     # an FFN of bare parameters (hidden size d): `b_2` is a bias, not the first of the course's (d,) biases
     ffn = {"W_1": torch.zeros(4, 4), "b_1": torch.zeros(4), "W_2": torch.zeros(4, 4), "b_2": torch.zeros(4)}
-    assert T.bind(ffn, states("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias")).pairs == {
-        "W_1": "dense1.weight", "b_1": "dense1.bias", "W_2": "dense2.weight", "b_2": "dense2.bias"}
+    expected = {"W_1": "dense1.weight", "b_1": "dense1.bias", "W_2": "dense2.weight", "b_2": "dense2.bias"}
+    for registered in (ffn, dict(reversed(ffn.items()))):  # entries, too, bind in the order of their numbers
+        assert T.bind(registered, states("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias")).pairs == expected
     mine = states("attention.W_q.weight", "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta",
                   "feed_forward.0.weight", "feed_forward.0.bias")
     assert T.bind(mine, ENCODER_BLOCK).pairs == {

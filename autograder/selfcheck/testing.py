@@ -681,10 +681,11 @@ def _numbers(path: str) -> tuple[int, ...]:
 
 
 def _in_numbered_order(layers: Iterable[str]) -> list[str]:
-    """The student's layers in registration order, except that those whose names end in numbers (`_numbers`) fill
-    the numbered ones' places in the order of their numbers: `norm2` registered before `norm1` comes after it, and
-    so binds to the later of the course's interchangeable layers (addnorm2: the course registers its numbered
-    layers in the order of their numbers). Only the order counts: `norm0`, `norm1` and `layer1.norm1` are as good."""
+    """The student's layers (or entries) in registration order, except that those whose names end in numbers
+    (`_numbers`) fill the numbered ones' places in the order of their numbers: `norm2` registered before `norm1`
+    comes after it, and so binds to the later of the course's interchangeable layers (addnorm2: the course
+    registers its numbered layers in the order of their numbers). Only the order counts: `norm0`, `norm1` and
+    `layer1.norm1` are as good."""
     layers = list(layers)
     numbered = iter(sorted((layer for layer in layers if _numbers(layer)), key=_numbers))
     return [next(numbered) if _numbers(layer) else layer for layer in layers]
@@ -834,7 +835,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     for key in left_theirs:
         groups.setdefault(signature(key, reference[key]), []).append(key)
     unmatched = list(lazy)  # a lazy bias of a bound layer is zeroed below; the rest are extra or fail
-    for key in [k for k in left_mine if k not in lazy]:
+    for key in _in_numbered_order(k for k in left_mine if k not in lazy):  # `b_1` before `b_2`, as layers
         queue = groups.get(signature(key, student_state[key]))
         if queue:
             pairs[key] = _preferred(queue, key, reference)
@@ -843,7 +844,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
             unmatched.append(key)
     held = set(pairs.values())
     missing = [k for k in left_theirs if k not in held]
-    # Last, what is left on both sides pairs by shape, in registration order, where that pairs all of it (helper-72:
+    # Last, what is left on both sides pairs by shape, in the same order, where that pairs all of it (helper-72:
     # a correct NWKernelRegression's one parameter `bandwidth` (1,) for the contract's `w` (1,) had no binding, 0 of 6)
     leftover = _paired_by_shape(unmatched, missing, student_state, reference) if not set(unmatched) & set(lazy) else {}
     if leftover:
