@@ -473,11 +473,12 @@ def _position(index: Sequence[int]) -> str:
 
 
 def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..., Any], args: Sequence[Any],
-                        changes: Sequence[tuple[str, Sequence[Any]]], per_entry: bool = False) -> None:
+                        changes: Sequence[tuple[Any, ...]], per_entry: bool = False) -> None:
     """The student's output depends on its inputs where the course's does, and only there.
 
     `mine(*args)` (the student's module, called through `call`) and `theirs(*args)` (the course's, with the
-    same weights) are run on `args`, then on each of `changes` ((what was changed, the changed arguments)).
+    same weights) are run on `args`, then on each of `changes` ((what was changed, the changed arguments), or
+    (what was changed, the arguments, the student's and the course's modules with other weights)).
     Positions are an output's entries less its last axis (a feature vector), or each entry (`per_entry`: 01's
     predictions, one number per query). Where the course's output moves
     clearly (more than 1e-3 of its scale) the student's must move (by more than a thousandth of that); where it
@@ -498,11 +499,12 @@ def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..
     if not torch.equal(again.nan_to_num(), base_mine.nan_to_num()):  # dropout 0, eval mode: a function of its inputs
         raise Ignores(_("{what}: two calls on the same inputs give different outputs: your output does not depend on "
                         "its inputs alone").format(what=what))
-    for label, changed in changes:
-        out_mine = as_plain(call(what, mine, *changed, show_args=False), what).to(torch.float64)
+    for label, changed, *others in changes:
+        mine_now, theirs_now = others if others else (mine, theirs)  # other weights: both modules rebuilt
+        out_mine = as_plain(call(what, mine_now, *changed, show_args=False), what).to(torch.float64)
         check(tuple(out_mine.shape) == tuple(base_mine.shape), _("{what}: expected shape {expected}, got {actual}").format(
             what=what, expected=tuple(base_mine.shape), actual=tuple(out_mine.shape)))
-        moved_theirs = (as_plain(theirs(*cloned(list(changed)))).to(torch.float64) - base_theirs).abs()
+        moved_theirs = (as_plain(theirs_now(*cloned(list(changed)))).to(torch.float64) - base_theirs).abs()
         moved_mine = (out_mine - base_mine).abs().nan_to_num(nan=math.inf)
         reduce = (lambda t: t.amax(dim=-1)) if moved_theirs.dim() > 0 and not per_entry else (lambda t: t)
         theirs_moved, mine_moved = reduce(moved_theirs), reduce(moved_mine)

@@ -709,6 +709,8 @@ def check_dependence(student, ref, name, case):
     if last < case.K:  # positions no query of item b may attend to
         changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),
                         changed([1, 2], (b, slice(last, None)))))
+    if name == "AdditiveAttention":  # outputs that ignore the module's weights ignore an input too
+        changes.append((_("the weights change"), changed([], ()), *_build(student, ref, name, case)))
     T.assert_depends_like(_("{name}.forward on {case!r}").format(name=name, case=case), model, reference,
                           [q, k, v, _clone(case.lens)], changes)
 

@@ -521,6 +521,9 @@ def test_mha_depends_on_its_inputs_as_the_course_does(student, ref, c):
     if last < c["K"]:  # positions no query of item b may attend to
         changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),
                         changed([1, 2], (b, slice(last, None)))))
+    other_m, other_r = build(student, dict(c, seed=c["seed"] + 1000)), reference_model(ref, c)
+    copy(other_m, other_r, c)  # outputs that ignore the module's weights ignore an input too
+    changes.append((_("the weights change"), changed([], ()), other_m, other_r))
     T.assert_depends_like(describe(c), m, r, [q, k, v, lens], changes)
 
 

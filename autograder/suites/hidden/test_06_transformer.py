@@ -251,9 +251,13 @@ def check_dependence(student_cls: Any, ref_cls: Any, init: tuple, args: list[Any
                      output: Callable[[Any], Callable[..., Any]] = lambda module: module) -> None:
     """The student's module (float64, eval mode, the course's weights) moves its outputs where the course's does
     for each (what changed, the changed arguments) of `changes` (`changed_at`): T.assert_depends_like.
-    `output(module)` is what is called with the arguments (a decoder's logits, from a fresh state each call)."""
+    `output(module)` is what is called with the arguments (a decoder's logits, from a fresh state each call).
+    Last, every weight changes (both modules built again with other random weights): outputs that ignore the
+    module's weights ignore an input too."""
     mine, theirs = paired(student_cls, ref_cls, init, torch.float64, seed, student)
-    T.assert_depends_like(what, output(mine), output(theirs), args, changes)
+    other_mine, other_theirs = paired(student_cls, ref_cls, init, torch.float64, seed + 1000, student)
+    T.assert_depends_like(what, output(mine), output(theirs), args,
+                          [*changes, (_("the weights change"), args, output(other_mine), output(other_theirs))])
 
 
 def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.dtype, what: str) -> None:
