@@ -88,7 +88,7 @@ class Scoring(_Strict):
     almost nothing, while one realistic bug keeps most of its credit.
     """
 
-    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "dependence": 3.0, "property": 1.0,
+    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "dependence": 1.0, "property": 1.0,
                                                              "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
     #: The least property and structure tests count when the diagnosis names one known realistic

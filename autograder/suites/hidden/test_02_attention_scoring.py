@@ -15,7 +15,6 @@ test_additive_contract_names (students see it in their self-check).
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -300,10 +299,12 @@ def test_ms_matches_reference(student, ref, form, data):
 @example(case=REALISTIC[2])  # and at a realistic size: code right only on small inputs shows
 def test_ms_depends_on_its_inputs_as_the_course_does(student, ref, case):
     """each row depends on its scores at valid positions, and on no other score, as the course's does"""
-    X = _scores(dataclasses.replace(case, dtype=torch.float64))
+    X = _scores(case)
     b, lens = case.B - 1, case.lens2d()
     changes = []
-    for q, k, label in ((0, 0, _("X[{b}, 0, 0] changes")), (case.Q - 1, case.K - 1, _("X[{b}, {q}, {k}] changes"))):
+    i = case.seed % case.Q  # a query drawn from the seed, its first key (valid) and its last key
+    for q, k in ((i, 0), (i, case.K - 1)):
+        label = _("X[{b}, {q}, {k}] changes")
         moved = X.clone()
         moved[b, q, k] += 3.0
         valid = "" if k < int(lens[b, q]) else " " + _("(past the valid length)")
@@ -688,23 +689,24 @@ def check_eval_no_dropout(student, ref, name, case):
 
 
 def check_dependence(student, ref, name, case):
-    """Which outputs move when one query, one valid key, one valid value or the keys and values past every
-    valid length of the last batch item change: those the course's moves, and only those (T.assert_depends_like)."""
-    case = dataclasses.replace(case, dtype=torch.float64)
+    """Which outputs move when one query, one valid key, one valid value (of the last batch item, at positions drawn
+    from the case's seed, so that no index is special), the keys and values past every valid length, or the
+    weights change: those the course's moves, and only those (T.assert_depends_like), in the case's dtype."""
     model, reference = _build(student, ref, name, case)
     q, k, v = case.data()
     b, lens = case.B - 1, case.lens2d()
+    i, j = case.seed % case.Q, (case.seed // 7) % max(1, int(lens[b].min()))
     new = case.gen().manual_seed(case.seed + 11)
 
     def changed(which, index, tensors=(q, k, v)):
         out = [t.clone() for t in tensors]
-        for i in which:
-            out[i][index] = S.randn(tuple(out[i][index].shape), new, torch.float64) * 2
+        for n in which:
+            out[n][index] = (S.randn(tuple(out[n][index].shape), new, torch.float64) * 2).to(case.dtype)
         return out + [_clone(case.lens)]
 
-    changes = [(_("query [{b}, 0] changes").format(b=b), changed([0], (b, 0))),
-               (_("key [{b}, 0] changes").format(b=b), changed([1], (b, 0))),
-               (_("value [{b}, 0] changes").format(b=b), changed([2], (b, 0)))]
+    changes = [(_("query [{b}, {i}] changes").format(b=b, i=i), changed([0], (b, i))),
+               (_("key [{b}, {j}] changes").format(b=b, j=j), changed([1], (b, j))),
+               (_("value [{b}, {j}] changes").format(b=b, j=j), changed([2], (b, j)))]
     last = int(lens[b].max())
     if last < case.K:  # positions no query of item b may attend to
         changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),

@@ -501,22 +501,23 @@ def test_mha_matches_reference_in_train_mode(student, ref, c):
 @example(c=realistic_mha_case(REALISTIC_MHA[1]))  # and at a realistic size: code right only on small inputs shows
 def test_mha_depends_on_its_inputs_as_the_course_does(student, ref, c):
     """the output depends on the queries, the valid keys and values, and not on keys and values past the valid lengths, as the course's does"""
-    c = dict(c, dtype=torch.float64)
     m, r = build(student, c), reference_model(ref, c)
     copy(m, r, c)
     q, k, v = make_inputs(c)
     b, lens = c["B"] - 1, c["lens"]
+    first = c["K"] if lens is None else int(lens[b].min())  # keys every query of item b attends to
+    i, j = c["seed"] % c["Q"], (c["seed"] // 7) % max(1, first)  # drawn from the seed: no index is special
     new = S.generator(c["seed"] + 11)
 
     def changed(which, index):
         out = [t.clone() for t in (q, k, v)]
-        for i in which:
-            out[i][index] = S.randn(tuple(out[i][index].shape), new, torch.float64) * 2
+        for n in which:
+            out[n][index] = S.randn(tuple(out[n][index].shape), new, c["dtype"]) * 2
         return out + [lens]
 
-    changes = [(_("query [{b}, 0] changes").format(b=b), changed([0], (b, 0))),
-               (_("key [{b}, 0] changes").format(b=b), changed([1], (b, 0))),
-               (_("value [{b}, 0] changes").format(b=b), changed([2], (b, 0)))]
+    changes = [(_("query [{b}, {i}] changes").format(b=b, i=i), changed([0], (b, i))),
+               (_("key [{b}, {j}] changes").format(b=b, j=j), changed([1], (b, j))),
+               (_("value [{b}, {j}] changes").format(b=b, j=j), changed([2], (b, j)))]
     last = c["K"] if lens is None else int(lens[b].max())
     if last < c["K"]:  # positions no query of item b may attend to
         changes.append((_("keys and values [{b}, {first}:] (past every valid length) change").format(b=b, first=last),

@@ -240,22 +240,23 @@ def realistic_lens(kind: str, batch: int, length: int, seed: int) -> Optional[to
 
 # ------------------------------------------------------------------------------ PositionWiseFFN
 def changed_at(args: Sequence[Any], which: int, index: tuple, seed: int) -> list[Any]:
-    """`args` with new random values (float64) at `index` of argument `which` (the others as they are)."""
+    """`args` with new random values (in its dtype) at `index` of argument `which` (the others as they are)."""
     out = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    out[which][index] = randn(tuple(out[which][index].shape), seed, torch.float64, 2.0)
+    out[which][index] = randn(tuple(out[which][index].shape), seed, out[which].dtype, 2.0)
     return out
 
 
 def check_dependence(student_cls: Any, ref_cls: Any, init: tuple, args: list[Any],
                      changes: Sequence[tuple[str, list[Any]]], seed: int, student: Any, what: str,
-                     output: Callable[[Any], Callable[..., Any]] = lambda module: module) -> None:
-    """The student's module (float64, eval mode, the course's weights) moves its outputs where the course's does
+                     output: Callable[[Any], Callable[..., Any]] = lambda module: module,
+                     dtype: torch.dtype = torch.float64) -> None:
+    """The student's module (`dtype`, eval mode, the course's weights) moves its outputs where the course's does
     for each (what changed, the changed arguments) of `changes` (`changed_at`): T.assert_depends_like.
     `output(module)` is what is called with the arguments (a decoder's logits, from a fresh state each call).
     Last, every weight changes (both modules built again with other random weights): outputs that ignore the
     module's weights ignore an input too."""
-    mine, theirs = paired(student_cls, ref_cls, init, torch.float64, seed, student)
-    other_mine, other_theirs = paired(student_cls, ref_cls, init, torch.float64, seed + 1000, student)
+    mine, theirs = paired(student_cls, ref_cls, init, dtype, seed, student)
+    other_mine, other_theirs = paired(student_cls, ref_cls, init, dtype, seed + 1000, student)
     T.assert_depends_like(what, output(mine), output(theirs), args,
                           [*changes, (_("the weights change"), args, output(other_mine), output(other_theirs))])
 
@@ -289,15 +290,15 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
-       n_out=st.integers(1, 6), seed=S.SEEDS)
-@example(B=REAL_B, steps=40, n_in=32, n_hid=64, n_out=48, seed=5)  # and at a realistic size
-def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_in, n_hid, n_out, seed):
+       n_out=st.integers(1, 6), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
+@example(B=REAL_B, steps=40, n_in=32, n_hid=64, n_out=48, dtype=torch.float32, seed=5)  # and at a realistic size
+def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_in, n_hid, n_out, dtype, seed):
     """the output at each position depends on that position's input, and on no other, as the course's does"""
-    b, t = B - 1, steps - 1
-    args = [randn((B, steps, n_in), seed, torch.float64, 2.0)]
+    b, t = B - 1, seed % steps  # a position drawn from the seed: no index is special
+    args = [randn((B, steps, n_in), seed, dtype, 2.0)]
     check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out), args,
                      [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50))], seed, student,
-                     _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)))
+                     _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)), dtype=dtype)
 
 
 @pytest.mark.component("PositionWiseFFN")
@@ -379,16 +380,16 @@ def test_addnorm_eval_matches_reference(student, ref, B, steps, d, p, dtype, see
 @pytest.mark.component("AddNorm")
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
-@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), seed=S.SEEDS)
-@example(B=REAL_B, steps=40, d=32, seed=5)  # and at a realistic size
-def test_addnorm_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, d, seed):
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), d=st.integers(2, 8), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
+@example(B=REAL_B, steps=40, d=32, dtype=torch.float32, seed=5)  # and at a realistic size
+def test_addnorm_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, d, dtype, seed):
     """the output at each position depends on that position's X and Y, and on no other, as the course's does"""
-    b, t = B - 1, steps - 1
-    args = [randn((B, steps, d), seed, torch.float64, 2.0), randn((B, steps, d), seed + 1, torch.float64)]
+    b, t = B - 1, seed % steps  # a position drawn from the seed: no index is special
+    args = [randn((B, steps, d), seed, dtype, 2.0), randn((B, steps, d), seed + 1, dtype)]
     check_dependence(student.AddNorm, ref.AddNorm, ([d], 0.0), args,
                      [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50)),
                       (_("Y[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 1, (b, t), seed + 51))],
-                     seed, student, f"AddNorm([{d}], 0)")
+                     seed, student, f"AddNorm([{d}], 0)", dtype=dtype)
 
 
 @pytest.mark.component("AddNorm")
@@ -639,17 +640,19 @@ def test_encoder_block_matches_reference(student, ref, case, p):
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(case=enc_case())
-@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float64, 5))  # and at a realistic size
+@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float32, 5))  # and at a realistic size
 def test_encoder_block_depends_on_its_inputs_as_the_course_does(student, ref, case):
     """the outputs depend on every valid position of their sequence, and not on padded ones or other sequences, as the course's do"""
-    B, steps, lens, _dtype, seed = case
-    b, args = B - 1, [randn((B, steps, D), seed, torch.float64, 2.0), lens]
-    changes = [(_("X[{b}, 0] changes").format(b=b), changed_at(args, 0, (b, 0), seed + 50))]
+    B, steps, lens, dtype, seed = case
+    b, args = B - 1, [randn((B, steps, D), seed, dtype, 2.0), lens]
+    t = seed % (steps if lens is None else int(lens[b]))  # a valid position drawn from the seed: no index is special
+    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50))]
     if lens is not None and int(lens[b]) < steps:
         changes.append((_("X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])),
                         changed_at(args, 0, (b, int(lens[b])), seed + 51)))
     check_dependence(student.EncoderBlock, ref.EncoderBlock, block_args(0.0), args, changes, seed, student,
-                     _("EncoderBlock (valid_lens {lens})").format(lens=None if lens is None else lens.tolist()))
+                     _("EncoderBlock (valid_lens {lens})").format(lens=None if lens is None else lens.tolist()),
+                     dtype=dtype)
 
 
 @pytest.mark.component("EncoderBlock")
@@ -794,18 +797,19 @@ def token_changed(X: torch.Tensor, index: tuple, vocab: int) -> torch.Tensor:
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(case=enc_case(), layers=st.integers(1, 2))
-@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float64, 5), layers=2)  # and at a realistic size
+@example(case=(REAL_B, 40, torch.arange(33, 41), torch.float32, 5), layers=2)  # and at a realistic size
 def test_encoder_depends_on_its_inputs_as_the_course_does(student, ref, case, layers):
     """the outputs depend on every valid token of their sequence, and not on padded ones or other sequences, as the course's do"""
-    B, steps, lens, _dtype, seed = case
+    B, steps, lens, dtype, seed = case
     b, X = B - 1, randint(VOCAB, (B, steps), seed)
-    changes = [(_("token X[{b}, 0] changes").format(b=b), [token_changed(X, (b, 0), VOCAB), lens])]
+    t = seed % (steps if lens is None else int(lens[b]))  # a valid position drawn from the seed: no index is special
+    changes = [(_("token X[{b}, {t}] changes").format(b=b, t=t), [token_changed(X, (b, t), VOCAB), lens])]
     if lens is not None and int(lens[b]) < steps:
         changes.append((_("token X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])),
                         [token_changed(X, (b, int(lens[b])), VOCAB), lens]))
     check_dependence(student.TransformerEncoder, ref.TransformerEncoder, model_args(layers, 0.0), [X, lens], changes,
                      seed, student, _("TransformerEncoder ({layers} blocks, valid_lens {lens})").format(
-                         layers=layers, lens=None if lens is None else lens.tolist()))
+                         layers=layers, lens=None if lens is None else lens.tolist()), dtype=dtype)
 
 
 @pytest.mark.component("TransformerEncoder")
@@ -1107,22 +1111,22 @@ def test_decoder_block_dropout_spares_the_residual(student, ref, case):
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(case=dec_case(min_t=2))
-@example(case=(REAL_B, 40, 48, torch.arange(41, 49), torch.float64, 5))  # and at a realistic size
+@example(case=(REAL_B, 40, 48, torch.arange(41, 49), torch.float32, 5))  # and at a realistic size
 def test_decoder_block_depends_on_its_inputs_as_the_course_does(student, ref, case):
     """each output depends on the inputs up to its own step and on the valid encoder outputs of its sequence, and on nothing else, as the course's does"""
-    B, steps, T_enc, lens, _dtype, seed = case
-    b, args = B - 1, [randn((B, steps, D), seed, torch.float64, 2.0), randn((B, T_enc, D), seed + 1, torch.float64),
-                      lens]
+    B, steps, T_enc, lens, dtype, seed = case
+    b, args = B - 1, [randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype), lens]
+    e = seed % (T_enc if lens is None else int(lens[b]))  # positions drawn from the seed: no index is special
     changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50 + t))
-               for t in (0, steps - 1)]
-    changes.append((_("enc_outputs[{b}, 0] changes").format(b=b), changed_at(args, 1, (b, 0), seed + 60)))
+               for t in sorted({seed % (steps - 1), steps - 1})]
+    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), changed_at(args, 1, (b, e), seed + 60)))
     if lens is not None and int(lens[b]) < T_enc:
         changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
                         changed_at(args, 1, (b, int(lens[b])), seed + 61)))
     check_dependence(student.DecoderBlock, ref.DecoderBlock, block_args(0.0) + (0,), args, changes, seed, student,
                      _("DecoderBlock on a whole sequence, empty cache (enc_valid_lens {lens})").format(
                          lens=None if lens is None else lens.tolist()),
-                     output=lambda blk: lambda X, enc, lens: blk(X, fresh_state(enc, lens))[0])
+                     output=lambda blk: lambda X, enc, lens: blk(X, fresh_state(enc, lens))[0], dtype=dtype)
 
 
 @pytest.mark.component("DecoderBlock")
@@ -1283,22 +1287,23 @@ def check_decoder_weights(weights: Any, ref_self: list, ref_cross: list, layers:
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(case=model_case(min_t=2))
-@example(case=(REAL_B, 40, 48, torch.arange(41, 49), 2, torch.float64, 5))  # and at a realistic size
+@example(case=(REAL_B, 40, 48, torch.arange(41, 49), 2, torch.float32, 5))  # and at a realistic size
 def test_decoder_depends_on_its_inputs_as_the_course_does(student, ref, case):
     """each step's logits depend on the tokens up to that step and on the valid encoder outputs of its sequence, and on nothing else, as the course's do"""
-    B, steps, T_enc, lens, layers, _dtype, seed = case
+    B, steps, T_enc, lens, layers, dtype, seed = case
     b = B - 1
-    args = [randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, torch.float64), lens]
+    args = [randint(VOCAB, (B, steps), seed), randn((B, T_enc, D), seed + 1, dtype), lens]
+    e = seed % (T_enc if lens is None else int(lens[b]))  # positions drawn from the seed: no index is special
     changes = [(_("token X[{b}, {t}] changes").format(b=b, t=t), [token_changed(args[0], (b, t), VOCAB), *args[1:]])
-               for t in (0, steps - 1)]
-    changes.append((_("enc_outputs[{b}, 0] changes").format(b=b), changed_at(args, 1, (b, 0), seed + 60)))
+               for t in sorted({seed % (steps - 1), steps - 1})]
+    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), changed_at(args, 1, (b, e), seed + 60)))
     if lens is not None and int(lens[b]) < T_enc:
         changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
                         changed_at(args, 1, (b, int(lens[b])), seed + 61)))
     check_dependence(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, 0.0), args, changes, seed,
                      student, _("TransformerDecoder ({layers} blocks) on a whole sequence (enc_valid_lens {lens})").format(
                          layers=layers, lens=None if lens is None else lens.tolist()),
-                     output=lambda dec: lambda X, enc, lens: dec(X, dec.init_state(enc, lens))[0])
+                     output=lambda dec: lambda X, enc, lens: dec(X, dec.init_state(enc, lens))[0], dtype=dtype)
 
 
 @pytest.mark.component("TransformerDecoder")
