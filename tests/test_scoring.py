@@ -68,16 +68,16 @@ def test_code_whose_outputs_depend_on_its_inputs_as_the_courses_keeps_its_invari
     passed, so its properties count at `dependence_gate`; its failed comparisons earn nothing. Code that fails
     a dependence test (it ignores an input the course's reads) earns only its proportion, as before."""
     tests = [outcome("reference", False), outcome("dependence", True), outcome("property", True)]
-    out = shares(7.0, tests, Scoring())  # weights 3, 3, 1
-    assert [s.score for s in out] == [0.0, 3.0, 0.5]  # the gate: 3/6 from the dependence test itself, not less
+    out = shares(5.0, tests, Scoring())  # weights 3, 1, 1: the proportion 1/4, the dependence gate 1/2
+    assert [s.score for s in out] == [0.0, 1.0, 0.5] and out[2].factor == 0.5
     tests = [outcome("reference", False, weight=3.0), outcome("dependence", True), outcome("property", True)]
-    out = shares(13.0, tests, Scoring())  # weights 9, 3, 1: the proportion 1/4, the dependence gate 1/2
-    assert [s.score for s in out] == [0.0, 3.0, 0.5] and out[2].factor == 0.5
-    assert shares(13.0, tests, Scoring(dependence_gate=0.0))[2].factor == 0.25
+    out = shares(11.0, tests, Scoring())  # weights 9, 1, 1: the proportion 1/10, the dependence gate 1/2
+    assert [s.score for s in out] == [0.0, 1.0, 0.5] and out[2].factor == 0.5
+    assert shares(11.0, tests, Scoring(dependence_gate=0.0))[2].factor == 0.1
     ignores = [outcome("reference", False, weight=3.0), outcome("dependence", False), outcome("property", True)]
-    assert component_score(13.0, ignores, Scoring()) == 0.0
-    capped = shares(13.0, tests, Scoring(), degenerate=True)  # a degenerate entry's replay still caps it
-    assert round(sum(s.score for s in capped), 4) <= 1.3
+    assert component_score(11.0, ignores, Scoring()) == 0.0
+    capped = shares(11.0, tests, Scoring(), degenerate=True)  # a degenerate entry's replay still caps it
+    assert round(sum(s.score for s in capped), 4) <= 1.1
 
 
 def test_one_named_mistake_costs_at_most_half_of_each_test_it_breaks():
