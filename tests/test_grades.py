@@ -440,26 +440,28 @@ def test_a_regrade_keeps_the_time_an_export_gave_and_the_lms_note(tmp_path, caps
 
 
 def test_a_component_at_the_degenerate_share_that_passed_many_tests_needs_a_human(tmp_path) -> None:
-    """Helper-72's F6: a mistake the catalogue does not know (relu for tanh in AdditiveAttention) fails every
-    comparison with the course's, and the credit for everything else is in proportion to them: 0 of 4, as
-    degenerate code gets, though half its tests pass. The grade stays; the end of `course grade` names it for
+    """Helper-72's F6: a mistake the catalogue does not know fails every comparison with the course's, and the
+    credit for everything else is in proportion to them. Since session 48 one whose outputs still move as the
+    course's do keeps half of its property tests (relu for tanh: 0.92 of 4, dependence tests); one that also fails
+    them (scores multiplied by sqrt(d) instead of divided: saturated, its outputs move otherwise) keeps 0 of 4, as
+    degenerate code gets, though 12 of its 31 tests pass. The grade stays; the end of `course grade` names it for
     staff. Degenerate code (a masked_softmax that never masks) is not named there."""
     from autograder.grading import session
     from autograder.grading.results import results_json
     from autograder.report.summary import needs_a_human, unknown_mistake_cliffs
     source = reference_source(A)
-    tanh = "features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))"
-    assert tanh in source
-    (tmp_path / "relu.py").write_text(source.replace(tanh, tanh.replace("torch.tanh", "torch.relu")))
+    scaled = "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)"
+    assert scaled in source
+    (tmp_path / "times.py").write_text(source.replace(scaled, scaled.replace("/ math.sqrt(d)", "* math.sqrt(d)")))
     (tmp_path / "never_masks.py").write_text(source + "\n\ndef masked_softmax(X, valid_lens):\n"
                                              "    return torch.softmax(X, dim=-1)\n")
     rows = []
-    for name, graded in (("relu", ["AdditiveAttention"]), ("never_masks", ["masked_softmax"])):
+    for name, graded in (("times", ["DotProductAttention"]), ("never_masks", ["masked_softmax"])):
         result = session.run_in_process(A, tmp_path / f"{name}.py", components=graded)
         rows.append({"name": name, **json.loads(json.dumps(results_json(result)))})
-    relu, never = unknown_mistake_cliffs(rows[0]), unknown_mistake_cliffs(rows[1])
-    assert len(relu) == 1 and relu[0].startswith("AdditiveAttention "), relu
+    times, never = unknown_mistake_cliffs(rows[0]), unknown_mistake_cliffs(rows[1])
+    assert len(times) == 1 and times[0].startswith("DotProductAttention "), times
     assert never == []
     flagged = dict(needs_a_human(rows, config.default().assignment(A)))
     assert [who for why, who in flagged.items() if why.startswith("a component kept at most")] == \
-        [[f"relu ({relu[0]})"]]
+        [[f"times ({times[0]})"]]

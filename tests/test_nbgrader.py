@@ -135,7 +135,7 @@ def course_run(tmp_path_factory):
     raw["overrides_file"] = "overrides.csv"
     course_file.write_text(yaml.safe_dump(raw, sort_keys=False))
     (root / "overrides.csv").write_text("assignment,student,component,score,by,reason,date\n"
-                                        f"{A},carol,masked_softmax,3,ta_dana,tiling fixed in office hours,2027-01-05\n")
+                                        f"{A},carol,masked_softmax,3.5,ta_dana,tiling fixed in office hours,2027-01-05\n")
     (root / "nbgrader_config.py").write_text(
         (REPO / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n"
         f"c.SandboxGrader.course_file = {str(course_file)!r}\n")
@@ -416,7 +416,7 @@ def test_nbgrader_export_and_course_grade_write_the_same_grades_csv(course_run):
     for student in STUDENTS:
         assert ours[student] == book[student], student
     carol = ours["carol"]
-    assert carol["masked_softmax"] == "3.0" and float(carol["override"]) > 0
+    assert carol["masked_softmax"] == "3.5" and float(carol["override"]) > 0
     assert "by ta_dana on 2027-01-05: tiling fixed in office hours" in carol["notes"]
     assert ours["hal"]["late_penalty"] == "1.4" and ours["hal"]["hours_late"] == "10.02"
     assert float(ours["hal"]["score"]) == pytest.approx(float(ours["hal"]["raw_score"]) - 1.4)
@@ -457,9 +457,9 @@ def test_feedback_page_shows_the_final_grade_with_overrides_and_the_late_reason(
     _, sheet = _sheet(course_run["course_grade"] / "grades.csv")
     carol = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "carol" / A / f"{A}.html").read_text()))
     assert f"Score: {round(float(sheet['carol']['score']), 2)} / 14.0" in carol, carol[:600]
-    assert re.search(r"masked_softmax: 3\.0 points, set by ta_dana \(autograded: [0-9.]+\): tiling fixed in office hours", carol)
+    assert re.search(r"masked_softmax: 3\.5 points, set by ta_dana \(autograded: [0-9.]+\): tiling fixed in office hours", carol)
     # the contents give the component's final score too (the term review: 1.0 / 4.0 beside a grade counting 3)
-    assert re.search(r"masked_softmax \(Score: 3\.0 / 4\.0, set by ta_dana; autograded: [0-9.]+\)", carol), carol[:1500]
+    assert re.search(r"masked_softmax \(Score: 3\.5 / 4\.0, set by ta_dana; autograded: [0-9.]+\)", carol), carol[:1500]
     hal = html.unescape(re.sub(r"<[^>]+>", "", (course_run["root"] / "feedback" / "hal" / A / f"{A}.html").read_text()))
     assert f"Score: {round(float(sheet['hal']['score']), 2)} / 14.0" in hal
     late_line = next(line for line in hal.splitlines() if "Late submission penalty" in line)

@@ -146,6 +146,9 @@ SETTING_MISTAKES = {
         "query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)",
         "matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, "
         "4-8 heads)",
+        # its realistic example draws the query, key and value sizes apart
+        "the output depends on the queries, the valid keys and values, and not on keys and values past the valid "
+        "lengths, as the course's does",
         "for 06, not scored: after a forward call, attention.attention_weights holds every head's weights at once, "
         "(batch*heads, queries, keys)"},
     "02_attention_scoring/mutant/sm_ignores_value": {  # masks the right positions, always with 0 (helper-70: 1.83 of 2
