@@ -500,10 +500,14 @@ def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..
     it (its property tests then count: scoring's `dependence` kind), code whose outputs ignore an input the
     course's reads (constant outputs: `Ignores`), or read one it ignores (unmasked padding, mixed batch items),
     cannot."""
-    base_mine = as_plain(call(what, mine, *args, show_args=False), what).to(torch.float64)
+    def output(module: Callable[..., Any], arguments: Sequence[Any], like: torch.Tensor) -> torch.Tensor:
+        out = as_plain(call(what, module, *arguments, show_args=False), what).to(torch.float64)
+        check(tuple(out.shape) == tuple(like.shape), _("{what}: expected shape {expected}, got {actual}").format(
+            what=what, expected=tuple(like.shape), actual=tuple(out.shape)))
+        return out
+
     base_theirs = as_plain(theirs(*cloned(list(args)))).to(torch.float64)
-    check(tuple(base_mine.shape) == tuple(base_theirs.shape), _("{what}: expected shape {expected}, got {actual}").format(
-        what=what, expected=tuple(base_theirs.shape), actual=tuple(base_mine.shape)))
+    base_mine = output(mine, args, base_theirs)
     scale = 1.0 + float(base_theirs.abs().max()) if base_theirs.numel() else 1.0
     again = as_plain(call(what, mine, *args, show_args=False), what).to(torch.float64)
     if not torch.equal(again.nan_to_num(), base_mine.nan_to_num()):  # dropout 0, eval mode: a function of its inputs
@@ -511,9 +515,7 @@ def assert_depends_like(what: str, mine: Callable[..., Any], theirs: Callable[..
                         "its inputs alone").format(what=what))
     for label, changed, *others in changes:
         mine_now, theirs_now = others if others else (mine, theirs)  # other weights: both modules rebuilt
-        out_mine = as_plain(call(what, mine_now, *changed, show_args=False), what).to(torch.float64)
-        check(tuple(out_mine.shape) == tuple(base_mine.shape), _("{what}: expected shape {expected}, got {actual}").format(
-            what=what, expected=tuple(base_mine.shape), actual=tuple(out_mine.shape)))
+        out_mine = output(mine_now, changed, base_mine)
         delta_theirs = as_plain(theirs_now(*cloned(list(changed)))).to(torch.float64) - base_theirs
         delta_mine = (out_mine - base_mine).nan_to_num(nan=math.inf)
         moved_theirs, moved_mine = delta_theirs.abs(), delta_mine.abs()
