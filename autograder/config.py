@@ -88,8 +88,8 @@ class Scoring(_Strict):
     almost nothing, while one realistic bug keeps most of its credit.
     """
 
-    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "dependence": 1.0, "property": 1.0,
-                                                             "structure": 1.0})
+    kinds: dict[str, float] = Field(default_factory=lambda: {"reference": 3.0, "dependence": 1.0, "reads": 1.0,
+                                                             "property": 1.0, "structure": 1.0})
     gate: Literal["proportional", "none"] = "proportional"
     #: The least property and structure tests count when the diagnosis names one known realistic
     #: mistake that explains the component's failures: such a mistake, which breaks every reference
@@ -138,7 +138,7 @@ class Scoring(_Strict):
 
 
 #: Kinds of test: compared with the course's values, self-consistency, shapes and attributes.
-TEST_KINDS = ("reference", "dependence", "property", "structure")
+TEST_KINDS = ("reference", "dependence", "reads", "property", "structure")
 
 
 class Feedback(_Strict):

@@ -12,6 +12,7 @@ from typing import Optional
 
 import pytest
 
+from autograder import config
 from autograder.grading import scoring, session, signatures
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
@@ -764,3 +765,32 @@ def test_d2l_1_0_s_weight_initializer_runs_where_the_code_is_graded(zygote: Zygo
     for result in results:
         assert result.score == result.max_score, [t.output for c in result.components for t in c.tests if not t.passed][:1]
     assert said(results[0]) == said(results[1])
+
+
+@pytest.mark.parametrize("forward,kept", [
+    ("X + self.P[:, :1, :]", True),  # row 0 at every position: a slip forward makes with its own table
+    ("X + self.P[:, X.shape[1] - 1, :]", True),  # the last row: the same slip, another row
+    ("X", False),  # the table never added
+    ("X + torch.ones_like(X)", False),  # something else added
+], ids=["row 0", "row T-1", "table not added", "ones added"])
+def test_a_right_table_counts_on_its_own_where_forward_adds_its_rows(tmp_path: Path, forward: str,
+                                                                     kept: bool) -> None:
+    """A right table beside a forward that adds rows of it to X (not the first T) keeps the table's tests
+    (scoring's `reads`: test_forward_adds_rows_of_its_table passed); beside a forward that adds something else,
+    or nothing, the table earns nothing: its credit needs outputs computed from it. Slips the catalogue does not
+    name, so that no floor stands in for the rule."""
+    source = reference_source("05_positional_encoding")
+    right = "X + self.P[:, : X.shape[1], :].to(X.device)"
+    assert right in source
+    path = tmp_path / "pe.py"
+    path.write_text(source.replace(right, forward))
+    [pe] = session.run_in_process("05_positional_encoding", path).components
+    table = [t for t in pe.tests if t.part == "table"]
+    assert table and all(t.passed for t in table), [t.function for t in table if not t.passed]
+    earned = {s.outcome.nodeid: s.score for s in scoring.shares(pe.points, pe.tests, config.default().scoring)}
+    table_credit = sum(earned[t.nodeid] for t in table)
+    if kept:
+        assert not pe.misconceptions and not pe.degenerate, pe.misconceptions
+        assert 0.25 * pe.points < table_credit <= pe.score < 0.75 * pe.points, (table_credit, pe.score)
+    else:
+        assert pe.score == table_credit == 0.0

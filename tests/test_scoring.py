@@ -15,15 +15,15 @@ from autograder.grading.scoring import ComponentScore, component_score, shares
 from autograder.grading.session import name_misconceptions
 from autograder.selfcheck import plugin
 
-KINDS = ("reference", "dependence", "property", "structure")
+KINDS = ("reference", "dependence", "reads", "property", "structure")
 COMP = "masked_softmax"
 
 
 def outcome(kind: str, passed: bool, weight: float = 1.0, function: str = "",
-            misconception: str = "") -> plugin.TestOutcome:
+            misconception: str = "", part: str = "") -> plugin.TestOutcome:
     return plugin.TestOutcome(nodeid=f"t::{function or kind}", name=function or kind, component=COMP, weight=weight,
                               public=False, kind=kind, function=function or f"test_{kind}", passed=passed,
-                              misconception=misconception)
+                              misconception=misconception, part=part)
 
 
 tests_lists = st.lists(st.builds(outcome, st.sampled_from(KINDS), st.booleans(),
@@ -78,6 +78,24 @@ def test_code_whose_outputs_depend_on_its_inputs_as_the_courses_keeps_its_invari
     assert component_score(11.0, ignores, Scoring()) == 0.0
     capped = shares(11.0, tests, Scoring(), degenerate=True)  # a degenerate entry's replay still caps it
     assert round(sum(s.score for s in capped), 4) <= 1.1
+
+
+def test_a_stored_table_counts_on_its_own_once_the_outputs_are_computed_from_it():
+    """PositionalEncoding's right table beside a slip in forward (`P[:, T]` for `P[:, :T]`): its `reads` test
+    passed (forward adds rows of its own table, and depends on X as the course's does), so the table's tests earn
+    their share whatever the outputs' comparisons; other properties stay gated. A right table beside a forward that
+    does not add it (the reads test failed) earns nothing for it, nor does a component without a reads test."""
+    tests = [outcome("reference", False, weight=2.0, function="test_forward"),
+             outcome("reference", True, function="test_table_values", part="table"),
+             outcome("property", True, function="test_table_pairs", part="table"),
+             outcome("reads", True), outcome("property", True)]  # weights 6, 3, 1, 1, 1: shares in twelfths
+    out = shares(12.0, tests, Scoring())
+    assert [s.score for s in out] == [0.0, 3.0, 1.0, 0.0, 0.0]
+    unused = [dataclasses.replace(t, passed=False) if t.kind == "reads" else t for t in tests]
+    assert component_score(12.0, unused, Scoring()) == 0.0
+    assert component_score(12.0, [t for t in tests if t.kind != "reads"], Scoring()) == 0.0
+    degenerate = shares(12.0, tests, Scoring(), degenerate=True)  # a degenerate entry's replay still caps it
+    assert round(sum(s.score for s in degenerate), 4) <= 1.2
 
 
 def test_one_named_mistake_costs_at_most_half_of_each_test_it_breaks():

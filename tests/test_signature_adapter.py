@@ -280,7 +280,8 @@ def test_a_left_out_input_may_be_named_only_as_the_mistake_of_ignoring_it(tmp_pa
             f"values: torch.Tensor,\n                {signature}) -> torch.Tensor:\n        \"\"\"queries (B, Q, q)", 1)
         path = tmp_path / f"{name}.py"
         path.write_text(source)
-        graded[name] = component(session.run_in_process("02_attention_scoring", path), "AdditiveAttention")
+        graded[name] = component(session.run_in_process("02_attention_scoring", path, components=["AdditiveAttention"]),
+                                  "AdditiveAttention")
     unused, dropped = graded["unused"], graded["dropped"]
     assert [m.family for m in unused.misconceptions] == [m.family for m in dropped.misconceptions] == \
         ["valid-lens-ignored"]
@@ -290,7 +291,8 @@ def test_a_left_out_input_may_be_named_only_as_the_mistake_of_ignoring_it(tmp_pa
                      "def sequence_mask(X: torch.Tensor, valid_len: torch.Tensor)").replace(
                          "return X.masked_fill(~keep, value)", "return X.masked_fill(~keep, -1e6)", 1)
     (tmp_path / "sm.py").write_text(source)
-    mask = component(session.run_in_process("02_attention_scoring", tmp_path / "sm.py"), "sequence_mask")
+    mask = component(session.run_in_process("02_attention_scoring", tmp_path / "sm.py", components=["sequence_mask"]),
+                     "sequence_mask")
     assert mask.score < mask.points and not mask.misconceptions
 
 
@@ -319,8 +321,8 @@ def test_a_second_mistake_beside_a_left_out_input_is_named_from_replays_without_
     graded = {}
     for name, source in sources.items():
         (tmp_path / f"{name}.py").write_text(source)
-        graded[name] = component(session.run_in_process("02_attention_scoring", tmp_path / f"{name}.py"),
-                                 "DotProductAttention")
+        graded[name] = component(session.run_in_process("02_attention_scoring", tmp_path / f"{name}.py",
+                                                          components=["DotProductAttention"]), "DotProductAttention")
     assert [m.family for m in graded["no_valid_lens"].misconceptions] == ["valid-lens-ignored"]
     assert [m.family for m in graded["queries_axis"].misconceptions] == ["softmax-over-queries"]
     both = graded["both"]
@@ -340,7 +342,8 @@ def test_a_masked_softmax_that_takes_no_valid_lens_is_degenerate_as_one_that_ign
     for name, signature in (("unused", "X, valid_lens"), ("dropped", "X")):
         (tmp_path / f"{name}.py").write_text(changed("02_attention_scoring", "\n\nclass AdditiveAttention", (
             f"\n\ndef masked_softmax({signature}):\n    return torch.softmax(X, dim=-1)\n\n\nclass AdditiveAttention")))
-        graded = component(session.run_in_process("02_attention_scoring", tmp_path / f"{name}.py"), "masked_softmax")
+        graded = component(session.run_in_process("02_attention_scoring", tmp_path / f"{name}.py",
+                                                   components=["masked_softmax"]), "masked_softmax")
         assert 0 < graded.score <= share * graded.points + 1e-9, (name, graded.score)
         assert not [m for m in graded.misconceptions if not m.degenerate], (name, graded.misconceptions)
 
@@ -355,7 +358,8 @@ def test_degenerate_code_without_a_left_out_input_earns_at_most_its_share(name: 
     assert source.count(", valid_lens=None)") == 1
     (tmp_path / "entry.py").write_text(source.replace(", valid_lens=None)", ")"))
     path = zoo.compose(dataclasses.replace(entry, path=tmp_path / "entry.py"), tmp_path)
-    comp = component(session.run_in_process("02_attention_scoring", path), "DotProductAttention")
+    comp = component(session.run_in_process("02_attention_scoring", path, components=["DotProductAttention"]),
+                     "DotProductAttention")
     assert comp.score <= index.DEGENERATE_SHARE * comp.points, (comp.score, [d.family for d in comp.misconceptions])
     assert not comp.mistakes
 

@@ -145,6 +145,12 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     `policy.dependence_gate` of their share; its failed comparisons earn nothing (helper-72's F6: such code
     kept 0 of what it got right).
 
+    A component whose every `reads` test passed (its outputs are computed from its stored side output:
+    PositionalEncoding's forward adds rows of its own table to X, and depends on X as the course's does) has its
+    tests of that stored output (part in STORED) judged on their own: a right table beside a slip in forward
+    (`P[:, T]` for `P[:, :T]`, seen in real learners' code) keeps the table's credit, while a right table beside a
+    forward that does not use it (or raises) still earns nothing for it.
+
     A `degenerate` component (a degenerate catalogue entry reproduces its failures) earns at most
     `policy.degenerate_share` of `points` in all, every test's earning lowered alike."""
     weights = [test_weight(t, policy) for t in tests]
@@ -171,9 +177,12 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     maxima = [int(r) for r in raw]
     for i in sorted(range(len(raw)), key=lambda i: raw[i] - maxima[i], reverse=True)[:units - sum(maxima)]:
         maxima[i] += 1  # largest remainders: the shares add up to the points exactly
+    reads = [t for t, k in zip(tests, kinds) if k == "reads"]
+    stored_own = bool(reads) and all(t.passed for t in reads)  # the outputs are computed from the stored output
     out = []
     for t, m, k in zip(tests, maxima, kinds):
-        own = k in COMPARED and (t.part not in STORED or explained)  # judged on its own, not by the gate
+        # judged on its own, not by the gate
+        own = (k in COMPARED and (t.part not in STORED or explained)) or (stored_own and t.part in STORED)
         if t.passed:
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))

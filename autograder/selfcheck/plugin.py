@@ -49,7 +49,7 @@ class TestOutcome:
     component: str
     weight: float
     public: bool
-    kind: str = "reference"  # reference, property or structure (see config.Scoring)
+    kind: str = "reference"  # reference, dependence, reads, property or structure (see config.Scoring)
     function: str = ""  # the test function's name (course.yml scoring.tests overrides use it)
     passed: bool = False
     output: str = ""
@@ -306,7 +306,7 @@ class GradingPlugin:
         config.addinivalue_line("markers", "component(name): the contract component a test grades")
         config.addinivalue_line("markers", "weight(w): the test's weight within its component")
         config.addinivalue_line("markers", "keep(reason): kept although no zoo mutant fails it")
-        config.addinivalue_line("markers", "kind(k): reference, property or structure (scoring policy)")
+        config.addinivalue_line("markers", "kind(k): reference, dependence, reads, property or structure (scoring policy)")
         config.addinivalue_line("markers", "part(name): the one part of a comparison a whole test checks")
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,

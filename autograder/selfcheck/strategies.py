@@ -4,7 +4,9 @@
 
 * `SEEDS`, `FLOAT_DTYPES`: the strategies for value seeds and for the float dtypes a test runs in;
 * `valid_lens(draw, kind, batch, max_len, ...)`: valid lengths None, (batch,) or (batch, queries);
-* `randn(shape, seed, dtype, scale)`: seeded standard-normal tensors, the same numbers in every dtype.
+* `randn(shape, seed, dtype, scale)`: seeded standard-normal tensors, the same numbers in every dtype;
+* `changed_at(args, which, index, seed)`: arguments with new values at one index of some of them (what a
+  dependence test changes: testing.assert_depends_like).
 
 Hypothesis runs derandomized in the course profile: the examples a test sees follow from the exact
 sequence of draws it makes (and from the test function's own source). `valid_lens` therefore makes
@@ -66,3 +68,14 @@ def randn(shape: Sequence[int], seed: Union[int, torch.Generator], dtype: torch.
     """
     g = seed if isinstance(seed, torch.Generator) else generator(seed)
     return (torch.randn(tuple(shape), generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+def changed_at(args: Sequence[Any], which: Union[int, Sequence[int]], index: Any,
+               seed: Union[int, torch.Generator], scale: float = 2.0) -> list[Any]:
+    """`args` with new standard-normal values times `scale` (`randn`, in each argument's dtype) at `index` of the
+    arguments numbered `which` (one or several, drawn in that order from `seed`); every tensor copied, the other
+    arguments as they are. `which=()` gives a plain copy."""
+    out = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    for n in ([which] if isinstance(which, int) else which):
+        out[n][index] = randn(tuple(out[n][index].shape), seed, out[n].dtype, scale)
+    return out

@@ -696,13 +696,10 @@ def check_dependence(student, ref, name, case):
     q, k, v = case.data()
     b, lens = case.B - 1, case.lens2d()
     i, j = case.seed % case.Q, (case.seed // 7) % max(1, int(lens[b].min()))
-    new = case.gen().manual_seed(case.seed + 11)
+    new, args = case.gen().manual_seed(case.seed + 11), [q, k, v, _clone(case.lens)]
 
-    def changed(which, index, tensors=(q, k, v)):
-        out = [t.clone() for t in tensors]
-        for n in which:
-            out[n][index] = (S.randn(tuple(out[n][index].shape), new, torch.float64) * 2).to(case.dtype)
-        return out + [_clone(case.lens)]
+    def changed(which, index):
+        return S.changed_at(args, which, index, new)
 
     changes = [(_("query [{b}, {i}] changes").format(b=b, i=i), changed([0], (b, i))),
                (_("key [{b}, {j}] changes").format(b=b, j=j), changed([1], (b, j))),
@@ -713,8 +710,8 @@ def check_dependence(student, ref, name, case):
                         changed([1, 2], (b, slice(last, None)))))
     if name == "AdditiveAttention":  # outputs that ignore the module's weights ignore an input too
         changes.append((_("the weights change"), changed([], ()), *_build(student, ref, name, case)))
-    T.assert_depends_like(_("{name}.forward on {case!r}").format(name=name, case=case), model, reference,
-                          [q, k, v, _clone(case.lens)], changes)
+    T.assert_depends_like(_("{name}.forward on {case!r}").format(name=name, case=case), model, reference, args,
+                          changes)
 
 
 def check_gradient(student, ref, name, case):

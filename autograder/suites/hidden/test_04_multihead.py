@@ -507,13 +507,10 @@ def test_mha_depends_on_its_inputs_as_the_course_does(student, ref, c):
     b, lens = c["B"] - 1, c["lens"]
     first = c["K"] if lens is None else int(lens[b].min())  # keys every query of item b attends to
     i, j = c["seed"] % c["Q"], (c["seed"] // 7) % max(1, first)  # drawn from the seed: no index is special
-    new = S.generator(c["seed"] + 11)
+    new, args = S.generator(c["seed"] + 11), [q, k, v, lens]
 
     def changed(which, index):
-        out = [t.clone() for t in (q, k, v)]
-        for n in which:
-            out[n][index] = S.randn(tuple(out[n][index].shape), new, c["dtype"]) * 2
-        return out + [lens]
+        return S.changed_at(args, which, index, new)
 
     changes = [(_("query [{b}, {i}] changes").format(b=b, i=i), changed([0], (b, i))),
                (_("key [{b}, {j}] changes").format(b=b, j=j), changed([1], (b, j))),
@@ -525,7 +522,7 @@ def test_mha_depends_on_its_inputs_as_the_course_does(student, ref, c):
     other_m, other_r = build(student, dict(c, seed=c["seed"] + 1000)), reference_model(ref, c)
     copy(other_m, other_r, c)  # outputs that ignore the module's weights ignore an input too
     changes.append((_("the weights change"), changed([], ()), other_m, other_r))
-    T.assert_depends_like(describe(c), m, r, [q, k, v, lens], changes)
+    T.assert_depends_like(describe(c), m, r, args, changes)
 
 
 @pytest.mark.component("MultiHeadAttention")

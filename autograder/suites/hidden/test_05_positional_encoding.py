@@ -15,7 +15,7 @@ import functools
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from autograder.selfcheck import strategies as S
 from autograder.selfcheck import testing as T
@@ -66,6 +66,7 @@ def test_table_closed_form(student, d, max_len):
 
 
 @pytest.mark.component("PositionalEncoding")
+@pytest.mark.part("table")
 @given(d=EVEN_D)
 def test_pairs_are_unit_sin_cos(student, d):
     """columns 2j and 2j+1 hold the sine and cosine of one angle: sin^2 + cos^2 = 1 at every position"""
@@ -79,6 +80,7 @@ def test_pairs_are_unit_sin_cos(student, d):
 
 
 @pytest.mark.component("PositionalEncoding")
+@pytest.mark.part("table")
 @given(d=EVEN_D, i=st.integers(0, 100), k=st.integers(1, 99))
 def test_relative_position_is_a_rotation(student, d, i, k):
     """P[i+k] is P[i] with each sine/cosine pair rotated by the angle k / 10000**(2j/d)"""
@@ -86,6 +88,9 @@ def test_relative_position_is_a_rotation(student, d, i, k):
     omega = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d, 2, dtype=torch.float64) / d)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     sin_i, cos_i = P[0, i, 0::2], P[0, i, 1::2]
+    T.check(bool((sin_i ** 2 + cos_i ** 2 > 1e-3).all()),  # a table of zeros turns trivially
+            _("P[0, {i}] has a pair of columns that are both 0 (num_hiddens={d}): every pair holds the sine and cosine "
+              "of an angle").format(i=i, d=d))
     rotated = torch.empty(d, dtype=torch.float64)
     rotated[0::2] = c * sin_i + s * cos_i  # sin(a + b)
     rotated[1::2] = c * cos_i - s * sin_i  # cos(a + b)
@@ -158,6 +163,46 @@ def test_input_unchanged(student, case):
                        T.call_and_inputs, pe, X)
     T.assert_close(after, X, what=_("the caller's input X after forward(X)"),
                    hint="X += ... changes the caller's tensor in place; write X = X + ... instead")
+
+
+@st.composite
+def shorter_case(draw):
+    """A forward case whose sequence is shorter than the table (T < max_len): whether forward reads its table,
+    not whether it handles a full-length sequence (test_forward_adds_first_positions charges that)."""
+    d = draw(EVEN_D, label="num_hiddens")
+    max_len = draw(st.integers(2, 30), label="max_len")
+    steps = draw(st.integers(1, max_len - 1), label="T")
+    B = draw(st.integers(1, 3), label="B")
+    seed = draw(S.SEEDS, label="seed")
+    return d, max_len, S.randn((B, steps, d), seed, draw(S.FLOAT_DTYPES, label="dtype")), seed
+
+
+@pytest.mark.component("PositionalEncoding")
+@pytest.mark.kind("reads")
+@settings(max_examples=10)
+@given(case=shorter_case())
+@example(case=(64, 1000, S.randn((8, 40, 64), 304), 304))  # a realistic size
+def test_forward_adds_rows_of_its_table(student, ref, case):
+    """in eval mode forward(X) is X plus rows of its own table, and each output depends on X as the course's does: the table's tests then count on their own"""
+    d, max_len, X, seed = case
+    pe = student.PositionalEncoding(d, 0.5, max_len)
+    pe.eval()
+    what = _("PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {shape}").format(
+        d=d, max_len=max_len, shape=tuple(X.shape))
+    b, t = seed % X.shape[0], seed % X.shape[1]  # a position drawn from the seed
+    T.assert_depends_like(what, pe, ref.PositionalEncoding(d, 0.5, max_len).eval(), [X],
+                          [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at([X], 0, (b, t), seed + 1))])
+    P = T.stored_table(pe, "P", (1, max_len, d), f"PositionalEncoding({d}, 0.5, max_len={max_len}).P")
+    T.check(isinstance(P, torch.Tensor), _("{what}: no table of shape {shape} found to compare forward's output "
+                                           "with").format(what=what, shape=(1, max_len, d)))
+    added = T.as_plain(call(what, pe, X)).to(torch.float64) - X.to(torch.float64)  # (B, T, d)
+    rows = T.as_plain(P).to(torch.float64).reshape(max_len, d)
+    nearest = (added[:, :, None, :] - rows[None, None]).abs().amax(-1).amin(-1)  # (B, T): to the closest row
+    if bool((nearest > ATOL).any()):
+        i, j = (int(k) for k in (nearest > ATOL).nonzero()[0])
+        raise AssertionError(_("{what}: forward(X)[{i}, {j}] - X[{i}, {j}] is no row of your table P (the closest "
+                               "is {distance:.3g} away): forward should add the table's rows to X").format(
+            what=what, i=i, j=j, distance=float(nearest[i, j])))
 
 
 def own_table(pe, d, max_len):

@@ -239,19 +239,12 @@ def realistic_lens(kind: str, batch: int, length: int, seed: int) -> Optional[to
 
 
 # ------------------------------------------------------------------------------ PositionWiseFFN
-def changed_at(args: Sequence[Any], which: int, index: tuple, seed: int) -> list[Any]:
-    """`args` with new random values (in its dtype) at `index` of argument `which` (the others as they are)."""
-    out = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    out[which][index] = randn(tuple(out[which][index].shape), seed, out[which].dtype, 2.0)
-    return out
-
-
 def check_dependence(student_cls: Any, ref_cls: Any, init: tuple, args: list[Any],
                      changes: Sequence[tuple[str, list[Any]]], seed: int, student: Any, what: str,
                      output: Callable[[Any], Callable[..., Any]] = lambda module: module,
                      dtype: torch.dtype = torch.float64) -> None:
     """The student's module (`dtype`, eval mode, the course's weights) moves its outputs where the course's does
-    for each (what changed, the changed arguments) of `changes` (`changed_at`): T.assert_depends_like.
+    for each (what changed, the changed arguments) of `changes` (`S.changed_at`): T.assert_depends_like.
     `output(module)` is what is called with the arguments (a decoder's logits, from a fresh state each call).
     Last, every weight changes (both modules built again with other random weights): outputs that ignore the
     module's weights ignore an input too."""
@@ -297,7 +290,7 @@ def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_
     b, t = B - 1, seed % steps  # a position drawn from the seed: no index is special
     args = [randn((B, steps, n_in), seed, dtype, 2.0)]
     check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out), args,
-                     [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50))], seed, student,
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 0, (b, t), seed + 50))], seed, student,
                      _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)), dtype=dtype)
 
 
@@ -387,8 +380,8 @@ def test_addnorm_depends_on_its_inputs_as_the_course_does(student, ref, B, steps
     b, t = B - 1, seed % steps  # a position drawn from the seed: no index is special
     args = [randn((B, steps, d), seed, dtype, 2.0), randn((B, steps, d), seed + 1, dtype)]
     check_dependence(student.AddNorm, ref.AddNorm, ([d], 0.0), args,
-                     [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50)),
-                      (_("Y[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 1, (b, t), seed + 51))],
+                     [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 0, (b, t), seed + 50)),
+                      (_("Y[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 1, (b, t), seed + 51))],
                      seed, student, f"AddNorm([{d}], 0)", dtype=dtype)
 
 
@@ -646,10 +639,10 @@ def test_encoder_block_depends_on_its_inputs_as_the_course_does(student, ref, ca
     B, steps, lens, dtype, seed = case
     b, args = B - 1, [randn((B, steps, D), seed, dtype, 2.0), lens]
     t = seed % (steps if lens is None else int(lens[b]))  # a valid position drawn from the seed: no index is special
-    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50))]
+    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 0, (b, t), seed + 50))]
     if lens is not None and int(lens[b]) < steps:
         changes.append((_("X[{b}, {t}] (past the valid length) changes").format(b=b, t=int(lens[b])),
-                        changed_at(args, 0, (b, int(lens[b])), seed + 51)))
+                        S.changed_at(args, 0, (b, int(lens[b])), seed + 51)))
     check_dependence(student.EncoderBlock, ref.EncoderBlock, block_args(0.0), args, changes, seed, student,
                      _("EncoderBlock (valid_lens {lens})").format(lens=None if lens is None else lens.tolist()),
                      dtype=dtype)
@@ -1117,12 +1110,12 @@ def test_decoder_block_depends_on_its_inputs_as_the_course_does(student, ref, ca
     B, steps, T_enc, lens, dtype, seed = case
     b, args = B - 1, [randn((B, steps, D), seed, dtype, 2.0), randn((B, T_enc, D), seed + 1, dtype), lens]
     e = seed % (T_enc if lens is None else int(lens[b]))  # positions drawn from the seed: no index is special
-    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), changed_at(args, 0, (b, t), seed + 50 + t))
+    changes = [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 0, (b, t), seed + 50 + t))
                for t in sorted({seed % (steps - 1), steps - 1})]
-    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), changed_at(args, 1, (b, e), seed + 60)))
+    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), S.changed_at(args, 1, (b, e), seed + 60)))
     if lens is not None and int(lens[b]) < T_enc:
         changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
-                        changed_at(args, 1, (b, int(lens[b])), seed + 61)))
+                        S.changed_at(args, 1, (b, int(lens[b])), seed + 61)))
     check_dependence(student.DecoderBlock, ref.DecoderBlock, block_args(0.0) + (0,), args, changes, seed, student,
                      _("DecoderBlock on a whole sequence, empty cache (enc_valid_lens {lens})").format(
                          lens=None if lens is None else lens.tolist()),
@@ -1296,10 +1289,10 @@ def test_decoder_depends_on_its_inputs_as_the_course_does(student, ref, case):
     e = seed % (T_enc if lens is None else int(lens[b]))  # positions drawn from the seed: no index is special
     changes = [(_("token X[{b}, {t}] changes").format(b=b, t=t), [token_changed(args[0], (b, t), VOCAB), *args[1:]])
                for t in sorted({seed % (steps - 1), steps - 1})]
-    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), changed_at(args, 1, (b, e), seed + 60)))
+    changes.append((_("enc_outputs[{b}, {t}] changes").format(b=b, t=e), S.changed_at(args, 1, (b, e), seed + 60)))
     if lens is not None and int(lens[b]) < T_enc:
         changes.append((_("enc_outputs[{b}, {t}] (past enc_valid_lens) changes").format(b=b, t=int(lens[b])),
-                        changed_at(args, 1, (b, int(lens[b])), seed + 61)))
+                        S.changed_at(args, 1, (b, int(lens[b])), seed + 61)))
     check_dependence(student.TransformerDecoder, ref.TransformerDecoder, model_args(layers, 0.0), args, changes, seed,
                      student, _("TransformerDecoder ({layers} blocks) on a whole sequence (enc_valid_lens {lens})").format(
                          layers=layers, lens=None if lens is None else lens.tolist()),
