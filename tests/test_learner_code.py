@@ -116,6 +116,19 @@ def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_bo
     graded_on_both_paths_losing_naming_tests_alone(zygote, "06_transformer", path, ("EncoderBlock", "TransformerDecoder"))
 
 
+@pytest.mark.parametrize("assignment_id,name,other", [
+    ("05_positional_encoding", "PositionalEncoding", "PositionalEmbedding"),
+    ("04_multihead", "MultiHeadAttention", "MultiHeadSelfAttention"),
+])
+def test_a_correct_component_named_plainly_otherwise_loses_its_naming_test_alone_on_both_paths(
+        zygote: Zygote, tmp_path: Path, assignment_id: str, name: str, other: str) -> None:
+    """Names real learners give that are not spellings of the contract's (helper-72's F8: `PositionalEmbedding`,
+    nituchao/nituchao-deeplearning; `MultiHeadSelfAttention`): the reference under those names scored 0."""
+    path = tmp_path / "renamed.py"
+    path.write_text(re.sub(rf"\b{name}\b", other, reference_source(assignment_id)))
+    graded_on_both_paths_losing_naming_tests_alone(zygote, assignment_id, path, (name,))
+
+
 def book_1_0_transposes(style: str) -> str:
     """The reference 04 with transpose_qkv and transpose_output as methods of MultiHeadAttention reading
     `self.num_heads`: in the class's body (modifiededition/NLP_Accelerator, helper-54) or added with d2l 1.0's

@@ -225,6 +225,27 @@ def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str,
     assert renames(source) == expected
 
 
+@pytest.mark.parametrize("source, expected", [
+    ("class PositionalEmbedding(nn.Module): pass", {"PositionalEncoding": "PositionalEmbedding"}),
+    ("class PositionwiseFeedForward(nn.Module): pass", {"PositionWiseFFN": "PositionwiseFeedForward"}),
+    ("class AddAndNorm(nn.Module): pass", {"AddNorm": "AddAndNorm"}),
+    ("class MultiHeadSelfAttention(nn.Module): pass", {"MultiHeadAttention": "MultiHeadSelfAttention"}),
+    ("def masked_softmax_my(X, valid_lens): pass", {"masked_softmax": "masked_softmax_my"}),
+    ("class NadarayaWatsonRegression(nn.Module): pass", {"NWKernelRegression": "NadarayaWatsonRegression"}),
+    # one spelled like it comes first
+    ("class PositionalEmbedding(nn.Module): pass\nclass PositionalEncodding(nn.Module): pass",
+     {"PositionalEncoding": "PositionalEncodding"}),
+    # each named plainly for one component
+    ("class PositionwiseFeedForward(nn.Module): pass\nclass PositionEmbedding(nn.Module): pass",
+     {"PositionWiseFFN": "PositionwiseFeedForward", "PositionalEncoding": "PositionEmbedding"}),
+])
+def test_a_component_named_plainly_otherwise_is_graded_as_that_definition(source: str,
+                                                                          expected: dict[str, str]) -> None:
+    """Names real learners give (helper-72's F8): half of the contract's words or more, one of them the
+    component's own. Before, each scored 0 ("`PositionalEncoding` is not defined ... did you mean")."""
+    assert renames(source) == expected
+
+
 @pytest.mark.parametrize("source", [
     "class DecoderBlock(nn.Module): pass",  # another component's name never stands in for one
     "class TransformerEncoderBlock(nn.Module): pass\nclass MyEncoderBlock(nn.Module): pass",  # which one?
@@ -235,6 +256,10 @@ def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str,
     "class EncoderBlock(nn.Module): pass\nclass TransformerEncoderBlock(nn.Module): pass",
     "class Block(nn.Module): pass\nclass Encoder(nn.Module): pass",  # one word of two
     "class AdditiveAttention(nn.Module): pass\nclass Additive_Attention(nn.Module): pass",
+    "class BahdanauAttention(nn.Module): pass",  # attention names four components: none of them plainly
+    "class TransformerEncoderLayer(nn.Module): pass",  # transformer and encoder each name two
+    "class AdditiveAttention(nn.Module): pass\nclass Add_Attention(nn.Module): pass\nclass Norm(nn.Module): pass",
+    "class PositionalEmbedding(nn.Module): pass\nclass PositionalEmbeddingLayer(nn.Module): pass",  # which one?
 ])
 def test_nothing_stands_in_where_the_contract_s_name_is_bound_or_the_choice_is_not_one(source: str) -> None:
     assert renames(source) == {}

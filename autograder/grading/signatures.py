@@ -928,22 +928,59 @@ def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
             **{name: form.qualname for name, form in methods_as_functions(course, cells).items()}}
 
 
+def named_for(name: str, other: str, names: Iterable[str]) -> float:
+    """The share of the contract's `name`'s words that are words of `other` (less an ENDING; neighbours written
+    as one word count each), if one of them is a word of no other name of `names` (the course's components), else 0: how plainly
+    a definition not spelled like it (`spelled_like`) is named for that component. `PositionalEmbedding` 1/2 of
+    PositionalEncoding ("positional" is its own), `PositionwiseFeedForward` 2/3 of PositionWiseFFN, `AddAndNorm`
+    1, `MultiHeadSelfAttention` 1; `BahdanauAttention`, `Block`, `TransformerEncoderLayer` 0 (attention, block,
+    encoder and transformer each name several components)."""
+    mine, shared = words(name), set[str]()
+    for word in words(other):  # one of its words, or several of them written as one (`Positionwise`)
+        for i in range(len(mine)):
+            for j in range(i + 1, len(mine) + 1):
+                if word == "".join(mine[i:j]) or (j == i + 1 and len(word) >= 3 and _stem(word) == _stem(mine[i])):
+                    shared.update(mine[i:j])
+    others = {w for n in names if n != name for w in words(n)}
+    return len(shared) / max(1, len(mine)) if shared - others else 0.0
+
+
 def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     """Per component that the submission never binds under the contract's name, its one top-level
     definition spelled like it (`spelled_like`; a class for a class, a function for a function) that is
-    no name a test asks for. None where two definitions could be meant."""
+    no name a test asks for. None where two definitions could be meant.
+
+    Where no definition is spelled like it, the definition named most plainly for it (`named_for`: half of its
+    words or more, one of them its own, `PositionalEmbedding`, `PositionWiseFeedForward`, `AddAndNorm`,
+    `MultiHeadSelfAttention`), when exactly one is, and no other missing component is named as plainly in it. Such a stand-in costs nothing but
+    the naming test: a definition that is not the component fails its tests, which a missing one fails anyway."""
     from autograder.grading.dependencies import contract_names, defined_names
     cells = list(cells)
     found, bound, taken = _definitions(cells), defined_names(cells), contract_names(course)
     out: dict[str, str] = {}
-    for component in [c.name for a in course.assignments for c in a.components]:
-        if component in bound:
-            continue
+    missing = [c.name for a in course.assignments for c in a.components if c.name not in bound]
+    free: dict[str, list[str]] = {}  # per missing component, the free definitions of its kind
+    for component in missing:
         is_class = inspect.isclass(course.reference_object(component))
-        like = [n for n, stmt in found.items() if not n.startswith("_") and n not in taken
-                and isinstance(stmt, ast.ClassDef) == is_class and spelled_like(component, n)]
+        free[component] = [n for n, stmt in found.items() if not n.startswith("_") and n not in taken
+                           and isinstance(stmt, ast.ClassDef) == is_class]
+        like = [n for n in free[component] if spelled_like(component, n)]
         if len(like) == 1:
             out[component] = like[0]
+    claimed = set(out.values()) | {n for c in missing if c not in out
+                                   for n in free[c] if spelled_like(c, n)}
+    components = [c.name for a in course.assignments for c in a.components]
+    plain = {(c, n): named_for(c, n, components) for c in missing if c not in out for n in free[c] if n not in claimed}
+    plain = {pair: share for pair, share in plain.items() if share >= 0.5}
+    for component in missing:
+        if component in out:
+            continue
+        mine = {n: share for (c, n), share in plain.items() if c == component}
+        best = max(mine.values(), default=0.0)
+        top = [n for n, share in mine.items() if share == best]
+        rivals = [c for (c, n), share in plain.items() if c != component and top and n == top[0] and share >= best]
+        if len(top) == 1 and not rivals:
+            out[component] = top[0]
     return out
 
 
