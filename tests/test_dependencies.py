@@ -428,3 +428,29 @@ def test_the_course_s_block_standing_in_answers_to_the_student_s_names_for_its_s
         assert decoder.score == decoder.points, [t.output for t in decoder.tests if not t.passed][:1]
         assert not use(decoder, "DecoderBlock").student
         assert component(result, "DecoderBlock").score < component(result, "DecoderBlock").points
+
+
+@needs_bwrap
+def test_the_course_s_class_stands_in_for_one_that_takes_no_dropout(zygote, tmp_path: Path) -> None:
+    """helper-75's D7 (code-index id 19700238154): the learner's AddNorm takes no dropout and has a small mistake
+    of its own (here: its own eps); its blocks call `AddNorm(norm_shape)`, which the course's AddNorm could not
+    take, so the learner's AddNorm stayed in every block and each block inherited its mistake: a right
+    EncoderBlock kept 0.53 of 4, a right DecoderBlock 0 of 6. A contract parameter the student's class leaves out
+    now gets its neutral value in the course's class standing in (procedures.LEFT_OUT: no dropout), on both paths."""
+    source = reference_source("06_transformer")
+    own = ("    def __init__(self, normalized_shape: Any, dropout: float, **kwargs: object) -> None:\n"
+           "        super().__init__(**kwargs)\n        self.dropout = nn.Dropout(dropout)\n"
+           "        self.ln = nn.LayerNorm(normalized_shape)\n")
+    assert own in source and source.count("AddNorm(norm_shape, dropout)") == 5
+    source = source.replace(own, "    def __init__(self, normalized_shape: Any) -> None:\n        super().__init__()\n"
+                                 "        self.dropout = nn.Dropout(0.0)\n"
+                                 "        self.ln = nn.LayerNorm(normalized_shape, eps=1e-3)\n")
+    path = tmp_path / "06_transformer.py"
+    path.write_text(source.replace("AddNorm(norm_shape, dropout)", "AddNorm(norm_shape)"))
+    results = [session.grade_file(zygote, "06_transformer", path),
+               session.run_in_process("06_transformer", path, components=["AddNorm", "EncoderBlock"])]
+    for result in results:
+        assert component(result, "AddNorm").score < component(result, "AddNorm").points
+        block = component(result, "EncoderBlock")
+        assert block.score == block.points, [t.output for t in block.tests if not t.passed][:1]
+        assert not use(block, "AddNorm").student

@@ -20,6 +20,7 @@ a strict xfail, so fixing the grader (never a verdict) makes it fail until it le
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -63,15 +64,26 @@ KNOWN = {
 }
 
 
+@functools.cache
+def graded_in_process(slug: str) -> Result:
+    """The file's in-process grading, once per test process: the hand verdict's test and the sandbox's
+    comparison read the same one (a test never changes it). The two tests of a file run in one process
+    (`xdist_group`)."""
+    entry: dict[str, Any] = ENTRIES[slug]
+    return session.run_in_process(entry["assignment"], agreement.path_of(slug, entry))
+
+
 def _case(slug: str) -> Any:
     known = KNOWN.get(slug)
-    return pytest.param(slug, marks=pytest.mark.xfail(strict=True, reason=known)) if known else slug
+    marks = [pytest.mark.xdist_group(f"corpus-{slug}")] + \
+        ([pytest.mark.xfail(strict=True, reason=known)] if known else [])
+    return pytest.param(slug, marks=marks)
 
 
 @pytest.mark.parametrize("slug", [_case(s) for s in sorted(ENTRIES)])
 def test_grade_agrees_with_the_hand_verdict(slug: str) -> None:
     entry: dict[str, Any] = ENTRIES[slug]
-    result = session.run_in_process(entry["assignment"], agreement.path_of(slug, entry))
+    result = graded_in_process(slug)
     scores = {c.name: c for c in result.components}
     assert set(entry["components"]) == set(scores), "the manifest names every component of the assignment"
     policy = config.default().scoring
@@ -107,14 +119,15 @@ def _everything_decided(result: Result) -> dict[str, tuple[float, list[str], lis
             for c in result.components}
 
 
-@pytest.mark.parametrize("slug", _most_telling())
+@pytest.mark.parametrize("slug", [pytest.param(s, marks=pytest.mark.xdist_group(f"corpus-{s}"))
+                                  for s in _most_telling()])
 def test_the_sandbox_grades_real_code_as_in_process(zygote: Zygote, slug: str) -> None:
     """The corpus is judged in-process (above); the sandbox gives the same scores, failed tests and
     diagnoses on real code, here on the file of each assignment that leans most on the proxies."""
     entry: dict[str, Any] = ENTRIES[slug]
     path = agreement.path_of(slug, entry)
     assert _everything_decided(session.grade_file(zygote, entry["assignment"], path)) == \
-        _everything_decided(session.run_in_process(entry["assignment"], path))
+        _everything_decided(graded_in_process(slug))
 
 
 @pytest.mark.parametrize("assignment_id,old,new,name", [

@@ -220,6 +220,11 @@ def renames(source: str) -> dict[str, str]:
     ("AddNormBlock = 1\nclass MyAddNorm(nn.Module): pass", {"AddNorm": "MyAddNorm"}),
     ("def mask_softmax(X, valid_lens): pass", {"masked_softmax": "mask_softmax"}),  # found by audit 35
     ("class PositionEncoding(nn.Module): pass", {"PositionalEncoding": "PositionEncoding"}),
+    # its words run together, with an ending or abbreviated (helper-75's D4: `addnormal` scored 0 of 2 while the
+    # message asked "did you mean `addnormal`?")
+    ("class addnormal(nn.Module): pass", {"AddNorm": "addnormal"}),
+    ("class multiheadattn(nn.Module): pass", {"MultiHeadAttention": "multiheadattn"}),
+    ("def masksoftmax(X, valid_lens): pass", {"masked_softmax": "masksoftmax"}),
 ])
 def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str, expected: dict[str, str]) -> None:
     assert renames(source) == expected
@@ -256,6 +261,7 @@ def test_a_component_named_plainly_otherwise_is_graded_as_that_definition(source
     "class EncoderBlock(nn.Module): pass\nclass TransformerEncoderBlock(nn.Module): pass",
     "class Block(nn.Module): pass\nclass Encoder(nn.Module): pass",  # one word of two
     "class AdditiveAttention(nn.Module): pass\nclass Additive_Attention(nn.Module): pass",
+    "class encoderblocks(nn.Module): pass\nclass encoder_block(nn.Module): pass",  # which one?
     "class BahdanauAttention(nn.Module): pass",  # attention names four components: none of them plainly
     "class TransformerEncoderLayer(nn.Module): pass",  # transformer and encoder each name two
     "class AdditiveAttention(nn.Module): pass\nclass Add_Attention(nn.Module): pass\nclass Norm(nn.Module): pass",

@@ -30,7 +30,7 @@ import torch
 
 from autograder.config import Course
 from autograder.grading.submission import Cell, cell_trees, parse_student_code
-from autograder.sandbox.runtime import loader
+from autograder.sandbox.runtime import loader, procedures
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
@@ -621,6 +621,7 @@ def course_cannot_take(course: Course, cells: Iterable[Cell], called_as: dict[st
         if isinstance(mine, list):  # the child passes it on by the contract's names, all by keyword
             passed = [read[p] for p in mine[:len(call.args)] if p in read] + \
                 [read.get(k, k) for k in keywords if k in read or k not in mine]
+            passed += [p for p in procedures.LEFT_OUT if p not in read.values() and p not in passed]  # the child fills
             as_theirs = len(call.args) <= len(mine) and any(
                 _takes(signature, [], passed) for signature in (params, edition) if signature is not None)
             as_edition = False
@@ -893,7 +894,19 @@ def spelled_like(name: str, other: str) -> bool:
                               or (len(mine) == len(theirs) and all(map(abbreviates, theirs, mine)))
                               or (len(mine) == len(theirs) > 1 and any(map(str.__eq__, theirs, mine))
                                   and all(a == b[:1] or abbreviates(a, b) for a, b in zip(theirs, mine)))
-                              or (len("".join(mine)) >= 8 and one_slip("".join(mine), "".join(theirs))))
+                              or (len("".join(mine)) >= 8 and one_slip("".join(mine), "".join(theirs)))
+                              or (len(theirs) == 1 < len(mine) and len(theirs[0]) >= 6 and run_together(theirs[0], mine)))
+
+
+def run_together(word: str, parts: Sequence[str]) -> bool:
+    """Whether `word` is the words `parts` written as one, each as `spelled_like` takes a word (itself, with
+    or without an ENDING, or abbreviated: `abbreviates`): `addnormal`, `masksoftmax`, `multiheadattn`,
+    `dotproductattn`, names with no case or underscore to split them at (helper-75's D4)."""
+    if not parts:
+        return not word
+    first = parts[0]
+    return any(run_together(word[k:], parts[1:]) for k in range(1, len(word) + 1)
+               if word[:k] == first or (k >= 3 and _stem(word[:k]) == _stem(first)) or abbreviates(word[:k], first))
 
 
 def abbreviates(short: str, word: str) -> bool:

@@ -20,7 +20,7 @@ import torch
 import loader
 import wire
 from environment import ENVIRONMENT
-from procedures import TEST_SEED, fit, say, seed_everything, use_words, vjp
+from procedures import LEFT_OUT, TEST_SEED, fit, say, seed_everything, use_words, vjp
 
 MAX_ITEMS = 10_000  # generators and iterators are listed up to this many items
 SUBMISSION = "__submission__"  # the module name of the submission's code
@@ -421,7 +421,8 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
     """`cls` (in place: its identity and `super()` calls stay) taking a call from the submission's code that
     its own signature cannot take by `params`, each passed on by its contract name (`contract`; one of
     `params` that it lacks is the student's own extra, which the course's class has no use for and does not
-    get: a `training` flag; another keyword passes as it is). A call its own signature takes is the contract's, whoever makes it: a call in
+    get: a `training` flag; another keyword passes as it is; a contract parameter the student's class leaves out gets
+    its neutral value, `procedures.LEFT_OUT`: no dropout). A call its own signature takes is the contract's, whoever makes it: a call in
     the contract's order means the contract's parameters, even where the student's class lists them in
     another (helper-50's review: reading it by the student's order charged a signature mistake twice, and
     let an unused class's signature redirect the book's `d2l.MultiHeadAttention(...)`), except at `sites`, the
@@ -436,7 +437,9 @@ def _take_calls_as_written(cls: type, params: list[str], contract: dict[str, str
                 (sites and _call_site(caller) in sites) or not _binds(own, self, *args, **kwargs)):
             named = _by_contract_names(params, contract, args, kwargs)
             if named is not None:  # else the course's own TypeError, below
-                original(self, **named)
+                left_out = {key: value for key, value in LEFT_OUT.items() if key in own.parameters and key not in
+                            named and own.parameters[key].default is inspect.Parameter.empty}
+                original(self, **named, **left_out)
                 return
         original(self, *args, **kwargs)
 

@@ -18,6 +18,12 @@ import torch
 
 #: The seed every test starts from, in the grader's process and where the student's code runs.
 TEST_SEED = 0
+#: Contract parameters of a course class that a student's own class may leave out, and what the course's class
+#: standing in for it (the dependency rule) gets for one when the student's code calls it without: code whose
+#: AddNorm takes no dropout applies none (helper-75's D7: `AddNorm(norm_shape)` kept the student's buggy AddNorm in
+#: every block, 0 of 6 for a right DecoderBlock). The grader reads it (signatures.course_cannot_take), the child
+#: fills it in (child._take_calls_as_written).
+LEFT_OUT = {"dropout": 0.0}
 
 
 def N_(message: str) -> str:
