@@ -621,9 +621,9 @@ def course_cannot_take(course: Course, cells: Iterable[Cell], called_as: dict[st
         if isinstance(mine, list):  # the child passes it on by the contract's names, all by keyword
             passed = [read[p] for p in mine[:len(call.args)] if p in read] + \
                 [read.get(k, k) for k in keywords if k in read or k not in mine]
-            passed += [p for p in procedures.LEFT_OUT if p not in read.values() and p not in passed]  # the child fills
             as_theirs = len(call.args) <= len(mine) and any(
-                _takes(signature, [], passed) for signature in (params, edition) if signature is not None)
+                _takes(signature, [], passed + _left_out(signature, passed, read.values()))
+                for signature in (params, edition) if signature is not None)
             as_edition = False
         else:  # as it is
             as_theirs = False
@@ -632,6 +632,13 @@ def course_cannot_take(course: Course, cells: Iterable[Cell], called_as: dict[st
         if not (as_contract or as_theirs or as_edition):
             out[name] = ast.unparse(call)[:120]
     return out
+
+
+def _left_out(signature: Params, passed: Sequence[str], mine: Iterable[str]) -> list[str]:
+    """The parameters of `signature` that the child fills in with their neutral value (`procedures.LEFT_OUT`: a
+    dropout) where the student's constructor has no parameter for them (`mine`, the contract names it reads as)."""
+    mine = set(mine)
+    return [p for p in procedures.LEFT_OUT if p in signature.names and p not in passed and p not in mine]
 
 
 def _edition(name: str) -> Optional[Params]:
