@@ -197,7 +197,8 @@ def test_forward_adds_rows_of_its_table(student, ref, case):
                                            "with").format(what=what, shape=(1, max_len, d)))
     added = T.as_plain(call(what, pe, X)).to(torch.float64) - X.to(torch.float64)  # (B, T, d)
     rows = T.as_plain(P).to(torch.float64).reshape(max_len, d)
-    nearest = (added[:, :, None, :] - rows[None, None]).abs().amax(-1).amin(-1)  # (B, T): to the closest row
+    # (B, T): the largest difference to the closest row; (B*T, max_len) at once, not (B, T, max_len, d)
+    nearest = torch.cdist(added.reshape(-1, d), rows, p=float("inf")).amin(-1).reshape(added.shape[:2])
     if bool((nearest > ATOL).any()):
         i, j = (int(k) for k in (nearest > ATOL).nonzero()[0])
         raise AssertionError(_("{what}: forward(X)[{i}, {j}] - X[{i}, {j}] is no row of your table P (the closest "
