@@ -978,18 +978,18 @@ def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     cells = list(cells)
     found, bound, taken = _definitions(cells), defined_names(cells), contract_names(course)
     out: dict[str, str] = {}
-    missing = [c.name for a in course.assignments for c in a.components if c.name not in bound]
+    components = [c.name for a in course.assignments for c in a.components]
+    missing = [c for c in components if c not in bound]
     free: dict[str, list[str]] = {}  # per missing component, the free definitions of its kind
+    like: dict[str, list[str]] = {}  # ... and those of them spelled like it
     for component in missing:
         is_class = inspect.isclass(course.reference_object(component))
         free[component] = [n for n, stmt in found.items() if not n.startswith("_") and n not in taken
                            and isinstance(stmt, ast.ClassDef) == is_class]
-        like = [n for n in free[component] if spelled_like(component, n)]
-        if len(like) == 1:
-            out[component] = like[0]
-    claimed = set(out.values()) | {n for c in missing if c not in out
-                                   for n in free[c] if spelled_like(c, n)}
-    components = [c.name for a in course.assignments for c in a.components]
+        like[component] = [n for n in free[component] if spelled_like(component, n)]
+        if len(like[component]) == 1:
+            out[component] = like[component][0]
+    claimed = {n for names in like.values() for n in names}  # spelled like a component: never named for another
     plain = {(c, n): named_for(c, n, components) for c in missing if c not in out for n in free[c] if n not in claimed}
     plain = {pair: share for pair, share in plain.items() if share >= 0.5}
     for component in missing:
