@@ -232,3 +232,32 @@ def test_1_0_s_nadaraya_watson_gets_the_learner_s_gaussian_on_every_path(zygote:
         assert graded[0].components[0].score == 0
         assert all(text.startswith("`gaussian` is not defined in your submission: your code takes a `kernel`")
                    for f, text in said[0] if f != "test_nadaraya_watson_contract_signature")
+
+
+FFN_IN_A_SEQUENTIAL = """
+from torch import nn
+
+
+class PositionWiseFFN(nn.Module):  # d2l 1.0's maths, its layers lazy and in an nn.Sequential (code-index 19700238154)
+    def __init__(self, ffn_num_hiddens, ffn_num_outputs):
+        super().__init__()
+        self.ffn = nn.Sequential(nn.LazyLinear(ffn_num_hiddens), nn.ReLU(), nn.LazyLinear(ffn_num_outputs))
+
+    def forward(self, X):
+        return self.ffn(X)
+"""
+
+
+def test_1_0_s_lazy_layers_under_names_of_their_own_lose_only_the_naming_and_signature_tests(zygote: Zygote,
+                                                                                             tmp_path: Path) -> None:
+    """helper-75's D8: the 06 suite binds the course's weights before it calls the module, so lazy layers under other
+    names (`ffn.0`, `ffn.2`) had no shapes to bind by, and every test failed (0 of 2 for right maths). They now bind
+    by place and declared output size (testing._lazy_layers_in_order), in the sandbox as in-process."""
+    path = tmp_path / "ffn.py"
+    path.write_text(FFN_IN_A_SEQUENTIAL)
+    graded = [session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)]
+    ffn = [next(c for c in r.components if c.name == "PositionWiseFFN") for r in graded]
+    said = [[(t.function, t.output) for t in c.tests if not t.passed] for c in ffn]
+    assert said[0] == said[1] and ffn[0].score == ffn[1].score
+    assert [f for f, _ in said[0]] == ["test_ffn_contract_names", "test_PositionWiseFFN_contract_signature"]
+    assert "your layers are lazy" in said[0][0][1]

@@ -454,3 +454,22 @@ def test_the_course_s_class_stands_in_for_one_that_takes_no_dropout(zygote, tmp_
         block = component(result, "EncoderBlock")
         assert block.score == block.points, [t.output for t in block.tests if not t.passed][:1]
         assert not use(block, "AddNorm").student
+
+
+def test_a_dependency_graded_as_the_student_s_own_is_found_under_their_spelling(tmp_path: Path) -> None:
+    """helper-75's D5: a TransformerDecoder's training test builds the student's TransformerEncoder, which the plan
+    keeps as theirs ("passes its tests"); spelled `transformerencoder`, it was bound in its own grading only, so
+    the decoder lost its training test to the encoder's name ("`TransformerEncoder` is not defined in your
+    submission"). Every dependency graded as the student's is bound under the contract's name as the component is."""
+    source = reference_source("06_transformer")
+    renamed = re.sub(r"\bTransformerEncoder\b", "transformerencoder", source)
+    scores = []
+    for name, text in (("as_written", source), ("renamed", renamed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        result = session.run_in_process("06_transformer", path, components=["TransformerDecoder"])
+        decoder = next(c for c in result.components if c.name == "TransformerDecoder")
+        assert [t.output for t in decoder.tests if not t.passed] == [], name
+        assert [u.student for u in decoder.dependencies if u.name == "TransformerEncoder"] == [True], name
+        scores.append(decoder.score)
+    assert scores[0] == scores[1] == 6.0

@@ -275,8 +275,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     cannot stand in for, overriding them); `scaffold`: the given names a test asks for, which are
     the course's even when the submission redefines them (a learner's own `Seq2SeqEncoder` is not
     graded and must not break the training test of their decoder; their own code keeps its names). `uses` (from `plan`) defaults to the reference for all.
-    `renames` (signatures.renamed): the component's name is bound to the student's definition spelled
-    otherwise, if it has one (or to a function calling its method written for it: `as_method`; a replaced
+    `renames` (signatures.renamed): the component's name, and the name of each dependency graded as the student's
+    own (helper-75's D5: a decoder's training test builds the student's renamed TransformerEncoder), is bound to
+    the student's definition spelled otherwise, if it has one (or to a function calling its method written for it: `as_method`; a replaced
     dependency the student wrote as a method is the course's in that method's place too: `method_stand_in`, as the
     student's class calls it through `self`), and a replaced class the student spelled otherwise is the course's
     under that spelling too (not a function: a call of the student's may rely on their own defaults, such
@@ -304,7 +305,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                own=sorted(u.name for u in uses if u.student),
                scaffold=sorted(assignment.given), deps_module=DEPS_MODULE,
                words={key: _(text) for key, text in procedures.WORDS.items()},
-               alias={component: renames[component]} if renames and "." not in renames.get(component, ".") else {},
+               alias={name: theirs for name in [component, *(u.name for u in uses if u.student)]
+                      if "." not in (theirs := (renames or {}).get(name, "."))},
                as_method={n: spec for n, spec in (methods or {}).items() if n == component},
                method_stand_in={n: spec for n, spec in (methods or {}).items() if n in replaced},
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},

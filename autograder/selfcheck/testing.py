@@ -15,6 +15,7 @@ import inspect
 import math
 import re
 import weakref
+from contextvars import ContextVar
 from typing import Any, Optional, TypeVar
 from collections.abc import Callable, Collection, Iterable, Sequence
 
@@ -793,8 +794,10 @@ def same_layout(mine: tuple[int, ...], contract: tuple[int, ...]) -> bool:
     return mine == contract or (_same_axes(mine, contract) and len(_sizes(mine)) <= 1)
 
 
-def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torch.Tensor]) -> Binding:
-    """Bind the student's entries to the reference's by name, else by structure (see `Binding`).
+def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torch.Tensor],
+         declared: Optional[dict[str, int]] = None) -> Binding:
+    """Bind the student's entries to the reference's by name, else by structure (see `Binding`). `declared`: the
+    output sizes the student's lazy layers declare, by layer (`_declared_sizes`).
 
     Fails, naming the entries, when no binding covers both sides with the same shapes."""
     reference = {normalize_key(k): v for k, v in reference_state.items()}
@@ -853,6 +856,9 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
             leaves = theirs_layers.pop(chosen)
             by_kind = {_kind(leaf): leaf for leaf in leaves}
             pairs.update({f"{layer}.{leaf}": f"{chosen}.{leaf if leaf in leaves else by_kind[_kind(leaf)]}" for leaf in layout})
+    if not _A_CALL_GIVES_SHAPES.get():
+        pairs.update(_lazy_layers_in_order(lazy, theirs_layers, reference, declared or {}))
+    lazy = [k for k in lazy if k not in pairs]
     left_mine = [k for k in left_mine if k not in pairs]
     left_theirs = [k for k in left_theirs if k not in pairs.values()]
 
@@ -925,6 +931,44 @@ def _paired_by_shape(mine: Sequence[str], theirs: Sequence[str], student_state: 
     return pairs
 
 
+#: Set while `with_lazy_parameters` binds before its call: lazy layers under other names then wait for the shapes
+#: that call gives (binding by structure is exact) instead of binding in order (`_lazy_layers_in_order`).
+_A_CALL_GIVES_SHAPES: ContextVar[bool] = ContextVar("a_call_gives_shapes", default=False)
+
+
+def _lazy_layers_in_order(lazy: Sequence[str], theirs_layers: dict[str, dict[str, tuple[int, ...]]],
+                          reference: dict[str, torch.Tensor], declared: dict[str, int]) -> dict[str, str]:
+    """{student's lazy entry: course entry} binding the student's lazy layers (nn.LazyLinear under names of its own:
+    d2l 1.0's FFN `nn.Sequential(LazyLinear, ReLU, LazyLinear)`) as whole layers to the course's linear layers left
+    (a 2-d `weight`, entries of the same kinds), each to one of the output size it `declared` (`out_features`), in
+    the order their numbers say and as their names say (`_in_numbered_order`, `_preferred`), where there are exactly
+    as many of each: a lazy layer has no input size before its first call, so only its output size and its place can
+    bind it (helper-75's D8: a correct d2l 1.0 FFN had 0 of 2). Used where no call can give the shapes first
+    (`with_lazy_parameters`). {} where the counts differ: the lazy entries are then not bound (LazyLayers)."""
+    mine: dict[str, list[str]] = {}  # layer: its leaves, both in registration order
+    for key in lazy:
+        mine.setdefault(key.rsplit(".", 1)[0] if "." in key else "", []).append(_leaf(key))
+    if not mine or "" in mine:
+        return {}
+    kinds = {layer: frozenset(_kind(leaf) for leaf in leaves) for layer, leaves in mine.items()}
+    def is_linear(entries: dict[str, tuple[int, ...]]) -> bool:
+        return [len(shape) for leaf, shape in entries.items() if _kind(leaf) == "weight"] == [2]
+    linear = {layer: entries for layer, entries in theirs_layers.items() if layer and is_linear(entries)}
+    if sorted(map(sorted, kinds.values())) != sorted(sorted(map(_kind, entries)) for entries in linear.values()):
+        return {}
+    pairs: dict[str, str] = {}
+    for layer in _in_numbered_order(mine):
+        same = [other for other, entries in linear.items() if frozenset(map(_kind, entries)) == kinds[layer]]
+        sized = [other for other in same if [shape[0] for leaf, shape in linear[other].items()
+                                             if _kind(leaf) == "weight"] == [declared.get(layer)]]
+        same = sized or same  # a wrong declared size is `_check_lazy_sizes`'s to fail
+        first = mine[layer][0]
+        chosen = _preferred([f"{other}.{first}" for other in same], f"{layer}.{first}", reference).rsplit(".", 1)[0]
+        by_kind = {_kind(leaf): leaf for leaf in linear.pop(chosen)}
+        pairs.update({f"{layer}.{leaf}": f"{chosen}.{by_kind[_kind(leaf)]}" for leaf in mine[layer]})
+    return pairs
+
+
 def _layers(keys: Sequence[str], state: dict[str, torch.Tensor]) -> dict[str, dict[str, tuple[int, ...]]]:
     """The layers that hold `keys` (each key's path less its last name; "" for an entry of the module itself),
     in registration order, each with its entries' kinds and shapes: {"ffn.dense2": {"weight": (8, 16), "bias": (8,)}}."""
@@ -984,8 +1028,9 @@ def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], valu
     widths, taken = _table_widths(reference_module, skip), {tuple(v.shape) for v in reference.values()}
     theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
               if _leaf(k) not in skip and (is_lazy(v) or not _is_table(tuple(v.shape), widths, taken))}
-    binding = bind(theirs, reference)
-    _check_lazy_sizes(student_module, theirs, reference, binding)
+    declared = _declared_sizes(student_module, theirs)
+    binding = bind(theirs, reference, declared)
+    _check_lazy_sizes(theirs, reference, binding, declared)
     return theirs, reference, binding
 
 
@@ -1010,27 +1055,33 @@ def _is_table(shape: tuple[int, ...], widths: set[int], taken: set[tuple[int, ..
     return len(sizes) == 2 and sizes[1] in widths and shape not in taken
 
 
-def _check_lazy_sizes(student_module: Any, theirs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor],
-                      binding: Binding) -> None:
-    """A lazy layer bound to a course entry must declare that entry's output size (`out_features`): loading
-    would give it the course's shape whatever it declares, and a wrong size must cost what it costs an
-    nn.Linear. Read from the layer itself (one attribute read per lazy entry; none for other code)."""
-    if not any(is_lazy(v) for v in theirs.values()):
-        return
-    for mine, contract in binding.pairs.items():
-        if not is_lazy(theirs[mine]) or "." not in mine:
-            continue
-        layer: Any = student_module
+def _declared_sizes(student_module: Any, theirs: dict[str, torch.Tensor]) -> dict[str, int]:
+    """{layer: the output size it declares} for the student's lazy layers (`out_features`; one attribute read per lazy
+    layer, none for other code)."""
+    sizes: dict[str, int] = {}
+    for layer in dict.fromkeys(k.rsplit(".", 1)[0] for k, v in theirs.items() if "." in k and is_lazy(v)):
         try:
-            for name in mine.split(".")[:-1]:
-                layer = getattr(layer, name)
-            declared = getattr(layer, "out_features", None)
+            module: Any = student_module
+            for name in layer.split("."):
+                module = getattr(module, name)
+            declared = getattr(module, "out_features", None)
         except AttributeError:
             continue
-        expected = tuple(reference[contract].shape)
-        if type(declared) is int and expected and declared != expected[0]:
+        if type(declared) is int:
+            sizes[layer] = declared
+    return sizes
+
+
+def _check_lazy_sizes(theirs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], binding: Binding,
+                      declared: dict[str, int]) -> None:
+    """A lazy layer bound to a course entry must declare that entry's output size (`declared`: `_declared_sizes`):
+    loading would give it the course's shape whatever it declares, and a wrong size must cost what it costs an
+    nn.Linear."""
+    for mine, contract in binding.pairs.items():
+        size, expected = declared.get(mine.rsplit(".", 1)[0]), tuple(reference[contract].shape)
+        if is_lazy(theirs[mine]) and size is not None and expected and size != expected[0]:
             raise AssertionError(_("parameter '{key}' has shape {actual}, expected {expected}").format(
-                key=mine, actual=f"({declared}, ...)", expected=expected))
+                key=mine, actual=f"({size}, ...)", expected=expected))
 
 
 def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> Binding:
@@ -1131,11 +1182,14 @@ def with_lazy_parameters(step: Callable[[], Any], module: Any, *inputs: Any) -> 
     after one forward call of `module` on the test's own `inputs` when it failed on a lazy parameter
     (nn.LazyLinear, as d2l 1.0 builds its layers, has no shape before its first call). Code without
     lazy parameters is bound once, with no extra call."""
+    waiting = _A_CALL_GIVES_SHAPES.set(True)
     try:
         return step()
     except Exception as exc:  # LazyLayers, or torch's message from the student's process or this one
         if not isinstance(exc, LazyLayers) and _LAZY not in str(exc):
             raise
+    finally:
+        _A_CALL_GIVES_SHAPES.reset(waiting)
     call(_("its first forward call (which gives lazy parameters their shapes)"), module, *inputs)
     return step()
 
