@@ -738,3 +738,35 @@ def test_a_decoder_block_built_in_reverse_binds_by_what_its_names_say() -> None:
     pairs = T.bind(mine, DECODER_BLOCK).pairs
     assert [pairs[f"{k}.ln.weight"] for k in ("ffn_norm", "cross_norm", "self_norm")] == [
         "addnorm3.ln.weight", "addnorm2.ln.weight", "addnorm1.ln.weight"]
+
+
+def test_a_module_holding_none_of_the_contract_s_entries_is_told_why_where_that_can_be_said() -> None:
+    """helper-75's D1: a constructor spelled `__int__` never runs, and the feedback named the catalogue's plain-tensor
+    `w`, because both failed with the same words. The failure now says which: a plain tensor under the contract's
+    name, or no state at all (is the constructor called?: a Crash, which earns no floor); a module with state of its
+    own is told neither."""
+    class PlainTensor(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.rand((1,), requires_grad=True)
+
+    class NeverBuilt(nn.Module):
+        def __int__(self) -> None:  # the learner's spelling
+            super().__init__()
+            self.w = nn.Parameter(torch.rand((1,)))
+
+    class Other(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bandwidth = nn.Parameter(torch.rand((2,)))
+
+    width = T.contract({"w": (1,)})
+    with pytest.raises(AssertionError, match=r"your `w` is a plain tensor, not an nn.Parameter"):
+        T.copy_weights(PlainTensor(), width)
+    with pytest.raises(T.Crash, match=r"no parameters or buffers at all: does its constructor run\?.*`__int__`"):
+        T.copy_weights(NeverBuilt(), width)  # computes nothing: no floor, as a call that raises earns none
+    with pytest.raises(AssertionError) as info:
+        T.copy_weights(Other(), width)
+    assert "plain tensor" not in str(info.value) and "constructor" not in str(info.value)
+    assert not isinstance(info.value, T.Crash)
+    T.assert_holds(Other(), ["w"], ["bandwidth"], "unsaid")  # nothing to say: returns

@@ -237,6 +237,7 @@ def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str,
     ("class MultiHeadSelfAttention(nn.Module): pass", {"MultiHeadAttention": "MultiHeadSelfAttention"}),
     ("def masked_softmax_my(X, valid_lens): pass", {"masked_softmax": "masked_softmax_my"}),
     ("class NadarayaWatsonRegression(nn.Module): pass", {"NWKernelRegression": "NadarayaWatsonRegression"}),
+    ("class FFN(nn.Module): pass", {"PositionWiseFFN": "FFN"}),  # its head noun, its own (helper-76)
     # one spelled like it comes first
     ("class PositionalEmbedding(nn.Module): pass\nclass PositionalEncodding(nn.Module): pass",
      {"PositionalEncoding": "PositionalEncodding"}),
@@ -341,3 +342,16 @@ def test_the_stand_in_s_signature_is_read_as_the_component_s() -> None:
               "        pass\n")
     [mismatch] = found(source)["EncoderBlock"]
     assert mismatch.target == "EncoderBlock" and mismatch.kind == "constructor"
+
+
+def test_a_missing_name_never_suggests_another_component_of_the_contract() -> None:
+    """helper-76: a submission with the contract's TransformerDecoder and an encoder under a name of its own was
+    told "`TransformerEncoder` is not defined in your submission; did you mean `TransformerDecoder`?": a definition
+    under another contract name is the student's code for that name. A close spelling of no contract name is still
+    suggested."""
+    from autograder.grading.remote import missing_name
+    contract = {"TransformerEncoder", "TransformerDecoder", "EncoderBlock"}
+    said = str(missing_name("TransformerEncoder", ["FeatureEncoder", "TransformerDecoder"], [], contract))
+    assert "did you mean" not in said and "TransformerDecoder" not in said, said
+    said = str(missing_name("TransformerEncoder", ["TransformerEncodr", "TransformerDecoder"], [], contract))
+    assert "did you mean `TransformerEncodr`?" in said, said

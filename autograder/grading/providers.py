@@ -230,7 +230,7 @@ class LoadedNames(Submission):
         contract, notes, defined = self.__dict__["_loading"]
         if name not in contract:
             raise AttributeError(name)
-        raise missing_name(name, defined, notes)
+        raise missing_name(name, defined, notes, contract)
 
 
 class InProcessProvider(Runs):

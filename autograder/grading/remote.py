@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Optional
 from collections.abc import Callable
 
@@ -335,7 +335,7 @@ class RemoteNamespace:
         except StudentError as exc:
             if exc.kind != "NameError":
                 raise
-            raise missing_name(name, self._defined, self._notes) from None
+            raise missing_name(name, self._defined, self._notes, self._names) from None
 
     def __remote_seed__(self, value: int) -> None:
         """Seed the child's random generators before whatever the test asks of it next."""
@@ -349,9 +349,13 @@ class RemoteNamespace:
         raise TypeError("call a name of the namespace, not the namespace")
 
 
-def missing_name(name: str, defined: Sequence[str], notes: Sequence[str]) -> MissingName:
+def missing_name(name: str, defined: Sequence[str], notes: Sequence[str], contract: Collection[str] = ()
+                 ) -> MissingName:
     """The failure of a test that asks for a contract name the submission's loading did not bind
-    (`defined`: the names it did; `notes`: what went wrong while loading), the same on every path."""
+    (`defined`: the names it did; `notes`: what went wrong while loading), the same on every path. A definition
+    under another of the `contract`'s names is the student's code for that name, never suggested for this one
+    (helper-76: "`TransformerEncoder` is not defined ...; did you mean `TransformerDecoder`?")."""
+    defined = [d for d in defined if d not in contract]
     detail = ""
     if notes:
         detail = "\n  " + _("while loading your code:") + " " + "\n  ".join(n.strip().splitlines()[-1] for n in notes[:3])

@@ -953,8 +953,8 @@ def named_for(name: str, other: str, names: Iterable[str]) -> float:
     as one word count each), if one of them is a word of no other name of `names` (the course's components), else 0: how plainly
     a definition not spelled like it (`spelled_like`) is named for that component. `PositionalEmbedding` 1/2 of
     PositionalEncoding ("positional" is its own), `PositionwiseFeedForward` 2/3 of PositionWiseFFN, `AddAndNorm`
-    1, `MultiHeadSelfAttention` 1; `BahdanauAttention`, `Block`, `TransformerEncoderLayer` 0 (attention, block,
-    encoder and transformer each name several components)."""
+    1, `MultiHeadSelfAttention` 1, `FFN` 1/2 (its head noun: the last word, its own); `BahdanauAttention`, `Block`,
+    `TransformerEncoderLayer` 0 (attention, block, encoder and transformer each name several components)."""
     mine, shared = words(name), set[str]()
     for word in words(other):  # one of its words, or several of them written as one (`Positionwise`)
         for i in range(len(mine)):
@@ -962,7 +962,11 @@ def named_for(name: str, other: str, names: Iterable[str]) -> float:
                 if word == "".join(mine[i:j]) or (j == i + 1 and len(word) >= 3 and _stem(word) == _stem(mine[i])):
                     shared.update(mine[i:j])
     others = {w for n in names if n != name for w in words(n)}
-    return len(shared) / max(1, len(mine)) if shared - others else 0.0
+    if not shared - others:
+        return 0.0
+    # its last word, the head noun, where it is the component's own, names it as plainly as half of its words
+    # (`FFN` for PositionWiseFFN: helper-76, two learners' correct FFNs kept 0 of 2)
+    return max(len(shared) / max(1, len(mine)), 0.5 if mine[-1] in shared - others else 0.0)
 
 
 def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:

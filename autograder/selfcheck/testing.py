@@ -1029,9 +1029,37 @@ def _bound(student_module: Any, reference_module: Any, skip: Iterable[str], valu
     theirs = {k: v for k, v in (state_dict if values else state_shapes)(student_module).items()
               if _leaf(k) not in skip and (is_lazy(v) or not _is_table(tuple(v.shape), widths, taken))}
     declared = _declared_sizes(student_module, theirs)
-    binding = bind(theirs, reference, declared)
+    try:
+        binding = bind(theirs, reference, declared)
+    except LazyLayers:
+        raise
+    except AssertionError as exc:
+        assert_holds(student_module, reference, theirs, str(exc))
+        raise
     _check_lazy_sizes(theirs, reference, binding, declared)
     return theirs, reference, binding
+
+
+def assert_holds(student_module: Any, names: Iterable[str], state: Collection[str], failure: str) -> None:
+    """Fail with `failure` and why the module holds none of the contract's entries `names` in its `state` (its
+    entries' names), where that can be said; return where it cannot (helper-75's D1: a constructor spelled `__int__`
+    never runs, and the feedback named a plain-tensor `w` the module never had, as both failed in the same words).
+    A plain tensor under a contract name of the module's own (`w`), which nn.Module does not register, is a failure
+    of the module's structure; a module with no state at all, whose constructor did not run, computes nothing the
+    course's weights can be given to: a `Crash`, which earns no floor (grading/scoring.shares), as code that raises
+    on every call earns none, typo or not. One attribute read per name of the module's own."""
+    plain = [key for key in names if "." not in key and key not in state
+             and isinstance(attribute(student_module, key, key), torch.Tensor)]
+    if plain:
+        raise AssertionError(f"{failure}: " + _(
+            "your {names} is a plain tensor, not an nn.Parameter: nn.Module registers only parameters and buffers "
+            "(so parameters() and state_dict() miss it, and no optimizer trains it)").format(
+                names=", ".join(f"`{k}`" for k in plain)))
+    if not state:
+        raise Crash(f"{failure}: " + _(
+            "your module has no parameters or buffers at all: does its constructor run? (it must be "
+            "`def __init__(self, ...)`, spelled so: a method of another name, such as `__int__`, is never "
+            "called, and nn.Module's own constructor runs instead)"))
 
 
 def _table_widths(reference_module: Any, skip: set[str]) -> set[int]:

@@ -80,8 +80,11 @@ def test_nwk_contract_names(student):
     width by structure."""
     model = student.NWKernelRegression()
     params = {name: tuple(p.shape) for name, p in model.named_parameters()}
-    T.check("w" in params, _("NWKernelRegression must register its kernel width as a learnable "
-              "nn.Parameter named w (self.w = nn.Parameter(torch.rand((1,)))); found parameters {params}").format(params=params))
+    unregistered = _("NWKernelRegression must register its kernel width as a learnable nn.Parameter named w "
+                     "(self.w = nn.Parameter(torch.rand((1,)))); found parameters {params}").format(params=params)
+    if "w" not in params:
+        T.assert_holds(model, ["w"], params, unregistered)  # says why, where it can
+    T.check("w" in params, unregistered)
     T.check(params == {"w": (1,)}, _("expected exactly one parameter w of shape (1,), found {params}").format(params=params))
 
 
