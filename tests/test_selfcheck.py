@@ -538,7 +538,7 @@ def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A suite runs with hypothesis' plugin and the kit's alone (`plugin.PLUGINS`): a pytest plugin
     installed on the machine (pytest-randomly reorders, pytest-timeout stops tests; here one that fails
-    every test) changes no grade, on the staff's machine or in a student's check()."""
+    every test), or options set in PYTEST_ADDOPTS, change no grade, on the staff's machine or in a student's check()."""
     import os
     import subprocess
     import sys
@@ -560,12 +560,17 @@ def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Pa
 
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTEST_PLUGINS", "named_plugin")
+    # options in the environment, which pytest adds to every command line (session 50: a `-p` for the kit's own
+    # test run reached every grading it made): here they would deselect every test and load the failing plugin
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k no_such_test -p failing_plugin")
     submission = tmp_path / f"{A}.py"
     submission.write_text(zoo.reference_source(A))
     result = run_in_process(A, submission)
     assert result.score == result.max_score, [(t.name, t.output[:200]) for c in result.components for t in c.tests
                                               if not t.passed][:3]
+    assert sum(len(c.tests) for c in result.components) > 20
     assert os.environ["PYTEST_PLUGINS"] == "named_plugin" and "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
+    assert os.environ["PYTEST_ADDOPTS"] == "-k no_such_test -p failing_plugin"
 
 
 def test_an_interrupt_in_the_students_own_process_stops_the_check(tmp_path: Path) -> None:

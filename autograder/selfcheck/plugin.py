@@ -573,16 +573,20 @@ PLUGINS = ("_hypothesis_pytestplugin",)
 @contextlib.contextmanager
 def _only_named_plugins() -> Iterator[None]:
     """Load no installed plugin but `PLUGINS` while pytest.main runs (PYTEST_DISABLE_PLUGIN_AUTOLOAD,
-    the variable every pytest reads; PYTEST_PLUGINS names the rest).
+    the variable every pytest reads; PYTEST_PLUGINS names the rest), and no options but the grader's own
+    (PYTEST_ADDOPTS, which pytest adds to every command line, is unset).
 
-    The suites' outcome must not depend on what else the machine has installed: pytest-randomly
-    reseeds and reorders, pytest-timeout or pytest-rerunfailures change outcomes, and a student's
-    environment or a Gradescope image has its own. Reading every installed package's entry points
-    was also a cost of every grading run.
+    The suites' outcome must not depend on what else the machine has installed or set: pytest-randomly
+    reseeds and reorders, pytest-timeout or pytest-rerunfailures change outcomes, a PYTEST_ADDOPTS of
+    `-x`, `-k ...`, `-p ...` or `--hypothesis-seed=...` in a TA's shell or a CI job would stop, deselect, add
+    to or reseed a grading (session 50: a `-p` given to the kit's own test run reached every grading it
+    made), and a student's environment or a Gradescope image has its own. Reading every installed
+    package's entry points was also a cost of every grading run.
     """
-    saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+    saved = {k: os.environ.get(k) for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS", "PYTEST_ADDOPTS")}
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ["PYTEST_PLUGINS"] = ",".join(PLUGINS)
+    os.environ.pop("PYTEST_ADDOPTS", None)
     try:
         yield
     finally:
