@@ -266,24 +266,51 @@ def parse_time(text: str, naive_ok: bool = True) -> dt.datetime:
 
     Without a zone it is returned naive when `naive_ok` (the caller decides the zone), else UTC.
     nbgrader's `timestamp.txt` ('2026-09-28 21:05:00.123456 UTC' or '... +0200' or an ISO string)
-    reads as nbgrader.utils.parse_utc reads it.
+    reads as nbgrader.utils.parse_utc reads it. A zone named in the text is read the same on every machine
+    (`zone_named`): never as the machine's own zone, whatever TZ says.
     """
     import dateutil.parser
-    import dateutil.tz
 
     text = text.strip()
     parts = text.split(" ")
     try:
-        if len(parts) == 3 and not parts[2].startswith(("+", "-")) and dateutil.tz.gettz(parts[2]) is not None:
-            when = dateutil.parser.parse(" ".join(parts[:2]), tzinfos=None)
-            when = when.replace(tzinfo=dateutil.tz.gettz(parts[2]))
+        zone = zone_named(parts[2]) if len(parts) == 3 and not parts[2].startswith(("+", "-")) else None
+        if zone is not None:  # '... UTC', '... Europe/Zurich'
+            when = dateutil.parser.parse(" ".join(parts[:2])).replace(tzinfo=zone)
         else:
-            when = dateutil.parser.parse(text)
+            when = dateutil.parser.parse(text, tzinfos=_tzinfo)
     except (ValueError, OverflowError) as exc:
         raise ValueError(f"not a time: {text!r} ({exc})") from None
     if when.tzinfo is None and not naive_ok:
         when = when.replace(tzinfo=UTC)
     return when
+
+
+def zone_named(name: str) -> Optional[dt.tzinfo]:
+    """The zone a timestamp names, by its key in the IANA database (`UTC`, `Europe/Zurich`, `EST`, `CET`), the same
+    on every machine; None where no key is that name (an abbreviation of a zone with daylight saving, `CEST`,
+    `EDT`). dateutil alone reads an abbreviation of the machine's own zone as that zone (`CEST` under
+    TZ=Europe/Zurich, but no zone at all, so UTC, under TZ=UTC: a late penalty of 1 point or none, helper-77)."""
+    if name.upper() in ("UTC", "GMT", "Z", "UT"):
+        return UTC
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def _tzinfo(name: Optional[str], offset: Optional[int]) -> Optional[dt.tzinfo]:
+    """dateutil's `tzinfos`: consulted for every zone a text names, before dateutil's own reading of the machine's
+    zone (`zone_named`); a numeric offset as written; a name that names no zone anywhere is an error, not a guess."""
+    zone = zone_named(name) if name else None
+    if zone is not None:
+        return zone
+    if offset is not None:
+        return dt.timezone(dt.timedelta(seconds=offset))
+    if name:
+        raise ValueError(f"the zone {name!r} is an abbreviation that names no zone the same on every machine: "
+                         "write the time with its offset (+0200) or in UTC")
+    return None
 
 
 def utc(when: dt.datetime) -> dt.datetime:

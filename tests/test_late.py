@@ -352,3 +352,34 @@ def test_a_notebook_moved_deeper_keeps_nbgraders_time(tmp_path: Path) -> None:
     (folder / "work" / f"{A}.py").write_text("x = 1\n")
     who = identify("dora", folder / "work" / f"{A}.py", root, A)
     assert who.when is not None and who.when.submitted_at == dt.datetime(2026, 11, 20, 10, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize("machine_zone", ["UTC", "Europe/Zurich", "America/New_York"])
+def test_a_timestamp_reads_the_same_whatever_zone_the_machine_is_in(machine_zone: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """helper-77: nbgrader writes `%Z` stamps (`... CEST`) where a course sets Exchange.timezone, and dateutil read an
+    abbreviation of the machine's own zone as that zone, else as no zone at all (UTC): under TZ=Europe/Zurich a
+    stamp of 01:30 CEST was on time, under TZ=UTC 1 h 31 min late (a penalty of 1 point). A zone is now read by its
+    key in the zone database only; an abbreviation no key names is an error that says what to write."""
+    import time
+
+    from autograder.deadlines import parse_time
+    monkeypatch.setenv("TZ", machine_zone)
+    time.tzset()
+    try:
+        read = {text: parse_time(text).isoformat() for text in (
+            "2026-09-28 21:05:00.123456 UTC", "2026-09-28 21:05:00.123456 +0200", "2026-09-28T21:05:00+02:00",
+            "2026-09-28 21:05:00 Europe/Zurich", "2026-07-01 12:00:00 EST", "2026-09-28 21:05:00")}
+        assert read == {"2026-09-28 21:05:00.123456 UTC": "2026-09-28T21:05:00.123456+00:00",
+                        "2026-09-28 21:05:00.123456 +0200": "2026-09-28T21:05:00.123456+02:00",
+                        "2026-09-28T21:05:00+02:00": "2026-09-28T21:05:00+02:00",
+                        "2026-09-28 21:05:00 Europe/Zurich": "2026-09-28T21:05:00+02:00",
+                        "2026-07-01 12:00:00 EST": "2026-07-01T12:00:00-05:00",  # the database's EST, not New York's EDT
+                        "2026-09-28 21:05:00": "2026-09-28T21:05:00"}
+        for abbreviation in ("CEST", "EDT"):
+            with pytest.raises(ValueError, match=rf"the zone '{abbreviation}' is an abbreviation .* write the time "
+                                                 r"with its offset \(\+0200\) or in UTC"):
+                parse_time(f"2026-09-22 01:30:00.000000 {abbreviation}")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -886,3 +886,32 @@ def test_the_end_of_a_job_leaves_the_binds_bubblewrap_made_in_tmp_and_counts_it_
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True ['venv', 'venv/lib', 'venv/lib/site', 'venv/lib/site/module.py']"
+
+
+def test_every_fork_server_hashes_strings_with_the_environment_s_seed(box: Zygote) -> None:
+    """helper-77: the fork server started with `python -I`, whose -E ignores the PYTHONHASHSEED=0 of its environment,
+    so each launch hashed strings with a seed of its own: the order of a set of strings in a student's code (a
+    vocabulary built with `list(set(tokens))`, a printed set) changed from one fork server to the next. Every fork
+    server, in both modes, now hashes as `PYTHONHASHSEED=0 python` does."""
+    source = '''
+def seen():
+    import os, sys
+    return [hash("attention"), list({"queries", "keys", "values", "valid_lens", "dropout"}), os.environ["PYTHONHASHSEED"],
+            sys.flags.hash_randomization]
+'''
+    expected = subprocess.run([sys.executable, "-c", "print(hash('attention'), list({'queries', 'keys', 'values', "
+                               "'valid_lens', 'dropout'}))"], capture_output=True, text=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}).stdout.split(" ", 1)
+    servers = [box]
+    if os.getuid() == 0:  # process mode gives jobs a uid of their own only as root
+        servers.append(Zygote(mode="process"))
+        servers[-1].start()
+    try:
+        for server in servers:
+            with Job(server, source) as job:
+                value, order, seed, randomized = job.ns.seen()
+            assert (value, str(order).replace('"', "'"), seed, randomized) == \
+                (int(expected[0]), expected[1].strip(), "0", 0), server.mode
+    finally:
+        for server in servers[1:]:
+            server.stop()

@@ -638,3 +638,22 @@ def test_assert_depends_like_judges_which_outputs_move_not_their_values():
         T.assert_depends_like("f", lambda x: torch.zeros_like(x), torch.tanh, [X], changes)
     with pytest.raises(AssertionError, match=r"your output at \[0, 2\] changes and the course's does not"):
         T.assert_depends_like("f", lambda x: torch.tanh(x + x.flip(0)), torch.tanh, [X], changes)
+
+
+def test_a_grading_under_python_oo_names_its_tests_as_any_other(tmp_path: Path) -> None:
+    """helper-77: `python -OO` (or PYTHONOPTIMIZE=2) strips docstrings, which name the tests: every test was named
+    by its function (`test_nw_rows_sum_to_one`), hidden tests' names shown to students and the class report's
+    keys changed. The names are read from the tests' source there."""
+    import subprocess
+    import sys
+    script = ("import json, sys\nfrom pathlib import Path\nfrom autograder.grading import session\n"
+              "r = session.run_in_process(sys.argv[1], Path(sys.argv[2]))\n"
+              "print(json.dumps([(t.name, t.output) for c in r.components for t in c.tests]))\n")
+    one = "01_kernel_regression"  # the smallest assignment, with a mistake: names of passed and failed tests
+    submission = tmp_path / f"{one}.py"
+    submission.write_text(zoo.reference_source(one).replace("-diffs ** 2 / 2, dim=1)  # (n, m), rows", "-diffs ** 2, "
+                                                            "dim=1)  # (n, m), rows", 1))
+    seen = [subprocess.run([sys.executable, *flags, "-c", script, one, str(submission)], capture_output=True,
+                           text=True, timeout=600, check=True).stdout for flags in ([], ["-OO"])]
+    assert seen[0] == seen[1]
+    assert "test_" not in seen[0]

@@ -355,3 +355,21 @@ def test_a_missing_name_never_suggests_another_component_of_the_contract() -> No
     assert "did you mean" not in said and "TransformerDecoder" not in said, said
     said = str(missing_name("TransformerEncoder", ["TransformerEncodr", "TransformerDecoder"], [], contract))
     assert "did you mean `TransformerEncodr`?" in said, said
+
+
+def test_the_machine_s_warnings_filter_never_makes_a_cell_unparsable() -> None:
+    """helper-77: under PYTHONWARNINGS=error (or `python -W error`, or a filter left by earlier code in a Dask worker)
+    an invalid escape (`'\\d+'`) made ast.parse raise in the grader, which then read no definition of the cell (a
+    misspelt class, graded in its place, lost its whole score: 5.73 -> 0 of 6), while the sandbox's child ran it."""
+    import warnings
+
+    from autograder.grading.submission import parse_student_code
+    from autograder.sandbox.runtime import loader
+    cell = "import torch\nPATTERN = '\\d+'\nassert (PATTERN, 'never empty')\n\nclass NWKernelRegresion(torch.nn.Module):\n    pass\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_student_code(cell) is not None
+        namespace: dict = {}
+        report = loader.load([("cell 1", cell)], namespace)
+        assert "NWKernelRegresion" in namespace, report
+        assert renames(cell) == {"NWKernelRegression": "NWKernelRegresion"}

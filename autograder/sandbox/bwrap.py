@@ -111,8 +111,16 @@ def bwrap_command(python: str, fd: int, zygote_args: tuple[str, ...] = ()) -> li
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in child_env().items():
         cmd += ["--setenv", key, value]
-    cmd += [python, "-I", "-B", f"{SANDBOX_RUNTIME}/zygote.py", str(fd), "--pidns", *zygote_args]
+    cmd += [python, *PYTHON_FLAGS, f"{SANDBOX_RUNTIME}/zygote.py", str(fd), "--pidns", *zygote_args]
     return cmd
+
+
+#: How the fork server's Python starts: no user site-packages (-s), no bytecode written (-B). Not -I: its -E would
+#: ignore the environment's PYTHONHASHSEED, which is ours alone (the fork server starts with `child_env()` and
+#: nothing else: bubblewrap's --clearenv, Popen's env), so every launch hashed strings with a seed of its own and
+#: the order of a set of strings in the student's code changed from one fork server to the next (helper-77). The
+#: fork server puts its own folder on sys.path itself (-I's -P would leave it off).
+PYTHON_FLAGS = ("-s", "-B")
 
 
 def child_env() -> dict[str, str]:
@@ -171,7 +179,7 @@ def launch(mode: str = "auto", warm_optimizers: bool = True, protect: Sequence[P
     if mode == "bwrap":
         cmd, cwd = bwrap_command(sys.executable, fd, tuple(args)), "/"
     else:
-        cmd, cwd = [sys.executable, "-I", "-B", str(RUNTIME_DIR / "zygote.py"), str(fd), *args], "/tmp"
+        cmd, cwd = [sys.executable, *PYTHON_FLAGS, str(RUNTIME_DIR / "zygote.py"), str(fd), *args], "/tmp"
     try:
         proc = subprocess.Popen(cmd, pass_fds=[fd], start_new_session=True, cwd=cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env())

@@ -1,7 +1,7 @@
 """
 component: NWKernelRegression
 bug: spells the constructor `__int__`, so Python never calls it: nn.Module's own __init__ runs instead and the module has no w
-fix: name the constructor `def __init__(self, **kwargs)` so that it runs and registers w as an nn.Parameter of shape (1,)
+fix: name the constructor `__init__`, with two underscores on each side, so that it runs and registers w as an nn.Parameter of shape (1,)
 symptom: nn.parameter
 """
 import torch
