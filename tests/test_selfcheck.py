@@ -555,7 +555,8 @@ def test_a_grading_loads_no_pytest_plugin_the_machine_has_installed(tmp_path: Pa
     (tmp_path / "test_plain.py").write_text("def test_nothing():\n    pass\n")
     plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "PYTHONPATH": str(site)})
+                           env={**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+                                "PYTHONPATH": str(site)})
     assert "an installed plugin ran" in plain.stdout, "the plugin is installed: pytest on its own runs it"
 
     monkeypatch.syspath_prepend(str(site))
