@@ -951,16 +951,16 @@ def _lazy_layers_in_order(lazy: Sequence[str], theirs_layers: dict[str, dict[str
     if not mine or "" in mine:
         return {}
     kinds = {layer: frozenset(_kind(leaf) for leaf in leaves) for layer, leaves in mine.items()}
-    def is_linear(entries: dict[str, tuple[int, ...]]) -> bool:
-        return [len(shape) for leaf, shape in entries.items() if _kind(leaf) == "weight"] == [2]
-    linear = {layer: entries for layer, entries in theirs_layers.items() if layer and is_linear(entries)}
+    def weights(entries: dict[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
+        return [shape for leaf, shape in entries.items() if _kind(leaf) == "weight"]
+    linear = {layer: entries for layer, entries in theirs_layers.items()
+              if layer and [len(shape) for shape in weights(entries)] == [2]}
     if sorted(map(sorted, kinds.values())) != sorted(sorted(map(_kind, entries)) for entries in linear.values()):
         return {}
     pairs: dict[str, str] = {}
     for layer in _in_numbered_order(mine):
         same = [other for other, entries in linear.items() if frozenset(map(_kind, entries)) == kinds[layer]]
-        sized = [other for other in same if [shape[0] for leaf, shape in linear[other].items()
-                                             if _kind(leaf) == "weight"] == [declared.get(layer)]]
+        sized = [other for other in same if [shape[0] for shape in weights(linear[other])] == [declared.get(layer)]]
         same = sized or same  # a wrong declared size is `_check_lazy_sizes`'s to fail
         first = mine[layer][0]
         chosen = _preferred([f"{other}.{first}" for other in same], f"{layer}.{first}", reference).rsplit(".", 1)[0]
@@ -1105,6 +1105,8 @@ def _check_lazy_sizes(theirs: dict[str, torch.Tensor], reference: dict[str, torc
     """A lazy layer bound to a course entry must declare that entry's output size (`declared`: `_declared_sizes`):
     loading would give it the course's shape whatever it declares, and a wrong size must cost what it costs an
     nn.Linear."""
+    if not declared:  # no lazy layer: nothing to check (every binding of eager code passes here)
+        return
     for mine, contract in binding.pairs.items():
         size, expected = declared.get(mine.rsplit(".", 1)[0]), tuple(reference[contract].shape)
         if is_lazy(theirs[mine]) and size is not None and expected and size != expected[0]:

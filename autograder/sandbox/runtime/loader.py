@@ -9,11 +9,13 @@ A statement that fails is recorded and loading goes on with the next one.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import sys
 import traceback
 import linecache
 import warnings
+from collections.abc import Iterator
 from typing import Any, Optional
 
 try:
@@ -123,9 +125,16 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
     errors: a machine's warnings filter (PYTHONWARNINGS=error, `python -W error`) must not make a cell unparsable
     for the grader, which reads its definitions, and parsable for the sandbox's child, which runs them with the
     default filter (helper-77: a misspelt class beside a `'\\d+'` lost its whole score, 5.73 -> 0 of 6)."""
+    with _warnings_ignored():
+        return ast.parse(source, filename=filename)
+
+
+@contextlib.contextmanager
+def _warnings_ignored() -> Iterator[None]:
+    """No warning while a cell is parsed or compiled (`parse`), whatever the process's filter."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source, filename=filename)
+        yield
 
 
 def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, Any]:
@@ -161,8 +170,7 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
                 skipped += 1
                 unset |= assigned_names(stmt)
                 continue
-            with warnings.catch_warnings():  # as `parse`: the filter never makes a statement uncompilable
-                warnings.simplefilter("ignore")
+            with _warnings_ignored():  # as `parse`: the filter never makes a statement uncompilable
                 code = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec")
             try:
                 exec(code, namespace)
