@@ -482,7 +482,7 @@ def test_a_component_name_with_one_typing_slip_is_graded_losing_its_naming_test_
         zygote: Zygote, tmp_path: Path) -> None:
     """`masked_softomax` (Yang4096/pythonALL, found by helper-69): the book's masked_softmax under a misspelt name
     scored 0 ("did you mean `masked_softomax`?"); one letter added, dropped, changed or two swapped is graded in
-    its place (signatures.one_slip), as another spelling is. Short names and the contract's own are not slips."""
+    its place (testing.one_slip), as another spelling is. Short names and the contract's own are not slips."""
     path = tmp_path / "slip.py"
     path.write_text(re.sub(r"\bmasked_softmax\b", "masked_softomax", reference_source(A)))
     graded_on_both_paths_losing_naming_tests_alone(zygote, A, path, ("masked_softmax",))
@@ -525,11 +525,12 @@ def test_a_misspelt_attribute_costs_only_the_tests_that_read_it(zygote: Zygote) 
 
 
 def test_weights_stored_under_another_name_cost_only_the_weights_tests_with_the_kit_s_message(tmp_path: Path) -> None:
-    """An encoder and a decoder that keep their weights as `attention_weight` (one letter short): every
-    test that reads `attention_weights` says the contract's name, none a raw AttributeError, and the
-    outputs' tests pass. Two tests read the attribute directly and said "'TransformerEncoder' object
-    has no attribute 'attention_weights'"; the decoder's read the given base class's property, which
-    raises NotImplementedError: "not implemented yet", as if the decoder were a stub."""
+    """An encoder that keeps its weights as `attention_weight` (one letter short) and a decoder whose property is
+    spelt so: no test says a raw AttributeError. The encoder's list is read under its name (testing.stored_spelling)
+    and the slip costs the stored-values test alone; the decoder's property is no instance attribute (its
+    `_attention_weights` is private, no spelling), so its base class's property answers, raising
+    NotImplementedError, and every test that reads the weights says the class does not define them (it said "not
+    implemented yet", as if the decoder were a stub), while its outputs' tests pass."""
     source = reference_source("06_transformer")
     at = source.index("class TransformerEncoder")
     misspelt = source[:at] + re.sub(r"self\.attention_weights\b", "self.attention_weight", source[at:]).replace(
@@ -537,19 +538,20 @@ def test_weights_stored_under_another_name_cost_only_the_weights_tests_with_the_
     path = tmp_path / "misspelt_weights.py"
     path.write_text(misspelt)
     result = session.run_in_process("06_transformer", path, components=["TransformerEncoder", "TransformerDecoder"])
-    # The decoder's base class (the given AttentionDecoder) has the property, raising NotImplementedError.
-    said = {"TransformerEncoder": "no attribute `attention_weights`",
-            "TransformerDecoder": "your class does not define `attention_weights` (the base class leaves it to you)"}
-    for name in ("TransformerEncoder", "TransformerDecoder"):
-        comp = next(c for c in result.components if c.name == name)
-        failed = [t for t in comp.tests if not t.passed]
-        assert failed and all(said[name] in t.output for t in failed), [t.output[:200] for t in failed]
-        assert not any("AttributeError" in t.output for t in failed)
-        assert all("weights" in t.nodeid for t in failed), [t.nodeid for t in failed]
-        # What passed earns its whole share: the gate weighs the outputs, not the stored weights (the
-        # step-by-step weights test counted as an output comparison: the decoder kept 2.58 of 6, now 4.42).
-        shares = scoring.shares(comp.points, comp.tests, result.scoring)
-        assert all(s.score == s.max_score for s in shares if s.outcome.passed), (name, comp.score)
+    encoder, decoder = (next(c for c in result.components if c.name == name)
+                        for name in ("TransformerEncoder", "TransformerDecoder"))
+    assert [(t.function, t.output) for t in encoder.tests if not t.passed] == [(
+        "test_TransformerEncoder_contract_attributes", "your module stores `attention_weight`, and the contract reads "
+        "`attention_weights`: the tests read your `attention_weight` in its place; rename it `attention_weights`")]
+    failed = [t for t in decoder.tests if not t.passed]
+    said = "your class does not define `attention_weights` (the base class leaves it to you)"
+    assert failed and all(said in t.output for t in failed), [t.output[:200] for t in failed]
+    assert not any("AttributeError" in t.output for t in failed)
+    assert all("weights" in t.nodeid for t in failed), [t.nodeid for t in failed]
+    # What passed earns its whole share: the gate weighs the outputs, not the stored weights (the
+    # step-by-step weights test counted as an output comparison: the decoder kept 2.58 of 6, now 4.42).
+    shares = scoring.shares(decoder.points, decoder.tests, result.scoring)
+    assert all(s.score == s.max_score for s in shares if s.outcome.passed), decoder.score
 
 
 def test_own_version_of_given_code_is_not_used_as_the_scaffolding(zygote: Zygote) -> None:
@@ -807,3 +809,163 @@ def test_a_right_table_counts_on_its_own_where_forward_adds_its_rows(tmp_path: P
         assert 0.25 * pe.points < table_credit <= pe.score < 0.75 * pe.points, (table_credit, pe.score)
     else:
         assert pe.score == table_credit == 0.0
+
+
+#: PositionalEncoding tables as learners store them, made from the reference by replacing its table's lines.
+PE_BUILD = ('        P = torch.zeros((1, max_len, num_hiddens))\n'
+            '        P[0, :, 0::2] = torch.sin(angles)\n'
+            '        P[0, :, 1::2] = torch.cos(angles[:, : num_hiddens // 2])  # odd d: one fewer cosine column\n')
+PE_TABLES = {
+    # d2l-style code that builds the table on the first forward call (anon41416's LazySinCosPositionalEncoding)
+    "built_on_first_forward": [
+        (PE_BUILD + '        # A buffer, not a parameter: it moves with .to(device) and is never trained or saved.\n'
+                    '        self.register_buffer("P", P, persistent=False)\n',
+         '        self.angles, self.num_hiddens, self.max_len, self.P = angles, num_hiddens, max_len, None\n'),
+        ('        return self.dropout(X + self.P',
+         '        if self.P is None:\n'
+         '            self.P = torch.zeros((1, self.max_len, self.num_hiddens))\n'
+         '            self.P[0, :, 0::2] = torch.sin(self.angles)\n'
+         '            self.P[0, :, 1::2] = torch.cos(self.angles[:, : self.num_hiddens // 2])\n'
+         '        return self.dropout(X + self.P')],
+    # a (max_len, d) table without the batch axis, under the contract's name and under another
+    "two_dimensional_P": [
+        (PE_BUILD, '        P = torch.zeros((max_len, num_hiddens))\n        P[:, 0::2] = torch.sin(angles)\n'
+                   '        P[:, 1::2] = torch.cos(angles[:, : num_hiddens // 2])\n'),
+        ("self.P[:, : X.shape[1], :]", "self.P[: X.shape[1]]")],
+}
+PE_TABLES["two_dimensional_pe"] = [*PE_TABLES["two_dimensional_P"], ('register_buffer("P"', 'register_buffer("pe"'),
+                                   ("self.P[", "self.pe[")]
+
+
+def test_a_table_kept_otherwise_costs_the_tests_of_how_it_is_kept(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-76's finding 2: a table built on forward's first call lost every table test (2.28 of 6 for a real
+    file): they read `P` after construction alone, and got None. They now read it after one call, and the naming
+    test says when the contract builds it. A (max_len, d) table under the contract's name `P` failed every table
+    test (4.37 of 6) while the same table under `pe` was reshaped and lost the naming test alone (5.74): a 2-D
+    table now costs the shape tests whatever its name, and the name costs the naming test on top. The same on
+    both paths."""
+    source = reference_source("05_positional_encoding")
+    failed: dict[str, set[str]] = {}
+    scores: dict[str, float] = {}
+    for name, edits in PE_TABLES.items():
+        text = source
+        for old, new in edits:
+            assert old in text, (name, old)
+            text = text.replace(old, new)
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        sandboxed, in_process = session.grade_file(zygote, "05_positional_encoding", path), \
+            session.run_in_process("05_positional_encoding", path)
+        assert said(sandboxed) == said(in_process), name
+        [pe] = in_process.components
+        failed[name], scores[name] = {t.function for t in pe.tests if not t.passed}, pe.score
+    assert failed == {"built_on_first_forward": {"test_pe_contract_names"},
+                      "two_dimensional_P": {"test_table_shape"},
+                      "two_dimensional_pe": {"test_pe_contract_names", "test_table_shape"}}, failed
+    assert 6 > scores["built_on_first_forward"] >= 5.5 and 6 > scores["two_dimensional_P"] > scores["two_dimensional_pe"] >= 5
+    [lazy] = session.run_in_process("05_positional_encoding", tmp_path / "built_on_first_forward.py").components
+    assert any("is None once the module is built: build the table in __init__" in t.output for t in lazy.tests)
+
+
+def test_an_ffn_with_a_dropout_of_its_own_is_compared_in_eval_mode_everywhere(tmp_path: Path) -> None:
+    """Helper-76 (floriankark's FFN, The Annotated Transformer's): a Dropout between the ReLU and dense2 is invisible
+    in eval mode, where the contract compares values; the public worked example alone ran the module in training
+    mode and failed it with "expected 1.5, got -0.611". Now every FFN test compares in eval mode: full marks."""
+    source = reference_source("06_transformer")
+    old = "        return self.dense2(self.relu(self.dense1(X)))"
+    assert old in source
+    path = tmp_path / "ffn_dropout.py"
+    path.write_text(source.replace(old, "        return self.dense2(self.extra_dropout(self.relu(self.dense1(X))))").replace(
+        "        self.relu = nn.ReLU()\n", "        self.relu = nn.ReLU()\n        self.extra_dropout = nn.Dropout(0.5)\n", 1))
+    assert "extra_dropout = nn.Dropout(0.5)" in path.read_text()
+    ffn = next(c for c in session.run_in_process("06_transformer", path, components=["PositionWiseFFN"]).components
+               if c.name == "PositionWiseFFN")
+    assert ffn.score == ffn.points, [(t.function, t.output) for t in ffn.tests if not t.passed]
+
+
+def test_a_stored_value_under_a_name_with_one_typing_slip_costs_one_test_on_both_paths(zygote: Zygote,
+                                                                                      tmp_path: Path) -> None:
+    """Helper-75's D3, helper-78's F8: `self.attention_weight = ...` failed every test and part that reads the
+    weights (DotProductAttention 2.37 of 4 with right values, a real NWKernelRegression 3.57 of 6). The tests read
+    the attribute spelled so (testing.stored_spelling) and the slip costs the stored-values test alone, charged from
+    the source (signatures.method_attributes), which says what to rename; alike in the sandbox and in-process."""
+    source = reference_source(A)
+    assert source.count("self.attention_weights") == 4
+    path = tmp_path / "singular.py"
+    path.write_text(source.replace("self.attention_weights", "self.attention_weight"))
+    sandboxed, in_process = session.grade_file(zygote, A, path), session.run_in_process(A, path)
+    assert said(sandboxed) == said(in_process)
+    for comp in in_process.components:
+        failed = [(t.function, t.output) for t in comp.tests if not t.passed]
+        if comp.name in ("AdditiveAttention", "DotProductAttention"):
+            assert failed == [(f"test_{comp.name}_contract_attributes",
+                               "your module stores `attention_weight`, and the contract reads `attention_weights`: the "
+                               "tests read your `attention_weight` in its place; rename it `attention_weights`")], failed
+            assert 0.85 * comp.points < comp.score < comp.points
+        else:
+            assert comp.score == comp.points, failed
+
+
+def test_contract_functions_pasted_into_a_class_without_self_are_graded_as_the_functions(zygote: Zygote,
+                                                                                         tmp_path: Path) -> None:
+    """Helper-78's F4: transpose_qkv and transpose_output indented into a class body with no `self` (a learner's,
+    called as `Heads.transpose_qkv(X, h)`, which in Python 3 is the plain function) were "not defined", 0 of 2
+    each, while the same methods with `self` kept 1.87. They are graded as the functions now, at the cost of their
+    naming tests (signatures._without_self); alike on both paths."""
+    source = reference_source("04_multihead")
+    start, end = source.index("def transpose_qkv("), source.index("class MultiHeadAttention")
+    functions = source[start:end].rstrip()
+    heads = "class Heads:\n" + "\n".join(("    " + line) if line else "" for line in functions.splitlines()) + "\n\n\n"
+    attention = source[end:].replace("transpose_qkv(", "Heads.transpose_qkv(").replace(
+        "transpose_output(", "Heads.transpose_output(")
+    path = tmp_path / "heads.py"
+    path.write_text(source[:start] + heads + attention)
+    graded_on_both_paths_losing_naming_tests_alone(zygote, "04_multihead", path, ("transpose_qkv", "transpose_output"))
+
+
+def test_predictions_returned_without_their_weights_are_compared(tmp_path: Path) -> None:
+    """Helper-78's F5: a nadaraya_watson returning y_hat alone (right values) kept 0 of 4: every test stopped at
+    "must return a pair". The predictions are compared now (T.returned_pair) and every test or part about the
+    weights fails, saying so: about half of the component."""
+    source = reference_source("01_kernel_regression")
+    old = "    return y_hat, attention_weights\n"
+    assert source.count(old) == 1
+    path = tmp_path / "y_hat_only.py"
+    path.write_text(source.replace(old, "    return y_hat\n"))
+    [nw, _nwk] = session.run_in_process("01_kernel_regression", path, components=["nadaraya_watson"]).components
+    failed = [t for t in nw.tests if not t.passed]
+    assert failed and all(t.part != "y_hat" for t in failed), [(t.function, t.part) for t in failed]
+    assert {t.output for t in failed} == {"nadaraya_watson must return a pair (y_hat, attention_weights), got Tensor"}
+    assert any(t.passed and t.part == "y_hat" for t in nw.tests)
+    assert 0.3 * nw.points < nw.score < 0.6 * nw.points, nw.score
+
+
+def test_a_catalogued_mistake_under_names_of_its_own_is_named_and_scored_as_under_the_contract_s(tmp_path: Path) -> None:
+    """Helper-78's F6 (and helper-76's floriankark FFN): the catalogue's `ffn_output_size_is_input` (dense2 maps back to
+    the input size) as `nn.Sequential` layers lost its diagnosis on every binding failure, which named the student's
+    layers: 0.23 of 2 against 0.92 under the contract's names. The binding now says such a misfit in the contract's
+    words (testing._misfit_in_order): the same diagnosis, the same score."""
+    from autograder.catalogue import zoo
+    [entry] = [e for e in zoo.entries("06_transformer") if e.name == "ffn_output_size_is_input"]
+    contract_names = entry.path.read_text()
+    own_names = '''
+class PositionWiseFFN(nn.Module):
+    def __init__(self, ffn_num_input, ffn_num_hiddens, ffn_num_outputs, **kwargs):
+        super().__init__(**kwargs)
+        self.net = nn.Sequential(nn.Linear(ffn_num_input, ffn_num_hiddens), nn.ReLU(),
+                                 nn.Linear(ffn_num_hiddens, ffn_num_input))
+
+    def forward(self, X):
+        return self.net(X)
+'''
+    graded = {}
+    for name, ffn in (("contract", contract_names), ("own", own_names)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(ffn if name == "contract" else "import torch\nfrom torch import nn\n" + ffn)
+        [comp] = [c for c in session.run_in_process("06_transformer", path, components=["PositionWiseFFN"]).components
+                  if c.name == "PositionWiseFFN"]
+        graded[name] = comp
+    assert [d.family for d in graded["own"].misconceptions] == [d.family for d in graded["contract"].misconceptions] \
+        and graded["own"].misconceptions, graded["own"].misconceptions
+    assert graded["own"].score == pytest.approx(graded["contract"].score) and graded["own"].score > 0.4 * 2, \
+        (graded["own"].score, graded["contract"].score)

@@ -658,3 +658,18 @@ def test_a_grading_under_python_oo_names_its_tests_as_any_other(tmp_path: Path) 
                            text=True, timeout=600, check=True).stdout for flags in ([], ["-OO"])]
     assert seen[0] == seen[1]
     assert "test_" not in seen[0]
+
+
+def test_a_crash_shows_each_tensor_argument_s_shape_and_a_float_dtype_other_than_float32() -> None:
+    """Helper-76: "expected m1 and m2 to have the same dtype, but got: double != float" beside arguments shown by
+    shape alone did not say that the test fed float64. A float tensor other than float32 now carries its dtype;
+    float32 and integer tensors read as before."""
+    from autograder.selfcheck import testing as T
+
+    def matmul(a: torch.Tensor, b: torch.Tensor, lens: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+    with pytest.raises(T.Crash) as crash:
+        T.call("f", matmul, torch.ones(2, 3, dtype=torch.float64), torch.ones(3, 4), torch.tensor([1, 2]))
+    assert str(crash.value).startswith("f with arguments ((2, 3) float64, (3, 4), (2,)) raised RuntimeError: "), \
+        str(crash.value)

@@ -34,6 +34,7 @@ from autograder.sandbox.runtime import loader, procedures
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
+from autograder.selfcheck.testing import one_slip
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import ComponentScore
@@ -927,17 +928,6 @@ def abbreviates(short: str, word: str) -> bool:
     return all(letter in rest for letter in short[1:])
 
 
-def one_slip(a: str, b: str) -> bool:
-    """Whether `b` is `a` with one letter added, dropped or changed, or two neighbours swapped."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    if len(a) == len(b):
-        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
-    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
-    return longer[i + 1:] == shorter[i:]
-
-
 def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     """Per component that the submission never binds under the contract's name, what the grader grades
     in its place, at the cost of the naming test (`naming_tests`): its one top-level definition spelled
@@ -1094,15 +1084,25 @@ def _body_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return out
 
 
+def _without_self(fn: ast.FunctionDef, contract: Params) -> bool:
+    """Whether `fn`, written in a class body without a decorator, takes the contract's parameters themselves and no
+    `self` (the contract's functions pasted into a class: `def transpose_qkv(X, num_heads)`). Read on the class, as
+    `Class.transpose_qkv(X, 2)`, it is the plain function (helper-78's F4: "not defined", 0 of 2 each)."""
+    names = [p.arg for p in fn.args.posonlyargs + fn.args.args]
+    return not fn.decorator_list and bool(names) and names[0] not in ("self", "cls") and \
+        [same_name(n) for n in names] == [same_name(n) for n in contract.names]
+
+
 def _method_form(cls: str, fn: ast.FunctionDef, methods: set[str], contract: Params) -> Optional[MethodForm]:
     """`fn`, a method of the class bound to `cls` (which has `methods`), called as the contract's
     function (`methods_as_functions`), or None where it cannot be."""
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list) or \
+        _without_self(fn, contract)
     if contract.varargs or fn.args.vararg or fn.args.kwonlyargs or any(
             not (isinstance(d, ast.Name) and d.id == "staticmethod") and not loader.adds_to_a_class_decorator(d)
             for d in fn.decorator_list):
         return None
-    own = _student_params(fn, method=True)
+    own = _student_params(fn, method=not static)
     if own is None:
         return None
     first = [p.arg for p in fn.args.posonlyargs + fn.args.args][:1]
@@ -1215,10 +1215,13 @@ def attribute_test(component: str) -> str:
 
 
 def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[str]]:
-    """Per contract class, the values the contract stores on it (`attention_weights`, `P`: testing.STORED_VALUES)
-    that the definition graded for it (its own, or one spelled otherwise: `renamed`) writes as a plain method:
-    `def attention_weights(self)` without @property, which the tests read by calling (testing.attribute)."""
-    from autograder.selfcheck.testing import STORED_VALUES
+    """Per contract class, what the test of its stored values (`attention_weights`, `P`: testing.STORED_VALUES) says
+    of the definition graded for it (its own, or one spelled otherwise: `renamed`): each value it writes as a plain
+    method (`def attention_weights(self)` without @property, which the tests read by calling: testing.attribute),
+    and each value of the course's class it stores only under a name with one typing slip (`self.attention_weight
+    = ...`, which the tests read in its place: testing.stored_spelling; helper-75's D3, helper-78's F8)."""
+    from autograder.selfcheck.testing import (STORED_VALUES, method_attribute_message, misspelt_attribute_message,
+                                              stored_spelling)
     cells = list(cells)
     definitions, renames = _definitions(cells), renamed(course, cells)
     out: dict[str, list[str]] = {}
@@ -1227,19 +1230,47 @@ def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[s
         if not isinstance(cls, ast.ClassDef):
             continue
         methods = _body_methods(cls)
-        slips = [n for n in sorted(STORED_VALUES) if n in methods and not methods[n].decorator_list]
-        if slips:
-            out[name] = slips
+        said = [method_attribute_message(n) for n in sorted(STORED_VALUES) if n in methods and not methods[n].decorator_list]
+        stored = _stored_names(cls)
+        for value in sorted(_course_stores(course, name)):
+            theirs = stored_spelling(value, stored) if value not in stored and value not in methods else None
+            if theirs is not None and theirs not in methods:
+                said.append(misspelt_attribute_message(value, theirs))
+        if said:
+            out[name] = said
     return out
 
 
+def _stored_names(cls: ast.ClassDef) -> set[str]:
+    """The attributes the class's methods store on `self` (`self.<name> = ...`, also in a tuple or with +=)."""
+    out: set[str] = set()
+    for fn in _body_methods(cls).values():
+        first = [p.arg for p in fn.args.posonlyargs + fn.args.args][:1]
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and first and node.value.id == first[0]:
+                out.add(node.attr)
+    return out
+
+
+def _course_stores(course: Course, name: str) -> set[str]:
+    """The stored values (testing.STORED_VALUES) that the course's class for the component `name` has."""
+    from autograder.selfcheck.testing import STORED_VALUES
+    reference = course.reference_object(name)
+    try:
+        source = textwrap.dedent(inspect.getsource(reference))
+    except (OSError, TypeError):
+        return set()
+    return {v for v in STORED_VALUES if re.search(rf"\b(self\.{v}\b|def {v}\b)", source)}
+
+
 def attribute_tests(slips: dict[str, list[str]], components: Iterable[str]) -> list[TestOutcome]:
-    """For each of `components` with a stored value written as a method (`method_attributes`), one failed structure
-    test saying so: what the slip costs, whatever its values are (the tests read them by calling the method)."""
-    from autograder.selfcheck.testing import method_attribute_message
+    """For each of `components` whose stored values the tests read otherwise than the contract says (`method_attributes`:
+    a method, a name with a typing slip), one failed structure test saying so: what the slip costs, whatever its
+    values are (the tests read them by calling the method, or under the student's name)."""
     return [TestOutcome(nodeid=f"attributes::{name}", name=_(ATTRIBUTE_TEST), english=ATTRIBUTE_TEST, component=name,
                         weight=1.0, public=True, kind="structure", function=attribute_test(name),
-                        output="\n".join(method_attribute_message(n) for n in slips[name]))
+                        output="\n".join(slips[name]))
             for name in dict.fromkeys(components) if name in slips]
 
 

@@ -25,6 +25,7 @@ from hypothesis import control
 from autograder.sandbox.runtime import procedures
 from autograder.selfcheck.failures import NotImplementedYet
 from autograder.selfcheck.i18n import _
+from autograder.selfcheck.symptoms import WHERE_MARK
 
 #: Relative and absolute tolerances per dtype (the contract: float32 around 1e-5 relative).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -84,7 +85,8 @@ def check(condition: bool, message: str) -> None:
 
 
 def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
-    """Fail with a clear message unless `actual` is a tensor of this shape."""
+    """Fail with a clear message unless `actual` is a tensor of this shape (a `Missing` fails with its reason)."""
+    present(actual)
     check(isinstance(actual, torch.Tensor), f"{what}: " + _("expected a tensor, got {type}").format(
         type=type(actual).__name__))
     check(tuple(actual.shape) == tuple(shape), f"{what}: " + _("expected shape {expected}, got {actual}").format(
@@ -163,22 +165,64 @@ def present(value: Any) -> Any:
 STORED_VALUES = frozenset({"attention_weights", "P"})
 
 
+def one_slip(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter added, dropped or changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[i + 1:] == shorter[i:]
+
+
+def stored_spelling(name: str, names: Iterable[str]) -> Optional[str]:
+    """The one of `names` that is the contract's stored value `name` (`attention_weights`) with one typing slip
+    (`attention_weight`, `attetion_weights`; in any case, underscores aside: `one_slip`), else None (none, or
+    several). Names shorter than eight letters have no slips: `P` is found by its shape (`stored_table`); a private
+    name (`_attention_weights`, which a property may return) is none either."""
+    key = name.lower().replace("_", "")
+    if len(key) < 8:
+        return None
+    found = [n for n in names if n != name and not n.startswith("_")  # a private store (a property's) is no spelling
+             and ((other := n.lower().replace("_", "")) == key or one_slip(key, other))]
+    return found[0] if len(found) == 1 else None
+
+
+def _attribute_names(obj: Any) -> list[str]:
+    """The names of obj's instance attributes (a proxy of the grader's reads the child's)."""
+    try:
+        attributes = obj.__remote_attributes__() if _is_remote(obj) else vars(obj)
+    except (Exception, NotImplementedYet):  # no __dict__, a proxy that fails, a stub: no names (a limit ends the test)
+        return []
+    return [k for k in attributes if isinstance(k, str)]
+
+
 def attribute(obj: Any, name: str, what: str) -> Any:
     """obj.<name>, or a `Missing` that fails the test only where it is used: where `obj` has no such
     attribute. Where it has a method for a value the contract stores (`def attention_weights(self)` without
     @property; a submodule such as `dropout` may be a method), the method's result, or a `Missing` if calling
-    it without arguments fails."""
+    it without arguments fails; where it stores such a value under a name with one typing slip (`stored_spelling`:
+    `attention_weight`), that attribute."""
     try:
         value = getattr(obj, name)
-    except AttributeError:
-        return Missing(f"{what}: " + _("your module has no attribute `{name}` (the contract names it so)").format(name=name))
-    except (NotImplementedError, NotImplementedYet):  # in this process; from the sandbox
+    except (AttributeError, NotImplementedError, NotImplementedYet) as exc:
+        # A stored value under a name with one typing slip is read there: the slip costs its own test
+        # (signatures.attribute_tests, charged from the source), not every test that reads the value.
+        other = stored_spelling(name, _attribute_names(obj)) if name in STORED_VALUES else None
+        if other is not None:
+            return _stored_value(getattr(obj, other), what, name)
+        if isinstance(exc, AttributeError):
+            return Missing(f"{what}: " + _("your module has no attribute `{name}` (the contract names it so)").format(name=name))
         # The given base classes (AttentionDecoder's attention_weights) raise it for a subclass to override.
         return Missing(f"{what}: " + _("reading `{name}` raised NotImplementedError: your class does not define "
                                        "`{name}` (the base class leaves it to you), or has not finished it"
                                        ).format(name=name))
-    if name not in STORED_VALUES:
-        return value
+    return value if name not in STORED_VALUES else _stored_value(value, what, name)
+
+
+def _stored_value(value: Any, what: str, name: str) -> Any:
+    """A stored value the contract names `name` as `attribute` reads it: a method's result where it is a method."""
     remote_is_method = getattr(value, "__remote_is_method__", None)  # a proxy of the grader's (grading/remote.py)
     if remote_is_method() if remote_is_method is not None else inspect.ismethod(value):
         # `def attention_weights(self)` without @property: read by calling it, so that its values are graded; the
@@ -188,6 +232,12 @@ def attribute(obj: Any, name: str, what: str) -> Any:
         except Exception:  # it needs arguments, or fails: as good as missing. A FailFast (a limit) ends the test
             return Missing(f"{what}: " + method_attribute_message(name))
     return value
+
+
+def misspelt_attribute_message(name: str, theirs: str) -> str:
+    """What a contract attribute stored under a name with one typing slip (`stored_spelling`) is told."""
+    return _("your module stores `{theirs}`, and the contract reads `{name}`: the tests read your `{theirs}` in its "
+             "place; rename it `{name}`").format(name=name, theirs=theirs)
 
 
 def method_attribute_message(name: str) -> str:
@@ -417,10 +467,24 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     return value
 
 
+def returned_pair(out: Any, message: str) -> tuple[Any, Any]:
+    """(first, second) of what a function the contract has return a pair returned. A lone tensor is taken as the
+    first (01's predictions without their weights: helper-78's F5), and the second is then a `Missing` that says
+    `message`: the tests and parts about the second fail, those about the first compare it. Anything else
+    that is not a pair fails with `message`."""
+    if isinstance(out, torch.Tensor):
+        return out, Missing(message)
+    check(isinstance(out, (tuple, list)) and len(out) == 2, message)
+    return out[0], out[1]
+
+
 def _arg_text(value: Any) -> str:
-    """An argument as a failure message shows it: tensors by their shape, containers element-wise."""
+    """An argument as a failure message shows it: tensors by their shape (and their dtype where it is a float
+    other than float32: a test's float64 inputs explain a dtype error), containers element-wise."""
     if isinstance(value, torch.Tensor):
-        return str(tuple(value.shape))
+        shape = str(tuple(value.shape))
+        float_other = value.is_floating_point() and value.dtype != torch.float32
+        return f"{shape} {str(value.dtype).removeprefix('torch.')}" if float_other else shape
     if type(value) is list:
         return "[" + ", ".join(_arg_text(v) for v in value) + "]"
     if type(value) is tuple:
@@ -903,6 +967,9 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
             raise LazyLayers(_("your layers are lazy (nn.LazyLinear, as d2l 1.0 builds them) and their names are not "
                                "the contract's: {keys}").format(keys=", ".join(f"`{k}`" for k in lazy[:8])), lazy)
         if unmatched:
+            misfit = _misfit_in_order(unmatched, missing, student_state, reference)
+            if misfit is not None:
+                check(False, misfit)
             key = unmatched[0]
             raise AssertionError(_("your module has a parameter or buffer '{key}' of shape {shape} that matches none "
                                    "of the course's (the contract's: {contract})").format(
@@ -912,6 +979,29 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
     renamed = [(k, v) for k, v in pairs.items() if normalize_key(k) != v]
     return Binding(pairs, renamed, zeroed, extra=[k for k in student_state if k in unmatched],  # registration order
                    shared=shared)
+
+
+def _misfit_in_order(mine: Sequence[str], theirs: Sequence[str], student_state: dict[str, torch.Tensor],
+                     reference: dict[str, torch.Tensor]) -> Optional[str]:
+    """Where the student's entries left unbound pair one to one with the course's left unheld in registration order,
+    each of the same kind (its leaf's: weight, bias) and rank, the first pair whose shapes differ said as its
+    contract name would say it ("parameter 'dense2.weight' has shape ..."), the student's own name after the
+    failure's `where` (symptoms.WHERE_MARK), which its signature leaves out: a mistake in a module under names of
+    its own fails with the words the catalogue's entry fails with, so the diagnosis can name it (helper-78's F6: an
+    FFN built for the wrong output size as `nn.Sequential` layers kept 0.23 of 2, 0.92 under the contract's names).
+    None where they do not pair so."""
+    if not mine or len(mine) != len(theirs):
+        return None
+    pairs = list(zip(mine, theirs))
+    if any(_leaf(a) != _leaf(b) or student_state[a].dim() != reference[b].dim() for a, b in pairs):
+        return None
+    for a, b in pairs:
+        actual, expected = tuple(student_state[a].shape), tuple(reference[b].shape)
+        if actual != expected:
+            return _("parameter '{key}' has shape {actual}, expected {expected}").format(
+                key=b, actual=actual, expected=expected) + WHERE_MARK + _(
+                "your `{mine}` in its place, by registration order (your names are not the contract's)").format(mine=a)
+    return None
 
 
 def _paired_by_shape(mine: Sequence[str], theirs: Sequence[str], student_state: dict[str, torch.Tensor],
@@ -1288,20 +1378,39 @@ def _same_axes(actual: Sequence[int], wanted: Sequence[int]) -> bool:
     return _sizes(actual) == _sizes(wanted)
 
 
-def stored_table(module: Any, name: str, shape: Sequence[int], what: str) -> Any:
+def stored_table(module: Any, name: str, shape: Sequence[int], what: str, *, as_stored: bool = False,
+                 after_call: Optional[Callable[[], Any]] = None) -> Any:
     """module.<name>, else the module's one tensor of this shape (a table stored under another name, as
-    a parameter, a buffer or a plain attribute: the naming test charges the name; its size-1 axes may
-    be elsewhere or dropped, and it comes back in the contract's shape), else a `Missing` that fails
-    where it is used."""
+    a parameter, a buffer or a plain attribute: the naming test charges the name), else a `Missing` that
+    fails where it is used. A table whose size-1 axes are elsewhere or dropped ((max_len, d) for
+    (1, max_len, d)) comes back in the contract's shape, whatever its name, unless `as_stored` (the shape
+    test reads it so, and charges the layout alone). Where the module holds no table until forward runs
+    (`self.P = None` in __init__, built on the first call), `after_call` (one forward call) is made once
+    and the table read after it: the values are graded, the naming test charges when it is built."""
+    table = _stored_table(module, name, shape, what, as_stored)
+    if after_call is not None and (table is None or isinstance(table, Missing)):
+        try:
+            after_call()
+        except Exception:  # a forward that fails: the table stays as it was, and fails where it is used
+            return table
+        return _stored_table(module, name, shape, what, as_stored)
+    return table
+
+
+def _stored_table(module: Any, name: str, shape: Sequence[int], what: str, as_stored: bool) -> Any:
+    """stored_table without the call: the table as the module holds it now."""
     table = attribute(module, name, what)
     if not isinstance(table, Missing):
+        if isinstance(table, torch.Tensor) and not as_stored and tuple(table.shape) != tuple(shape) \
+                and _same_axes(tuple(table.shape), shape):
+            return as_plain(table).reshape(tuple(shape))
         return table
     others: dict[str, tuple[int, ...]] = {}  # tables of the same width and another length, by name
     sizes = _sizes(shape)
     for found in (state_dict(module), _plain_tensors(module)):  # the attribute tensors only if no entry fits
         shaped = [v for v in found.values() if _same_axes(tuple(v.shape), shape)]
         if len(shaped) == 1:
-            return as_plain(shaped[0]).reshape(tuple(shape))
+            return shaped[0] if as_stored else as_plain(shaped[0]).reshape(tuple(shape))
         if shaped:
             break
         others.update((key, tuple(v.shape)) for key, v in found.items()

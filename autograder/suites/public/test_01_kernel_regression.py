@@ -20,11 +20,10 @@ W_NEAR, W_FAR = 1 / (1 + E2), E2 / (1 + E2)  # softmax([0, -2]): key distances 0
 def _nw(student, queries, keys, values):
     out = T.call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
                  hint=KERNEL_HINT)
-    T.check(isinstance(out, (tuple, list)) and len(out) == 2,
-            _("nadaraya_watson must return a pair (y_hat, attention_weights), "
-              "got {type_name}").format(type_name=type(out).__name__))
-    return T.as_plain(out[0], _("y_hat (the first returned value)")), \
-        T.as_plain(out[1], _("attention_weights (the second returned value)"))
+    y_hat, weights = T.returned_pair(out, _("nadaraya_watson must return a pair (y_hat, attention_weights), "
+                                            "got {type_name}").format(type_name=type(out).__name__))
+    return T.as_plain(y_hat, _("y_hat (the first returned value)")), \
+        weights if isinstance(weights, T.Missing) else T.as_plain(weights, _("attention_weights (the second returned value)"))
 
 
 def _set_w(model, value):

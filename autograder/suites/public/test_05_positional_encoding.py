@@ -13,9 +13,11 @@ from autograder.selfcheck.hints import PE_FORWARD_HINT, PE_LAYOUT_HINT
 from autograder.selfcheck.i18n import _
 
 
-def table(pe, d, max_len, what):
-    """pe.P, else the module's one buffer of shape (1, max_len, d) (test_pe_contract_names charges the name)."""
-    P = T.as_plain(T.stored_table(pe, "P", (1, max_len, d), what), what)
+def table(pe, d, max_len, what, as_stored=False):
+    """pe.P, else the module's one buffer of shape (1, max_len, d) (test_pe_contract_names charges the name), in
+    the contract's shape unless `as_stored`; a table built on forward's first call is read after one call."""
+    P = T.as_plain(T.stored_table(pe, "P", (1, max_len, d), what, as_stored=as_stored,
+                                  after_call=lambda: pe(torch.zeros(1, max_len, d))), what)
     T.assert_shape(P, (1, max_len, d), what)
     return P
 
@@ -29,6 +31,9 @@ def test_pe_contract_names(student):
     as P or, without one, as the module's one buffer of shape (1, max_len, num_hiddens)."""
     pe = student.PositionalEncoding(8, 0.0, 20)
     P = T.present(T.attribute(pe, "P", "PositionalEncoding(8, 0, max_len=20)"))  # missing: says so, by name
+    T.check(P is not None, _("PositionalEncoding(8, 0, max_len=20).P is None once the module is built: build the "
+                             "table in __init__ (forward only reads it); the other tests read a table that forward "
+                             "builds on its first call"))
     T.check(isinstance(P, torch.Tensor), _("PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
                                            "(a tensor of shape (1, max_len, num_hiddens)), got {type_name}").format(type_name=type(P).__name__))
 
@@ -36,9 +41,10 @@ def test_pe_contract_names(student):
 @pytest.mark.component("PositionalEncoding")
 def test_table_shape(student):
     """the table P has shape (1, max_len, num_hiddens)"""
-    table(student.PositionalEncoding(6, 0.0, 50), 6, 50, "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P")
+    table(student.PositionalEncoding(6, 0.0, 50), 6, 50, "PositionalEncoding(num_hiddens=6, dropout=0, max_len=50).P",
+          as_stored=True)
     table(student.PositionalEncoding(4, 0.0), 4, 1000,
-          _("PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)"))
+          _("PositionalEncoding(num_hiddens=4, dropout=0).P (max_len defaults to 1000)"), as_stored=True)
 
 
 @pytest.mark.component("PositionalEncoding")

@@ -41,11 +41,13 @@ def naming_allowance(comp: ComponentScore, policy: Scoring) -> float:
     """What a naming difference may cost (issue #23): the component's naming tests (its parameters'
     names, `test_*_contract_names`, and its own name, `test_<component>_contract_name`: a component
     graded under another name or as a method, signatures.naming_tests), and the tests about a stored
-    attribute it does not have under the contract's name (`attention_weights`, `P`): the failed ones'
+    attribute it does not have under the contract's name (`attention_weights`, `P`), and the test of the stored values
+    (`test_<component>_contract_attributes`: one written as a method, or spelt with a slip): the failed ones'
     max shares. Nothing of the tests about its outputs."""
     def about_names(outcome: Any) -> bool:
         first = outcome.output.split("\n", 1)[0]
         return ("_contract_names" in outcome.function or outcome.function == signatures.naming_test(comp.name)
+                or outcome.function == signatures.attribute_test(comp.name)  # a stored value misspelt, or a method
                 or outcome.part in scoring.STORED or "has no attribute `" in first or "attention_weights:" in first
                 or "is a method, and the contract reads it as an attribute" in first)
     return sum(sh.max_score for sh in scoring.shares(comp.points, comp.tests, policy)
