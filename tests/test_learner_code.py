@@ -969,3 +969,18 @@ class PositionWiseFFN(nn.Module):
         and graded["own"].misconceptions, graded["own"].misconceptions
     assert graded["own"].score == pytest.approx(graded["contract"].score) and graded["own"].score > 0.4 * 2, \
         (graded["own"].score, graded["contract"].score)
+
+
+def test_a_stored_value_defined_by_a_class_level_property_costs_nothing(tmp_path: Path) -> None:
+    """Helper-79's A2c: `attention_weights = property(lambda self: self.attention_weight)` in the class body reads as
+    the contract says; the source's reading of misspelt stored values took it for a slip and charged a test."""
+    source = reference_source("01_kernel_regression")
+    assert source.count("self.attention_weights") == 2
+    path = tmp_path / "class_property.py"
+    path.write_text(source.replace("self.attention_weights", "self.attention_weight").replace(
+        "    def forward(self, queries", "    attention_weights = property(lambda self: self.attention_weight)\n\n"
+        "    def forward(self, queries", 1))
+    assert "attention_weights = property(" in path.read_text()
+    [nwk] = [c for c in session.run_in_process("01_kernel_regression", path, components=["NWKernelRegression"]).components
+             if c.name == "NWKernelRegression"]
+    assert nwk.score == nwk.points, [(t.function, t.output) for t in nwk.tests if not t.passed]

@@ -258,10 +258,12 @@ def test_a_mistake_seen_only_in_texts_or_crashes_earns_no_floor():
     """Helper-60 (session 42): a crash's text or a structure check's can be written without computing
     anything (a typo's AttributeError on every call; zeros crashing under the course's weights beside a
     mutant's bias-less structure). The gate's floor needs the mistake seen in numbers (`seen`), and a
-    failure where the code raised earns no floor."""
+    failure where the code raised earns no floor; nor does any failure where nothing was computed (no comparison
+    of the outputs passed, the mistake not seen in them: helper-79's A5, an FFN with a catalogued mistake's shapes
+    whose forward raises kept the floor on its binding failures)."""
     crashed = dataclasses.replace(outcome("reference", False, misconception="typo"), crashed=True)
     tests = [crashed, outcome("structure", False, misconception="typo"), outcome("property", True)]
-    assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=False)] == [0.0, 0.7, 0.0]
+    assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=False)] == [0.0, 0.0, 0.0]
     assert [s.score for s in shares(7.0, tests, Scoring(), explained=True, seen=True)] == [0.0, 0.7, 0.7]
     assert [s.score for s in shares(7.0, tests, Scoring(), explained=True)] == [0.0, 0.7, 0.7]  # seen defaults to explained
 

@@ -373,3 +373,21 @@ def test_the_machine_s_warnings_filter_never_makes_a_cell_unparsable() -> None:
         report = loader.load([("cell 1", cell)], namespace)
         assert "NWKernelRegresion" in namespace, report
         assert renames(cell) == {"NWKernelRegression": "NWKernelRegresion"}
+
+
+def test_a_forward_taking_the_state_s_parts_is_told_to_take_state_and_unpack_it() -> None:
+    """Helper-78's F9: `forward(self, X, enc_outputs, hidden_state, enc_valid_lens)` was told "no test passes your
+    hidden_state, enc_valid_lens: remove them or give them a default", which breaks the decoder. It is told to take
+    `state` and unpack it; another extra parameter keeps the old words."""
+    contract = signatures.Params(("X", "state"), (None, None))
+    parts = signatures.compare("Seq2SeqAttentionDecoder", "Seq2SeqAttentionDecoder.forward", "method",
+                               signatures.Params(("X", "enc_outputs", "hidden_state", "enc_valid_lens"), (None,) * 4),
+                               contract)
+    assert parts is not None and parts.unpacks_state
+    said = parts.message()
+    assert "take `state` and unpack it inside (enc_outputs, hidden_state, enc_valid_lens = state)" in said, said
+    assert "remove them" not in said
+    other = signatures.compare("MultiHeadAttention", "MultiHeadAttention.forward", "method",
+                               signatures.Params(("queries", "keys", "values", "valid_lens", "extra"), (None,) * 5),
+                               signatures.Params(("queries", "keys", "values", "valid_lens"), (None,) * 4))
+    assert other is not None and not other.unpacks_state and "remove it or give it a default" in other.message()

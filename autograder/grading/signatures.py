@@ -357,6 +357,18 @@ class Mismatch:
         return (self.target,) + ((f"{self.defined_as}.{method}",) if method and self.defined_as else ())
 
     @property
+    def unpacks_state(self) -> bool:
+        """Whether a method takes the contract's last parameter `state` (a decoder's list) as several parameters of
+        its own, the rest of its parameters being the contract's in its order."""
+        names = self.contract.names
+        if self.kind != "method" or not names or names[-1] != "state":
+            return False
+        k = len(names) - 1
+        return len(self.student.names) > len(names) and \
+            [same_name(n) for n in self.student.names[:k]] == [same_name(n) for n in names[:k]] and \
+            set(self.extra) <= set(self.student.names[k:])
+
+    @property
     def wrong_values(self) -> bool:
         """Whether calls go through with arguments in the wrong parameters (its outputs are no misconception)."""
         return bool(self.misplaced) and not self.missing and not self.extra and self.adapter is None
@@ -389,7 +401,14 @@ class Mismatch:
             got = "; ".join(_("your {name} gets {value}").format(name=self.student.names[j], value=self._got(j))
                             for j in self.misplaced)
             lines.append("  " + _("the tests pass the arguments by position, in the contract's order: {got}").format(got=got))
-        if self.extra:
+        if self.extra and self.unpacks_state:
+            # forward(X, enc_outputs, hidden_state, enc_valid_lens): the state's parts, where the contract passes one
+            # list; removing them, as the words below would say, breaks the decoder (helper-78's F9)
+            parts = self.student.names[self.contract.names.index("state"):]
+            lines.append("  " + _("the contract passes the decoder's state as one argument, `state`, and your forward "
+                                  "takes its parts ({parts}): take `state` and unpack it inside ({parts} = state)").format(
+                parts=", ".join(parts)))
+        elif self.extra:
             said = (_("no test passes your {names}: remove them or give them a default") if len(self.extra) > 1
                     else _("no test passes your {names}: remove it or give it a default"))
             lines.append("  " + said.format(names=", ".join(self.extra)))
@@ -1232,8 +1251,11 @@ def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[s
         methods = _body_methods(cls)
         said = [method_attribute_message(n) for n in sorted(STORED_VALUES) if n in methods and not methods[n].decorator_list]
         stored = _stored_names(cls)
-        for value in sorted(_course_stores(course, name)):
-            theirs = stored_spelling(value, stored) if value not in stored and value not in methods else None
+        in_body = {t.id for stmt in cls.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                   for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name)}
+        for value in sorted(_course_stores(course, name)):  # `attention_weights = property(...)`: defined (helper-79)
+            defined = value in stored or value in methods or value in in_body
+            theirs = stored_spelling(value, stored) if not defined else None
             if theirs is not None and theirs not in methods:
                 said.append(misspelt_attribute_message(value, theirs))
         if said:

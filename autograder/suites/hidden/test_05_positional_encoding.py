@@ -44,6 +44,7 @@ def table(student, d, max_len, dropout=0.0, as_stored=False):
     """(module, its table as float64 (1, max_len, d)): read as the public suite's `table` reads it (a misnamed
     table: the public naming test charges it; a table built on forward's first call: read after one call)."""
     pe = student.PositionalEncoding(d, dropout, max_len)
+    pe.eval()  # as forward adds it in test_forward_adds_rows_of_its_table (a table that differs by mode is no table)
     what = f"PositionalEncoding(num_hiddens={d}, dropout={dropout}, max_len={max_len}).P"
     P = T.stored_table(pe, "P", (1, max_len, d), what, as_stored=as_stored,
                        after_call=lambda: pe(torch.zeros(1, max_len, d)))
@@ -192,14 +193,20 @@ def test_forward_adds_rows_of_its_table(student, ref, case):
     pe.eval()
     what = _("PositionalEncoding({d}, dropout=0.5, max_len={max_len}) in eval mode on X of shape {shape}").format(
         d=d, max_len=max_len, shape=tuple(X.shape))
+    # The table the table tests read (`table`: a module of its own, in eval mode, read before any call but the one that
+    # builds a table forward builds) must be the one this module's forward adds rows of, read after its calls: a
+    # forward that rewrote P to what it added, or built P from the first input it met, passed (helper-79's A1, A1d)
+    name = f"PositionalEncoding({d}, 0.5, max_len={max_len}).P"
+    _pe, P = table(student, d, max_len, 0.5)
+    rows = P.reshape(max_len, d)
     b, t = seed % X.shape[0], seed % X.shape[1]  # a position drawn from the seed
     T.assert_depends_like(what, pe, ref.PositionalEncoding(d, 0.5, max_len).eval(), [X],
                           [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at([X], 0, (b, t), seed + 1))])
-    P = T.stored_table(pe, "P", (1, max_len, d), f"PositionalEncoding({d}, 0.5, max_len={max_len}).P")
-    T.check(isinstance(P, torch.Tensor), _("{what}: no table of shape {shape} found to compare forward's output "
-                                           "with").format(what=what, shape=(1, max_len, d)))
     added = T.as_plain(call(what, pe, X)).to(torch.float64) - X.to(torch.float64)  # (B, T, d)
-    rows = T.as_plain(P).to(torch.float64).reshape(max_len, d)
+    after = T.stored_table(pe, "P", (1, max_len, d), name)
+    T.check(isinstance(after, torch.Tensor) and torch.equal(T.as_plain(after).to(torch.float64).reshape(max_len, d), rows),
+            _("{what}: after forward your table P is not the table a new module holds: the table is fixed when the module "
+              "is built, whatever forward is called with, and forward only reads it").format(what=what))
     # (B, T): the largest difference to the closest row; (B*T, max_len) at once, not (B, T, max_len, d)
     nearest = torch.cdist(added.reshape(-1, d), rows, p=float("inf")).amin(-1).reshape(added.shape[:2])
     if bool((nearest > ATOL).any()):
