@@ -126,8 +126,8 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     outputs were never computed (no comparison of them passed and the mistake was not seen in them: a table
     built with a catalogue mistake on purpose beside a forward that raises kept a third of PositionalEncoding,
     helper-64; an FFN whose layers have a catalogued mistake's shapes and whose forward raises failed only on
-    binding texts and kept the floor, helper-79's A5), the side outputs are judged on their own where the
-    outputs were computed (the mistake says why the outputs differ), and, where the diagnosis
+    binding texts and kept the floor, helper-79's A5), the side outputs are judged on their own (the mistake
+    says why the outputs differ), and, where the diagnosis
     saw the mistake in the outputs the code computed (`seen`, default `explained`: Diagnosis.seen_in_values),
     a passed property or structure test earns at least `policy.floor` of its share. A failure it does not
     explain (a second, unknown mistake) earns nothing. Texts alone (a crash's, a shape's, a structure
@@ -183,9 +183,7 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     out = []
     for t, m, k in zip(tests, maxima, kinds):
         # judged on its own, not by the gate
-        # (a side output explained by a named mistake counts on its own only where the outputs were computed: a right
-        # table stored 2-D beside a forward that raises kept its table tests, helper-79's A8)
-        own = (k in COMPARED and (t.part not in STORED or (explained and computed))) or (stored_own and t.part in STORED)
+        own = (k in COMPARED and (t.part not in STORED or explained)) or (stored_own and t.part in STORED)
         if t.passed:
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
