@@ -877,8 +877,7 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
         if norm in reference:
             # a lazy one takes the contract's shape when the reference's state is loaded
             if not is_lazy(value) and not same_layout(tuple(value.shape), tuple(reference[norm].shape)):
-                misfits[key] = _("parameter '{key}' has shape {actual}, expected {expected}").format(
-                    key=key, actual=tuple(value.shape), expected=tuple(reference[norm].shape))
+                misfits[key] = _misfit_message(key, tuple(value.shape), tuple(reference[norm].shape))
                 continue  # bound by structure below if the names are only swapped (`W_q` applied to the keys)
             pairs[key] = norm
     free = [k for k in reference if k not in pairs.values()]
@@ -981,6 +980,12 @@ def bind(student_state: dict[str, torch.Tensor], reference_state: dict[str, torc
                    shared=shared)
 
 
+def _misfit_message(key: str, actual: Any, expected: tuple[int, ...]) -> str:
+    """The one wording of an entry of the wrong shape: a catalogue entry's failure text, which a mistake made under
+    other names must repeat word for word to be named (`_misfit_in_order`)."""
+    return _("parameter '{key}' has shape {actual}, expected {expected}").format(key=key, actual=actual, expected=expected)
+
+
 def _misfit_in_order(mine: Sequence[str], theirs: Sequence[str], student_state: dict[str, torch.Tensor],
                      reference: dict[str, torch.Tensor]) -> Optional[str]:
     """Where the student's entries left unbound pair one to one with the course's left unheld in registration order,
@@ -998,8 +1003,7 @@ def _misfit_in_order(mine: Sequence[str], theirs: Sequence[str], student_state: 
     for a, b in pairs:
         actual, expected = tuple(student_state[a].shape), tuple(reference[b].shape)
         if actual != expected:
-            return _("parameter '{key}' has shape {actual}, expected {expected}").format(
-                key=b, actual=actual, expected=expected) + WHERE_MARK + _(
+            return _misfit_message(b, actual, expected) + WHERE_MARK + _(
                 "your `{mine}` in its place, by registration order (your names are not the contract's)").format(mine=a)
     return None
 
@@ -1200,8 +1204,7 @@ def _check_lazy_sizes(theirs: dict[str, torch.Tensor], reference: dict[str, torc
     for mine, contract in binding.pairs.items():
         size, expected = declared.get(mine.rsplit(".", 1)[0]), tuple(reference[contract].shape)
         if is_lazy(theirs[mine]) and size is not None and expected and size != expected[0]:
-            raise AssertionError(_("parameter '{key}' has shape {actual}, expected {expected}").format(
-                key=mine, actual=f"({size}, ...)", expected=expected))
+            raise AssertionError(_misfit_message(mine, f"({size}, ...)", expected))
 
 
 def copy_weights(student_module: Any, reference_module: Any, *, skip: Iterable[str] = ("P",)) -> Binding:
