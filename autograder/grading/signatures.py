@@ -494,11 +494,10 @@ def submodule_aliases(course: Course, cells: Iterable[Cell]) -> dict[str, dict[s
         cls, reference = definitions.get(name), course.reference_object(name)
         if not isinstance(cls, ast.ClassDef) or not inspect.isclass(reference):
             continue
-        # the course's own class, parsed the one way the grading process parses code
-        tree = parse_student_code(textwrap.dedent(inspect.getsource(reference)))
-        if tree is None or not tree.body:
+        course_class = _course_definition(reference)
+        if course_class is None:
             continue
-        theirs = _built_submodules(tree.body[0], course)
+        theirs = _built_submodules(course_class, course)
         mine = _built_submodules(cls, course)
         course_names = {attr for attrs in theirs.values() for attr in attrs}
         aliases = {attr: other for kind, attrs in mine.items() if len(attrs) == len(theirs.get(kind, []))
@@ -508,13 +507,30 @@ def submodule_aliases(course: Course, cells: Iterable[Cell]) -> dict[str, dict[s
     return out
 
 
+@functools.cache  # the course's code does not change while a process grades: read and parse it once
+def _course_source(reference: Any) -> Optional[str]:
+    """The source of a course class or function, dedented (None where Python cannot find it)."""
+    try:
+        return textwrap.dedent(inspect.getsource(reference))
+    except (OSError, TypeError):
+        return None
+
+
+@functools.cache
+def _course_definition(reference: Any) -> Optional[ast.stmt]:
+    """The course's own class or function, parsed the one way the grading process parses code (read only)."""
+    source = _course_source(reference)
+    tree = parse_student_code(source) if source is not None else None
+    return tree.body[0] if tree is not None and tree.body else None
+
+
 def _built_submodules(cls: ast.stmt, course: Course) -> dict[str, list[str]]:
     """The attributes `cls.__init__` assigns a constructed object to (`self.x = Kind(...)`), per kind (the class
     called: a contract class by its contract name, whatever the spelling, else its last name: `Linear`), in order."""
     init = next((f for f in getattr(cls, "body", []) if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
     if init is None or not init.args.args:
         return {}
-    names = list(contract(course))
+    names = [c.name for a in course.assignments for c in a.components]  # the contract's components
     self_name = init.args.args[0].arg
     assigns = sorted((n for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)),
                      key=lambda n: (n.lineno, n.col_offset))
@@ -804,6 +820,7 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
                     adapter(student, contract))
 
 
+@functools.cache  # the course's callables do not change while a process grades: read each signature once
 def _reference_params(target: Any) -> Params:
     params = [p for p in inspect.signature(target).parameters.values() if p.name != "self"]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -906,6 +923,7 @@ def _stem(word: str) -> str:
     return word[:len(word) - len(ending)]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, asked about the same pairs many times in a grading
 def spelled_like(name: str, other: str) -> bool:
     """Whether `other` is the contract's `name` spelled otherwise: the same letters in other cases or
     with other underscores (`Transformer_Encoder`, `Multiheadattention`), the same words but for an
@@ -1278,10 +1296,8 @@ def _stored_names(cls: ast.ClassDef) -> set[str]:
 def _course_stores(course: Course, name: str) -> set[str]:
     """The stored values (testing.STORED_VALUES) that the course's class for the component `name` has."""
     from autograder.selfcheck.testing import STORED_VALUES
-    reference = course.reference_object(name)
-    try:
-        source = textwrap.dedent(inspect.getsource(reference))
-    except (OSError, TypeError):
+    source = _course_source(course.reference_object(name))
+    if source is None:
         return set()
     return {v for v in STORED_VALUES if re.search(rf"\b(self\.{v}\b|def {v}\b)", source)}
 
