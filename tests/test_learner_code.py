@@ -984,3 +984,33 @@ def test_a_stored_value_defined_by_a_class_level_property_costs_nothing(tmp_path
     [nwk] = [c for c in session.run_in_process("01_kernel_regression", path, components=["NWKernelRegression"]).components
              if c.name == "NWKernelRegression"]
     assert nwk.score == nwk.points, [(t.function, t.output) for t in nwk.tests if not t.passed]
+
+
+def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_both_paths(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-78's F9: a learner's decoder (code-index 21439676189) takes the state's parts,
+    `forward(X, enc_outputs, hidden_state, enc_valid_lens)`, and its own EncoderDecoder calls `decoder(X, *state)`.
+    The course's decoder written so kept 0.43 of 10: every call raised "missing 2 required positional arguments".
+    The grader's calls now pass the state unpacked (signatures.Adapter.unpacked); the course's EncoderDecoder calls it
+    as written, as it would in the learner's notebook, so the signature test and the two tests that run through
+    EncoderDecoder fail (7.14 of 10), in the sandbox and in-process alike."""
+    source = reference_source("03_bahdanau")
+    for old, new in [("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+                      "        \"\"\"X (B, T) token ids -> (logits (B, T, vocab), new state).\"\"\"\n"
+                      "        enc_outputs, hidden_state, enc_valid_lens = state\n",
+                      "    def forward(self, X, enc_outputs, hidden_state, enc_valid_lens):\n")]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "decoder_state_unpacked.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
+    for result in results:
+        (decoder,) = result.components
+        failed = sorted(t.function for t in decoder.tests if not t.passed)
+        assert failed == sorted([signatures.signature_test("Seq2SeqAttentionDecoder"),
+                                 "test_one_sgd_step_matches_reference", "test_learns_to_reverse"]), failed
+        assert decoder.points * 0.6 < decoder.score < decoder.points * 0.8, decoder.score
+        signature = next(t.output for t in decoder.tests if t.function == failed[0])
+        assert "the state unpacked into your enc_outputs, hidden_state, enc_valid_lens" in signature, signature
+        assert "take `state` and unpack it inside" in signature, signature
+    assert said(results[0]) == said(results[1])
