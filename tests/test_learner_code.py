@@ -116,6 +116,15 @@ def test_a_correct_component_spelled_otherwise_loses_its_naming_test_alone_on_bo
     graded_on_both_paths_losing_naming_tests_alone(zygote, "06_transformer", path, ("EncoderBlock", "TransformerDecoder"))
 
 
+def test_transpose_output_named_as_the_inverse_of_transpose_qkv_loses_its_naming_test_alone_on_both_paths(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-78's F3 (learner code-index 11206529761): transpose_output named `untranspose_qkv`, its MultiHeadAttention
+    calling it so, was "not defined": 0 of 2 for a correct function (signatures.inverse_named)."""
+    path = tmp_path / "untranspose.py"
+    path.write_text(re.sub(r"\btranspose_output\b", "untranspose_qkv", reference_source("04_multihead")))
+    graded_on_both_paths_losing_naming_tests_alone(zygote, "04_multihead", path, ("transpose_output",))
+
+
 @pytest.mark.parametrize("assignment_id,name,other", [
     ("05_positional_encoding", "PositionalEncoding", "PositionalEmbedding"),
     ("04_multihead", "MultiHeadAttention", "MultiHeadSelfAttention"),

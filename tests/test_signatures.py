@@ -225,6 +225,12 @@ def renames(source: str) -> dict[str, str]:
     ("class addnormal(nn.Module): pass", {"AddNorm": "addnormal"}),
     ("class multiheadattn(nn.Module): pass", {"MultiHeadAttention": "multiheadattn"}),
     ("def masksoftmax(X, valid_lens): pass", {"masked_softmax": "masksoftmax"}),
+    # the inverse of the function it undoes (helper-78's F3, learner code-index 11206529761: `untranspose_qkv`), never
+    # that function: `inverse_transpose_qkv` ends in transpose_qkv's words and is not transpose_qkv
+    ("def transpose_qkv(X, num_heads): pass\ndef untranspose_qkv(X, num_heads): pass",
+     {"transpose_output": "untranspose_qkv"}),
+    ("def inverse_transpose_qkv(X, num_heads): pass", {"transpose_output": "inverse_transpose_qkv"}),
+    ("def reverse_transpose_qkv(X, num_heads): pass", {"transpose_output": "reverse_transpose_qkv"}),
 ])
 def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str, expected: dict[str, str]) -> None:
     assert renames(source) == expected

@@ -965,6 +965,19 @@ def words(name: str) -> tuple[str, ...]:
 #: Endings a learner's word may add to or drop from the contract's (`mask_softmax`, `PositionEncoding`).
 ENDINGS = ("ed", "al", "es", "s")
 
+#: A contract function that undoes another, by the one it undoes (docs/course-api.md: transpose_output is "the inverse
+#: of transpose_qkv"), and the words that name an inverse: learners call it `untranspose_qkv`, `inverse_transpose_qkv`,
+#: `reverse_transpose_qkv` (helper-78's F3: a correct transpose_output so named kept 0 of 2, "not defined").
+INVERSES = {"transpose_output": "transpose_qkv"}
+INVERSE_WORDS = ("un", "inverse", "inv", "reverse", "undo")
+
+
+def inverse_named(other: str) -> Optional[str]:
+    """The contract function whose inverse `other` names (`untranspose_qkv`: transpose_output), else None."""
+    joined = "".join(words(other))
+    return next((name for name, undone in INVERSES.items()
+                 if any(joined == word + "".join(words(undone)) for word in INVERSE_WORDS)), None)
+
 
 def _stem(word: str) -> str:
     ending = next((e for e in ENDINGS if word.endswith(e) and len(word) - len(e) >= 3), "")
@@ -979,7 +992,11 @@ def spelled_like(name: str, other: str) -> bool:
     words ending in all of its own when it has two or more (`TransformerEncoderBlock` for `EncoderBlock`,
     as d2l 1.0 names it; `ScaledDotProductAttention`), its words abbreviated (`seq_mask`, `PosEnc`,
     `DotProdAttn`: `abbreviates`; a word by its initial beside a word written out: `transpose_o`), or one typing slip in a name of eight letters or more (`masked_softomax`,
-    `PositionalEncodding`: `one_slip`). No contract name is spelled like another."""
+    `PositionalEncodding`: `one_slip`), or the inverse of the function it undoes (`untranspose_qkv`:
+    `inverse_named`). No contract name is spelled like another."""
+    inverse = inverse_named(other)
+    if inverse is not None:  # the inverse of a contract function is that function's inverse, never the function
+        return inverse == name
     mine, theirs = words(name), words(other)
     return other != name and ("".join(mine) == "".join(theirs) or sorted(mine) == sorted(theirs)
                               or [_stem(w) for w in mine] == [_stem(w) for w in theirs]
