@@ -16,6 +16,7 @@ from autograder import config
 from autograder.grading import scoring, session, signatures
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
+from autograder.selfcheck.symptoms import CRASH_HEADING
 from kit_helpers import reference_source
 
 LEARNERS = Path(__file__).resolve().parent / "learners"
@@ -995,8 +996,14 @@ def test_a_stored_value_defined_by_a_class_level_property_costs_nothing(tmp_path
     assert nwk.score == nwk.points, [(t.function, t.output) for t in nwk.tests if not t.passed]
 
 
+@pytest.mark.parametrize("signature", [
+    "forward(self, X, enc_outputs, hidden_state, enc_valid_lens)",
+    # helper-80's F3 and F5: an option of the student's after the parts (every call had failed), the parts with defaults
+    "forward(self, X, enc_outputs, hidden_state, enc_valid_lens, return_weights=False)",
+    "forward(self, X, enc_outputs=None, hidden_state=None, enc_valid_lens=None)",
+])
 def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_both_paths(
-        zygote: Zygote, tmp_path: Path) -> None:
+        signature: str, zygote: Zygote, tmp_path: Path) -> None:
     """Helper-78's F9: a learner's decoder (code-index 21439676189) takes the state's parts,
     `forward(X, enc_outputs, hidden_state, enc_valid_lens)`, and its own EncoderDecoder calls `decoder(X, *state)`.
     The course's decoder written so kept 0.43 of 10: every call raised "missing 2 required positional arguments".
@@ -1007,7 +1014,7 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
     for old, new in [("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
                       "        \"\"\"X (B, T) token ids -> (logits (B, T, vocab), new state).\"\"\"\n"
                       "        enc_outputs, hidden_state, enc_valid_lens = state\n",
-                      "    def forward(self, X, enc_outputs, hidden_state, enc_valid_lens):\n")]:
+                      f"    def {signature}:\n")]:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
     path = tmp_path / "decoder_state_unpacked.py"
@@ -1022,4 +1029,27 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
         signature = next(t.output for t in decoder.tests if t.function == failed[0])
         assert "the state unpacked into your enc_outputs, hidden_state, enc_valid_lens" in signature, signature
         assert "take `state` and unpack it inside" in signature, signature
+    # where the parts have defaults, the course's EncoderDecoder's call goes through and the student's code crashes
+    # inside: the sandbox's text then adds the student's frame ("where (your code):"), which an in-process grading
+    # does not show (older than this test: helper-80's F4); the rest is the same
+    assert [(c, s, [(f, t.split("\n  " + CRASH_HEADING)[0]) for f, t in tests]) for c, s, tests in said(results[0])] == \
+        said(results[1])
+
+
+def test_a_decoder_whose_own_call_unpacks_the_state_is_called_as_the_contract_says(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-80's F1: the parts as forward's parameters and a `__call__(self, X, state)` that unpacks them for it. The
+    sandbox's parent unpacked the state for the object's call, which reached that `__call__` with five arguments
+    (1.76 of 10), while in-process only `forward` was adapted (9.64). Such a class takes the contract's calls as it is:
+    no unpacking on either path, full marks on both."""
+    source = reference_source("03_bahdanau")
+    old = ("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+           "        \"\"\"X (B, T) token ids -> (logits (B, T, vocab), new state).\"\"\"\n"
+           "        enc_outputs, hidden_state, enc_valid_lens = state\n")
+    assert source.count(old) == 1
+    source = source.replace(old, "    def __call__(self, X, state):\n        return super().__call__(X, *state)\n\n"
+                                 "    def forward(self, X, enc_outputs, hidden_state, enc_valid_lens):\n")
+    path = tmp_path / "decoder_own_call.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
+    assert [round(r.score, 6) for r in results] == [10.0, 10.0], said(results[0])
     assert said(results[0]) == said(results[1])

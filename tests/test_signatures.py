@@ -397,3 +397,16 @@ def test_a_forward_taking_the_state_s_parts_is_told_to_take_state_and_unpack_it(
                                signatures.Params(("queries", "keys", "values", "valid_lens", "extra"), (None,) * 5),
                                signatures.Params(("queries", "keys", "values", "valid_lens"), (None,) * 4))
     assert other is not None and not other.unpacks_state and "remove it or give it a default" in other.message()
+
+
+def test_the_grader_s_own_code_is_known_by_its_real_path_when_imported_through_a_link(tmp_path: Path) -> None:
+    """Helper-80's F2: the in-process adapter of a decoder taking the state's parts answers the suites' calls, found by
+    the calling frame's file; through a linked checkout that file's name is the link's and every call went unadapted
+    in-process (0.41 of 10 against the sandbox's 7.14). The file is compared by its real path."""
+    suites = Path(signatures.__file__).resolve().parents[1] / "suites"
+    link = tmp_path / "linked_suites"
+    link.symlink_to(suites, target_is_directory=True)
+    assert signatures._is_grader_code(str(link / "hidden" / "test_03_bahdanau.py"))
+    assert signatures._is_grader_code(str(suites / "hidden" / "test_03_bahdanau.py"))
+    assert not signatures._is_grader_code(str(tmp_path / "course_given.py"))
+    assert not signatures._is_grader_code(str(suites) + "_extra/x.py")  # a sibling folder is not the suites

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
 import textwrap
 import re
 import sys
@@ -169,6 +170,7 @@ class Adapter:
     # the student's parameters that take the parts of the contract's last argument, a decoder's `state` list, in
     # order (`forward(X, enc_outputs, hidden_state, enc_valid_lens)`: called as forward(X, *state); helper-78's F9)
     unpacked: tuple[str, ...] = ()
+    unpacked_needed: int = 0  # how many of `unpacked` have no default: the state must give at least these
 
     def translate(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Call:
         """The student's call for the contract's `args` and `kwargs` (by the contract's names)."""
@@ -204,15 +206,20 @@ class Adapter:
 
     def _parts(self, state: Any) -> dict[str, Any]:
         """The state's parts by the student's parameters that take them; nothing where the state has another
-        number of parts (the call then fails as the student's code would, missing its arguments)."""
+        number of parts than those parameters take (the call then fails as the student's code would)."""
         parts = list(state) if isinstance(state, (list, tuple)) else [state]
-        return dict(zip(self.unpacked, parts)) if len(parts) == len(self.unpacked) else {}
+        return dict(zip(self.unpacked, parts)) if self.unpacked_needed <= len(parts) <= len(self.unpacked) else {}
+
+    def parts(self) -> tuple[str, ...]:
+        """The student's parameters that the state's parts are for: those without a default (an option of the student's
+        after them keeps its default), or all of them where each has one."""
+        return self.unpacked[:self.unpacked_needed] or self.unpacked
 
     def show(self) -> str:
         """What each of the contract's arguments was given as: "num_hiddens as your num_hiddens, ..."."""
         if self.unpacked:
             return _("the {state} unpacked into your {parts}").format(state=self.contract[-1],
-                                                                     parts=", ".join(self.unpacked))
+                                                                     parts=", ".join(self.parts()))
         shown = [c if c == n else _("the {contract} as your {name}").format(contract=c, name=n)
                  for c, n in zip(self.contract, self.names) if n is not None]
         dropped = [c for c, n in zip(self.contract, self.names) if n is None]
@@ -388,6 +395,7 @@ class Mismatch:
         k = len(names) - 1
         return len(self.student.names) > len(names) and \
             [same_name(n) for n in self.student.names[:k]] == [same_name(n) for n in names[:k]] and \
+            identify(self.student.names, names)[k] != same_name(names[k]) and \
             set(self.extra) <= set(self.student.names[k:])
 
     @property
@@ -423,10 +431,11 @@ class Mismatch:
             got = "; ".join(_("your {name} gets {value}").format(name=self.student.names[j], value=self._got(j))
                             for j in self.misplaced)
             lines.append("  " + _("the tests pass the arguments by position, in the contract's order: {got}").format(got=got))
-        if self.extra and self.unpacks_state:
+        if self.unpacks_state:
             # forward(X, enc_outputs, hidden_state, enc_valid_lens): the state's parts, where the contract passes one
             # list; removing them, as the words below would say, breaks the decoder (helper-78's F9)
-            parts = self.student.names[self.contract.names.index("state"):]
+            parts = self.adapter.parts() if self.adapter is not None and self.adapter.unpacked else \
+                self.student.names[self.contract.names.index("state"):]
             lines.append("  " + _("the contract passes the decoder's state as one argument, `state`, and your forward "
                                   "takes its parts ({parts}): take `state` and unpack it inside ({parts} = state)").format(
                 parts=", ".join(parts)))
@@ -808,7 +817,13 @@ def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter]
 
 
 #: Where the grader's own code lives: the suites and what they call (a sandboxed grading runs it in the parent).
-_GRADER_CODE = tuple(str(Path(__file__).resolve().parents[1] / folder) for folder in ("suites", "selfcheck"))
+_GRADER_CODE = tuple(str(Path(__file__).resolve().parents[1] / folder) + os.sep for folder in ("suites", "selfcheck"))
+
+
+@functools.lru_cache(maxsize=256)
+def _is_grader_code(filename: str) -> bool:
+    """Whether a code object's file is the grader's, by its real path (imported through a link, helper-80's F2)."""
+    return os.path.realpath(filename).startswith(_GRADER_CODE)
 
 
 def _from_the_tests(own: Any, adapted_call: Any) -> Any:
@@ -820,7 +835,7 @@ def _from_the_tests(own: Any, adapted_call: Any) -> Any:
         frame: Optional[FrameType] = sys._getframe(1)
         while frame is not None and frame.f_globals.get("__name__", "").startswith("torch."):
             frame = frame.f_back  # nn.Module's __call__
-        by_tests = frame is not None and frame.f_code.co_filename.startswith(_GRADER_CODE)
+        by_tests = frame is not None and _is_grader_code(frame.f_code.co_filename)
         return adapted_call(*args, **kwargs) if by_tests else own(*args, **kwargs)
     return call
 
@@ -853,7 +868,7 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
                   if j >= len(theirs) and d is None and not contract.varargs) + student.keywords
     no_default = tuple(j for j in range(min(len(mine), len(theirs)))
                        if student.defaults[j] is None and contract.defaults[j] is not None)
-    if not (misplaced or missing or extra or no_default):
+    if not (misplaced or missing or extra or no_default or _takes_state_parts(student, contract, mine)):
         return None
     # Every mismatch is a call by position that goes wrong, so each is called by name where the names say how:
     # another order, a contract argument too many, or one a test leaves out that the student's parameter needs
@@ -861,11 +876,21 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
     # "missing 1 required positional argument"); a keyword-only parameter without a default is in `extra`.
     found = Mismatch(component, target, kind, student, contract, misplaced, missing, extra, no_default,
                      adapter(student, contract))
-    if found.adapter is None and found.unpacks_state:  # the state's parts as parameters: called with *state
+    if found.unpacks_state:  # the state's parts as parameters: called with *state
         k = len(contract.names) - 1
+        needed = max((i + 1 for i, d in enumerate(student.defaults[k:]) if d is None), default=0)
         found = replace(found, adapter=Adapter(contract.names, student.names[:k + 1], student.names,
-                                               unpacked=student.names[k:]))
+                                               unpacked=student.names[k:], unpacked_needed=needed))
     return found
+
+
+def _takes_state_parts(student: Params, contract: Params, mine: Sequence[str]) -> bool:
+    """Whether a method takes more parameters than the contract's, whose last is `state`, and the one at the state's
+    place is not the state (`forward(X, enc_outputs=None, hidden_state=None, enc_valid_lens=None)`: each with a
+    default, so nothing else about it is a mismatch; helper-80's F5)."""
+    names = contract.names
+    return bool(names) and names[-1] == "state" and len(student.names) > len(names) and \
+        len(mine) >= len(names) and mine[len(names) - 1] != same_name(names[-1])
 
 
 @functools.cache  # the course's callables do not change while a process grades: read each signature once
@@ -1254,6 +1279,11 @@ def mismatches(course: Course, cells: Iterable[Cell]) -> dict[str, list[Mismatch
             kind = "function" if not method else "constructor" if target == component else "method"
             student = _student_params(fn, bool(method))
             mismatch = compare(component, target, kind, student, params) if student is not None else None
+            if mismatch is not None and mismatch.adapter is not None and mismatch.adapter.unpacked and \
+                    isinstance(stmt, ast.ClassDef) and \
+                    isinstance(_method(stmt, "__call__", found), (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # its own __call__ takes the tests' calls (helper-80's F1): they reach it as the contract makes them
+                mismatch = replace(mismatch, adapter=None)
             if mismatch is not None:
                 own_name = stmt.name if isinstance(stmt, ast.ClassDef) and stmt.name != component else ""
                 out.setdefault(component, []).append(replace(mismatch, defined_as=own_name))
