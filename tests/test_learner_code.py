@@ -1053,3 +1053,35 @@ def test_a_decoder_whose_own_call_unpacks_the_state_is_called_as_the_contract_sa
     results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
     assert [round(r.score, 6) for r in results] == [10.0, 10.0], said(results[0])
     assert said(results[0]) == said(results[1])
+
+
+@pytest.mark.parametrize("bug", ["no_causal_mask", "identity_block"])
+def test_a_buggy_block_taking_the_state_s_parts_costs_nothing_in_the_decoder_built_on_it(
+        bug: str, zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-80's F7: a learner's DecoderBlock written `forward(self, X, enc_outputs, enc_valid_lens, caches)` and their
+    TransformerDecoder calling `blk(X, *state)`. With a bug in the block, the course's block stands in under the decoder
+    (the dependency rule), and it could not take that call: the correct decoder kept 1.08 of 6 (no causal mask) and 0
+    (a block that returns its input). The course's block standing in now takes the state's parts as its state
+    (child.read_as_written's `unpacked`): 6 of 6 on both paths."""
+    source = reference_source("06_transformer")
+    edits = [("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+              "        \"\"\"X (B, T, num_hiddens) new positions; state = [enc_outputs, enc_valid_lens, cache].\"\"\"\n"
+              "        enc_outputs, enc_valid_lens = state[0], state[1]\n"
+              "        cache = state[2][self.i]\n",
+              "    def forward(self, X, enc_outputs, enc_valid_lens, caches):\n        cache = caches[self.i]\n"),
+             ("        state[2][self.i] = key_values\n", "        caches[self.i] = key_values\n"),
+             ("        return self.addnorm3(Z, self.ffn(Z)), state\n",
+              "        return self.addnorm3(Z, self.ffn(Z)), [enc_outputs, enc_valid_lens, caches]\n"),
+             ("            X, state = blk(X, state)\n", "            X, state = blk(X, *state)\n")]
+    if bug == "no_causal_mask":
+        edits.append(("        X2 = self.attention1(X, key_values, key_values, dec_valid_lens)\n",
+                      "        X2 = self.attention1(X, key_values, key_values, None)\n"))
+    else:
+        edits.append(("        cache = caches[self.i]\n", "        caches[self.i] = X\n        return X, [enc_outputs, "
+                                                             "enc_valid_lens, caches]\n        cache = caches[self.i]\n"))
+    sandboxed, in_process = graded_both_ways(zygote, tmp_path, bug, source, edits)
+    for result in (sandboxed, in_process):
+        scores = {c.name: round(c.score, 6) for c in result.components}
+        assert scores["TransformerDecoder"] == 6.0, scores
+        assert scores["DecoderBlock"] < 6.0, scores
+    assert said(sandboxed) == said(in_process)

@@ -410,3 +410,17 @@ def test_the_grader_s_own_code_is_known_by_its_real_path_when_imported_through_a
     assert signatures._is_grader_code(str(suites / "hidden" / "test_03_bahdanau.py"))
     assert not signatures._is_grader_code(str(tmp_path / "course_given.py"))
     assert not signatures._is_grader_code(str(suites) + "_extra/x.py")  # a sibling folder is not the suites
+
+
+def test_a_forward_taking_the_state_s_parts_is_called_with_them_whatever_it_calls_its_input() -> None:
+    """Helper-80's F9: `forward(self, inputs, enc_outputs, hidden_state, enc_valid_lens)` was told to remove its parts, and
+    every call failed; and a forward that takes `state` itself beside more parameters is no unpacking."""
+    contract = signatures.Params(("X", "state"), (None, None))
+    found = signatures.compare("Seq2SeqAttentionDecoder", "Seq2SeqAttentionDecoder.forward", "method",
+                               signatures.Params(("inputs", "enc_outputs", "hidden_state", "enc_valid_lens"), (None,) * 4),
+                               contract)
+    assert found is not None and found.unpacks_state and found.adapter is not None
+    assert found.adapter.translate(["x", [1, 2, 3]], {}).args == ["x", 1, 2, 3]
+    own = signatures.compare("Seq2SeqAttentionDecoder", "Seq2SeqAttentionDecoder.forward", "method",
+                             signatures.Params(("X", "state", "extra"), (None, None, None)), contract)
+    assert own is not None and not own.unpacks_state and (own.adapter is None or not own.adapter.unpacked)

@@ -392,11 +392,9 @@ class Mismatch:
         names = self.contract.names
         if self.kind != "method" or not names or names[-1] != "state":
             return False
-        k = len(names) - 1
-        return len(self.student.names) > len(names) and \
-            [same_name(n) for n in self.student.names[:k]] == [same_name(n) for n in names[:k]] and \
-            identify(self.student.names, names)[k] != same_name(names[k]) and \
-            set(self.extra) <= set(self.student.names[k:])
+        k = len(names) - 1  # the parameters before it may be named otherwise (`inputs` for X: helper-80's F9)
+        return len(self.student.names) > len(names) and same_name(names[k]) not in identify(self.student.names, names) \
+            and set(self.extra) <= set(self.student.names[k:])
 
     @property
     def wrong_values(self) -> bool:
@@ -439,6 +437,10 @@ class Mismatch:
             lines.append("  " + _("the contract passes the decoder's state as one argument, `state`, and your forward "
                                   "takes its parts ({parts}): take `state` and unpack it inside ({parts} = state)").format(
                 parts=", ".join(parts)))
+            if self.adapter is not None:  # what the adapter does not reach (helper-80's F8)
+                lines.append("  " + _("the course's code that calls your module (EncoderDecoder, the blocks' loop, the "
+                                      "training loop) passes `state` as one argument, as the contract does: the tests "
+                                      "that run through it fail until your forward takes `state`"))
         elif self.extra:
             said = (_("no test passes your {names}: remove them or give them a default") if len(self.extra) > 1
                     else _("no test passes your {names}: remove it or give it a default"))
@@ -505,7 +507,12 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
         params = signatures.get(name, {}).get(f"{name}.forward")
         by_name = next((m.adapter for m in found.get(name, []) if m.target == f"{name}.forward"), None)
         by_name = by_name or (adapter(student, params) if params is not None else None)
-        if by_name is not None and not by_name.unpacked and any(mine and mine != theirs for mine, theirs in zip(by_name.names, by_name.contract)):
+        if by_name is not None and by_name.unpacked:  # the state's parts: the course's forward gets them as one list
+            k = len(by_name.contract) - 1  # (helper-80's F7: the learner's decoder calling `blk(X, *state)`)
+            out.setdefault(name, {})["forward"] = {"params": list(student.names),
+                                                   "contract": dict(zip(student.names[:k], by_name.contract[:k])),
+                                                   "unpacked": list(by_name.parts()), "state": by_name.contract[k]}
+        elif by_name is not None and any(mine and mine != theirs for mine, theirs in zip(by_name.names, by_name.contract)):
             out.setdefault(name, {})["forward"] = _spec(student, by_name)
     for name, aliases in submodule_aliases(course, cells).items():
         out.setdefault(name, {})["attributes"] = aliases
@@ -890,7 +897,7 @@ def _takes_state_parts(student: Params, contract: Params, mine: Sequence[str]) -
     default, so nothing else about it is a mismatch; helper-80's F5)."""
     names = contract.names
     return bool(names) and names[-1] == "state" and len(student.names) > len(names) and \
-        len(mine) >= len(names) and mine[len(names) - 1] != same_name(names[-1])
+        same_name(names[-1]) not in mine
 
 
 @functools.cache  # the course's callables do not change while a process grades: read each signature once

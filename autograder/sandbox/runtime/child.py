@@ -371,9 +371,12 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
         forward = spec.get("forward")
         if isinstance(forward, dict) and isinstance(forward.get("params"), list) and isinstance(
                 forward.get("contract"), dict) and callable(vars(cls).get("forward")):
+            unpacked, state = forward.get("unpacked"), forward.get("state")
             _take_forward_calls_as_written(cls, [p for p in forward["params"] if isinstance(p, str)],
                                            {k: v for k, v in forward["contract"].items()
-                                            if isinstance(k, str) and isinstance(v, str)})
+                                            if isinstance(k, str) and isinstance(v, str)},
+                                           [p for p in unpacked if isinstance(p, str)] if isinstance(unpacked, list) else [],
+                                           state if isinstance(state, str) else "state")
 
 
 def _answer_to_their_names(cls: type, aliases: dict[str, str]) -> None:
@@ -394,10 +397,13 @@ def _answer_to_their_names(cls: type, aliases: dict[str, str]) -> None:
     cls.__getattr__ = __getattr__  # type: ignore[attr-defined]  # in this child's own copy of the course's code
 
 
-def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[str, str]) -> None:
+def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[str, str],
+                                   unpacked: Optional[list[str]] = None, state: str = "state") -> None:
     """`cls.forward` (the course's, standing in) taking a call from the submission's code (through
     `module(...)`: the first caller outside torch's Module machinery) that its own signature cannot take, by
-    the student's forward's `params`, each passed on by its contract name; any other call is the contract's."""
+    the student's forward's `params`, each passed on by its contract name; `unpacked`, the student's parameters
+    that are the parts of the contract's `state`, passed on as that one list (a learner's `blk(X, *state)`); any
+    other call is the contract's."""
     original = vars(cls)["forward"]
     own = inspect.signature(original)
 
@@ -407,7 +413,8 @@ def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[
             caller = caller.f_back
         if caller is not None and caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) \
                 and not _binds(own, self, *args, **kwargs):
-            named = _by_contract_names(params, contract, args, kwargs)
+            named = _by_contract_names(params, contract, args, kwargs) if not unpacked else \
+                _packed(params, contract, unpacked, state, args, kwargs)
             if named is not None:  # else the course's own TypeError, below
                 return original(self, **named)
         return original(self, *args, **kwargs)
@@ -457,6 +464,21 @@ def _by_contract_names(params: list[str], contract: dict[str, str], args: tuple[
         return None
     given.update(kwargs)
     return {contract.get(key, key): value for key, value in given.items() if key in contract or key not in params}
+
+
+def _packed(params: list[str], contract: dict[str, str], unpacked: list[str], state: str, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """A call by the student's signature whose `unpacked` parameters are the state's parts, as keywords of the
+    contract's names with those parts as one list under `state`; None where a part is missing or a keyword repeats a
+    positional argument."""
+    given = dict(zip(params, args))
+    if any(key in given for key in kwargs):
+        return None
+    given.update(kwargs)
+    if any(part not in given for part in unpacked):
+        return None
+    parts = [given.pop(part) for part in unpacked]
+    return {**{contract.get(key, key): value for key, value in given.items() if key in contract}, state: parts}
 
 
 def _call_site(frame: Any) -> tuple[Any, ...]:
