@@ -390,11 +390,9 @@ class Mismatch:
         """Whether a method takes the contract's last parameter `state` (a decoder's list) as several parameters of
         its own, the rest of its parameters being the contract's in its order."""
         names = self.contract.names
-        if self.kind != "method" or not names or names[-1] != "state":
-            return False
-        k = len(names) - 1  # the parameters before it may be named otherwise (`inputs` for X: helper-80's F9)
-        return len(self.student.names) > len(names) and same_name(names[k]) not in identify(self.student.names, names) \
-            and set(self.extra) <= set(self.student.names[k:])
+        return self.kind == "method" and _takes_state_parts(self.student, self.contract,
+                                                            identify(self.student.names, names)) \
+            and set(self.extra) <= set(self.student.names[len(names) - 1:])
 
     @property
     def wrong_values(self) -> bool:
@@ -892,9 +890,10 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
 
 
 def _takes_state_parts(student: Params, contract: Params, mine: Sequence[str]) -> bool:
-    """Whether a method takes more parameters than the contract's, whose last is `state`, and the one at the state's
-    place is not the state (`forward(X, enc_outputs=None, hidden_state=None, enc_valid_lens=None)`: each with a
-    default, so nothing else about it is a mismatch; helper-80's F5)."""
+    """Whether a callable takes more parameters than the contract's, whose last is `state`, and none of them is the
+    state (`mine`: `identify`'s reading); the parameters before it may be named otherwise (`inputs` for X: helper-80's
+    F9), and each may have a default (`forward(X, enc_outputs=None, hidden_state=None, enc_valid_lens=None)`, which is
+    no mismatch otherwise: helper-80's F5)."""
     names = contract.names
     return bool(names) and names[-1] == "state" and len(student.names) > len(names) and \
         same_name(names[-1]) not in mine
