@@ -388,7 +388,7 @@ class Mismatch:
     @property
     def unpacks_state(self) -> bool:
         """Whether a method takes the contract's last parameter `state` (a decoder's list) as several parameters of
-        its own, the rest of its parameters being the contract's in its order."""
+        its own (`_takes_state_parts`), its parameters that no test passes being among them."""
         names = self.contract.names
         return self.kind == "method" and _takes_state_parts(self.student, self.contract,
                                                             identify(self.student.names, names)) \
@@ -509,7 +509,7 @@ def called_as(course: Course, cells: Iterable[Cell], found: dict[str, list[Misma
             k = len(by_name.contract) - 1  # (helper-80's F7: the learner's decoder calling `blk(X, *state)`)
             out.setdefault(name, {})["forward"] = {"params": list(student.names),
                                                    "contract": dict(zip(student.names[:k], by_name.contract[:k])),
-                                                   "unpacked": list(by_name.parts()), "state": by_name.contract[k]}
+                                                   "unpacked": list(by_name.parts())}
         elif by_name is not None and any(mine and mine != theirs for mine, theirs in zip(by_name.names, by_name.contract)):
             out.setdefault(name, {})["forward"] = _spec(student, by_name)
     for name, aliases in submodule_aliases(course, cells).items():
@@ -814,9 +814,9 @@ def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter]
         obj = _by_name(cls, init, names)(*args, **kwargs) if init is not None else cls(*args, **kwargs)
         for method, adapter in methods.items():
             own = getattr(obj, method)
+            adapted = _by_name(own, adapter, names)
             # the object's own: nn.Module calls it
-            obj.__dict__[method] = _from_the_tests(own, _by_name(own, adapter, names)) if adapter.unpacked else \
-                _by_name(own, adapter, names)
+            obj.__dict__[method] = _from_the_tests(own, adapted) if adapter.unpacked else adapted
         return obj
     return construct
 

@@ -371,12 +371,11 @@ def read_as_written(namespace: dict[str, Any], called_as: dict[str, Any]) -> Non
         forward = spec.get("forward")
         if isinstance(forward, dict) and isinstance(forward.get("params"), list) and isinstance(
                 forward.get("contract"), dict) and callable(vars(cls).get("forward")):
-            unpacked, state = forward.get("unpacked"), forward.get("state")
+            unpacked = forward.get("unpacked")
             _take_forward_calls_as_written(cls, [p for p in forward["params"] if isinstance(p, str)],
                                            {k: v for k, v in forward["contract"].items()
                                             if isinstance(k, str) and isinstance(v, str)},
-                                           [p for p in unpacked if isinstance(p, str)] if isinstance(unpacked, list) else [],
-                                           state if isinstance(state, str) else "state")
+                                           [p for p in unpacked if isinstance(p, str)] if isinstance(unpacked, list) else [])
 
 
 def _answer_to_their_names(cls: type, aliases: dict[str, str]) -> None:
@@ -398,11 +397,11 @@ def _answer_to_their_names(cls: type, aliases: dict[str, str]) -> None:
 
 
 def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[str, str],
-                                   unpacked: Optional[list[str]] = None, state: str = "state") -> None:
+                                   unpacked: Optional[list[str]] = None) -> None:
     """`cls.forward` (the course's, standing in) taking a call from the submission's code (through
     `module(...)`: the first caller outside torch's Module machinery) that its own signature cannot take, by
     the student's forward's `params`, each passed on by its contract name; `unpacked`, the student's parameters
-    that are the parts of the contract's `state`, passed on as that one list (a learner's `blk(X, *state)`); any
+    that are the parts of the contract's last parameter, `state`, passed on as that one list (a learner's `blk(X, *state)`); any
     other call is the contract's."""
     original = vars(cls)["forward"]
     own = inspect.signature(original)
@@ -414,7 +413,7 @@ def _take_forward_calls_as_written(cls: type, params: list[str], contract: dict[
         if caller is not None and caller.f_globals.get("__name__") == SUBMISSION and len(args) <= len(params) \
                 and not _binds(own, self, *args, **kwargs):
             named = _by_contract_names(params, contract, args, kwargs) if not unpacked else \
-                _packed(params, contract, unpacked, state, args, kwargs)
+                _packed(params, contract, unpacked, args, kwargs)
             if named is not None:  # else the course's own TypeError, below
                 return original(self, **named)
         return original(self, *args, **kwargs)
@@ -459,26 +458,32 @@ def _by_contract_names(params: list[str], contract: dict[str, str], args: tuple[
     """A call by the student's signature (`params` in order, then keywords) as keywords of the contract's names
     (`contract`), without the student's extras the contract has no parameter for; None where a keyword repeats
     a positional argument."""
-    given = dict(zip(params, args))
-    if any(key in given for key in kwargs):
+    given = _given(params, args, kwargs)
+    if given is None:
         return None
-    given.update(kwargs)
     return {contract.get(key, key): value for key, value in given.items() if key in contract or key not in params}
 
 
-def _packed(params: list[str], contract: dict[str, str], unpacked: list[str], state: str, args: tuple[Any, ...],
+def _packed(params: list[str], contract: dict[str, str], unpacked: list[str], args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> Optional[dict[str, Any]]:
-    """A call by the student's signature whose `unpacked` parameters are the state's parts, as keywords of the
-    contract's names with those parts as one list under `state`; None where a part is missing or a keyword repeats a
-    positional argument."""
+    """A call by the student's signature whose `unpacked` parameters are the parts of the contract's `state`, as
+    keywords of the contract's names with those parts as one list under `state`; None where a part is missing or a
+    keyword repeats a positional argument."""
+    given = _given(params, args, kwargs)
+    if given is None or any(part not in given for part in unpacked):
+        return None
+    parts = [given.pop(part) for part in unpacked]
+    return {**{contract.get(key, key): value for key, value in given.items() if key in contract}, "state": parts}
+
+
+def _given(params: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """A call's arguments by the student's parameter names (`params` in order, then keywords); None where a keyword
+    repeats a positional argument."""
     given = dict(zip(params, args))
     if any(key in given for key in kwargs):
         return None
     given.update(kwargs)
-    if any(part not in given for part in unpacked):
-        return None
-    parts = [given.pop(part) for part in unpacked]
-    return {**{contract.get(key, key): value for key, value in given.items() if key in contract}, state: parts}
+    return given
 
 
 def _call_site(frame: Any) -> tuple[Any, ...]:
