@@ -1036,6 +1036,46 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
         said(results[1])
 
 
+#: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.
+NAMED_STATE = "from typing import NamedTuple\n\n\nclass DecState(NamedTuple):\n    enc_outputs: Any\n    hidden_state: Any\n" \
+              "    enc_valid_lens: Any\n\n\n"
+READS_STATE = "        enc_outputs, hidden_state, enc_valid_lens = state\n"
+
+
+@pytest.mark.parametrize("reads, loses", [
+    (READS_STATE, []),
+    ("        enc_outputs, hidden_state, enc_valid_lens = state.enc_outputs, state.hidden_state, state.enc_valid_lens\n", []),
+    ("", ["test_one_sgd_step_matches_reference", "test_learns_to_reverse", "SIGNATURE"]),  # forward takes the parts
+])
+def test_a_decoder_keeping_its_state_in_a_named_tuple_is_graded_alike_on_both_paths(
+        reads: str, loses: list[str], zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-80's F6: a NamedTuple state came back to the sandbox's grader as an opaque handle, which the tests could
+    not index: the course's decoder so written kept 1.88 of 10 sandboxed and 10 in-process (0 and 7.14 with forward
+    taking the state's parts). It is now read as the tuple it is and sent back as the student's own object."""
+    source = reference_source("03_bahdanau")
+    start = source.index("class Seq2SeqAttentionDecoder")
+    source = source[:start] + NAMED_STATE + source[start:]
+    for old, new in [("return [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]",
+                      "return DecState(outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)"),
+                     ("return logits.permute(1, 0, 2), [enc_outputs, hidden_state, enc_valid_lens]",
+                      "return logits.permute(1, 0, 2), DecState(enc_outputs, hidden_state, enc_valid_lens)"),
+                     (READS_STATE, reads)]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    if not reads:
+        old = "    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+        assert source.count(old) == 1
+        source = source.replace(old, "    def forward(self, X, enc_outputs, hidden_state, enc_valid_lens):\n")
+    path = tmp_path / "named_state.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
+    expected = sorted(signatures.signature_test("Seq2SeqAttentionDecoder") if f == "SIGNATURE" else f for f in loses)
+    for result in results:
+        (decoder,) = result.components
+        assert sorted(t.function for t in decoder.tests if not t.passed) == expected, said(result)
+    assert said(results[0]) == said(results[1])
+
+
 def test_a_decoder_whose_own_call_unpacks_the_state_is_called_as_the_contract_says(zygote: Zygote, tmp_path: Path) -> None:
     """Helper-80's F1: the parts as forward's parameters and a `__call__(self, X, state)` that unpacks them for it. The
     sandbox's parent unpacked the state for the object's call, which reached that `__call__` with five arguments

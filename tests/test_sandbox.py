@@ -132,6 +132,17 @@ def test_objects_without_a_data_form_are_refused_or_become_handles() -> None:
         wire.encode(nested)
 
 
+def test_a_handle_may_carry_a_tuple_s_items_and_only_as_a_list() -> None:
+    """A tuple subclass's instance (a NamedTuple) travels as its handle with its items (child.encodable)."""
+    header, blobs = wire.encode(wire.Handle(3, "DecState", False, (torch.ones(2), [None, 1])))
+    back = wire.decode(header, blobs)
+    assert (back.id, back.type_name) == (3, "DecState") and torch.equal(back.items[0], torch.ones(2))
+    assert back.items[1] == [None, 1]
+    assert wire.decode(*wire.encode(wire.Handle(4, "f", True))).items is None  # an object's handle has none
+    with pytest.raises(wire.WireError):
+        wire.decode(b'{"__handle__": 1, "items": {"__list__": []}}', [])
+
+
 MALFORMED = [
     b"[1, 2]",                                                    # a bare JSON list
     b"{}",                                                        # no kind
@@ -666,6 +677,52 @@ def make():
         assert type(out["t"]) is torch.Tensor and out["l"] == [1.5, (2, "x")]
         assert re.match(r"<student's Linear>", repr(out["m"]))
         assert out["m"].weight.shape == (2, 2)
+
+
+@needs_bwrap
+def test_a_tuple_subclass_is_read_as_its_items_and_sent_back_as_itself(box: Zygote) -> None:
+    """Helper-80's F6: a decoder's NamedTuple state reached the grader as an opaque handle (`len(state)` failed: a
+    correct decoder kept 1.88 of 10 sandboxed and 10 in-process). It is read as the tuple it is, its items those the
+    tuple holds whatever its class says (a hostile __iter__, __len__ or __getitem__ runs nowhere in the grader), and sent
+    back it is the student's own object again."""
+    source = '''
+from typing import NamedTuple
+import torch
+
+class State(NamedTuple):
+    enc_outputs: object
+    caches: object
+
+class Liar(tuple):
+    def __iter__(self):
+        while True:
+            yield 0
+    def __len__(self):
+        return 10 ** 9
+    def __getitem__(self, i):
+        raise RuntimeError("never read")
+
+def make():
+    return State(torch.ones(2), [None, torch.zeros(1)])
+
+def same(state):
+    return type(state).__name__, state.enc_outputs.sum().item()
+
+def liar():
+    return Liar((1, 2))
+
+def kind(value):
+    return type(value).__name__
+'''
+    with Job(box, source) as job:
+        state = job.ns.make()
+        assert isinstance(state, tuple) and len(state) == 2 and torch.equal(state[0], torch.ones(2))
+        _enc, caches = state
+        assert caches[0] is None and torch.equal(caches[1], torch.zeros(1)) and repr(state).startswith("(tensor(")
+        assert job.ns.same(state) == ("State", 2.0)  # the student's own NamedTuple again
+        assert torch.equal(state.enc_outputs, torch.ones(2))  # its attributes are read in the child
+        assert tuple(job.ns.liar()) == (1, 2)
+        assert job.ns.kind((torch.ones(3), None)) == "tuple"  # a plain tuple is sent by value, as before
 
 
 @needs_bwrap

@@ -202,14 +202,41 @@ class Connection:
         return name if name is not None else f"{handle.type_name}.forward"
 
     def _to_handle(self, obj: Any) -> wire.Handle:
+        if isinstance(obj, RemoteTuple):
+            obj = obj.remote
         if isinstance(obj, RemoteObject):
             if object.__getattribute__(obj, "_conn").child is not self.child:
                 raise wire.WireError("an object from another submission")
             return object.__getattribute__(obj, "_handle")
         raise wire.WireError(f"cannot send a {type(obj).__name__} to the submission")
 
-    def _from_handle(self, handle: wire.Handle) -> RemoteObject:
+    def _from_handle(self, handle: wire.Handle) -> RemoteObject | RemoteTuple:
+        if handle.items is not None:
+            return RemoteTuple(handle.items, RemoteObject(self, wire.Handle(handle.id, handle.type_name,
+                                                                           handle.is_callable)))
         return RemoteObject(self, handle)
+
+
+class RemoteTuple(tuple[Any, ...]):
+    """A tuple subclass's instance in the child (a NamedTuple a decoder keeps its state in): a tuple of its items,
+    as in-process grading sees it (`len`, indexing, unpacking), that is sent back as the child's own object (its
+    handle), so that the student's code gets its NamedTuple again; other attributes (`state.enc_outputs`) are read
+    in the child."""
+
+    remote: RemoteObject
+
+    def __new__(cls, items: tuple[Any, ...], remote: RemoteObject) -> RemoteTuple:
+        made = super().__new__(cls, items)
+        made.remote = remote
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self.remote, name)
+
+    def __repr__(self) -> str:  # no memory address: hypothesis shows it in a failing example
+        return repr(tuple(self))
 
 
 class RemoteObject:

@@ -62,6 +62,12 @@ class Server:
             return items
         if type(value) in (list, tuple):
             return type(value)(self.encodable(v, depth + 1) for v in value)
+        if isinstance(value, tuple) and not isinstance(value, torch.Size):  # a NamedTuple (a decoder's state):
+            # read as the tuple it is, sent back as itself (remote.RemoteTuple); its items as a tuple's own, whatever
+            # the class says of them
+            handle = self.to_handle(value)
+            handle.items = tuple(self.encodable(v, depth + 1) for v in tuple.__iter__(value))
+            return handle
         if type(value) is dict:
             return {k: self.encodable(v, depth + 1) for k, v in value.items()}
         if isinstance(value, dict) and all(isinstance(k, str) for k in value):  # OrderedDict (state_dict)

@@ -39,12 +39,14 @@ class WireError(Exception):
 
 
 class Handle:
-    """An opaque reference to an object that lives in the child."""
+    """An opaque reference to an object that lives in the child. `items`: a tuple subclass's (a NamedTuple's)
+    items, sent with its handle, so that the reader sees them as a tuple's and can send the object back."""
 
-    __slots__ = ("id", "type_name", "is_callable")
+    __slots__ = ("id", "type_name", "is_callable", "items")
 
-    def __init__(self, id: int, type_name: str = "", is_callable: bool = False) -> None:
-        self.id, self.type_name, self.is_callable = id, type_name, is_callable
+    def __init__(self, id: int, type_name: str = "", is_callable: bool = False,
+                 items: tuple[Any, ...] | None = None) -> None:
+        self.id, self.type_name, self.is_callable, self.items = id, type_name, is_callable, items
 
     def __repr__(self) -> str:
         return f"<remote {self.type_name} #{self.id}>"
@@ -95,7 +97,8 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
         if isinstance(v, torch.Size):
             return {"__tuple__": [int(x) for x in v]}
         if isinstance(v, Handle):
-            return {"__handle__": v.id, "type": v.type_name, "callable": v.is_callable}
+            sent = {"__handle__": v.id, "type": v.type_name, "callable": v.is_callable}
+            return sent if v.items is None else sent | {"items": [enc(x, depth + 1) for x in v.items]}
         if to_handle is None:
             raise WireError(f"cannot send a {type(v).__name__}")
         return enc(to_handle(v), depth + 1)
@@ -168,7 +171,11 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         if "__dtype__" in v:
             return DTYPES[v["__dtype__"]]
         if "__handle__" in v:
-            h = Handle(int(v["__handle__"]), str(v.get("type", "")), bool(v.get("callable")))
+            items = v.get("items")
+            if items is not None and not isinstance(items, list):
+                raise WireError("malformed value")
+            h = Handle(int(v["__handle__"]), str(v.get("type", "")), bool(v.get("callable")),
+                       None if items is None else tuple(dec(x) for x in items))
             return from_handle(h) if from_handle else h
         if "__list__" in v:
             return [dec(x) for x in v["__list__"]]
