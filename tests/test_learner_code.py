@@ -1036,6 +1036,37 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
         said(results[1])
 
 
+def test_a_block_taking_its_own_cache_slot_is_told_its_calls_failed_not_how_to_unpack_the_state(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-80's F8b: a DecoderBlock written for another API, `forward(X, enc_outputs, enc_valid_lens, cache)` taking
+    its own cache slot and returning it, with a decoder calling `blk(X, state[0], state[1], state[2][i])`. The unpacked
+    state gives its `cache` every block's caches, so every call fails (0 of 6 is fair: no test could run the block),
+    but the message said the rest of the code "was graded on what it does" and to write `enc_outputs, enc_valid_lens,
+    cache = state`, which does not fit it. Where no adapted call ran the code, it says the calls failed."""
+    source = reference_source("06_transformer")
+    for old, new in [("        enc_outputs, enc_valid_lens = state[0], state[1]\n        cache = state[2][self.i]\n", ""),
+                     ("        state[2][self.i] = key_values\n", ""),
+                     ("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+                      "        \"\"\"X (B, T, num_hiddens) new positions; state = [enc_outputs, enc_valid_lens, cache].\"\"\"\n",
+                      "    def forward(self, X, enc_outputs, enc_valid_lens, cache):\n"),
+                     ("        return self.addnorm3(Z, self.ffn(Z)), state\n", "        return self.addnorm3(Z, self.ffn(Z)), key_values\n"),
+                     ("            X, state = blk(X, state)\n", "            X, state[2][i] = blk(X, state[0], state[1], state[2][i])\n")]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "block_cache_slot.py"
+    path.write_text(source)
+    texts = []
+    for result in [session.grade_file(zygote, "06_transformer", path),
+                   session.run_in_process("06_transformer", path, components=["DecoderBlock", "TransformerDecoder"])]:
+        block, decoder = (next(c for c in result.components if c.name == name) for name in ("DecoderBlock", "TransformerDecoder"))
+        assert block.score == 0 and decoder.score == decoder.points, (block.score, decoder.score)
+        [said] = [t.output for t in block.tests if t.function == signatures.signature_test("DecoderBlock")]
+        assert "the tests' calls still failed" in said and "graded on what it does" not in said, said
+        assert "= state)" not in said and "fix: def forward(self, X, state) in class DecoderBlock" in said, said
+        texts.append(said)
+    assert texts[0] == texts[1]
+
+
 #: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.
 NAMED_STATE = "from typing import NamedTuple\n\n\nclass DecState(NamedTuple):\n    enc_outputs: Any\n    hidden_state: Any\n" \
               "    enc_valid_lens: Any\n\n\n"

@@ -409,13 +409,19 @@ class Mismatch:
     def _got(self, j: int) -> str:
         return _("the {name}").format(name=self.contract.names[j]) if j < len(self.contract.names) else _("nothing")
 
-    def message(self) -> str:
-        """The finding, said once per component."""
+    def message(self, helped: bool = True) -> str:
+        """The finding, said once per component. `helped`: a test that runs the component's code passed with the
+        adapter's calls (where none did, the message does not say that the rest was graded on what it does, nor
+        how to unpack a state whose parts the parameters did not take: helper-80's F8b)."""
         method = self.target.partition(".")[2]
         defaults = bool(self.no_default) and self.student.show() == self.contract.show()  # only defaults differ
         lines = ["signature: " + _("your {target} takes ({yours}); the contract is ({contract})").format(
             target=self.target, yours=self.student.show(defaults), contract=self.contract.show(defaults))]
-        if self.adapter is not None:
+        if self.adapter is not None and not helped:
+            lines.append("  " + _("the grader passed {arguments} by name, and the tests' calls still failed: your "
+                                  "parameters do not take what those arguments hold (the other tests say how each "
+                                  "call failed)").format(arguments=self.adapter.show()))
+        elif self.adapter is not None:
             lines.append("  " + _("the grader passed {arguments} by name, so that the rest of your code was graded on "
                                   "what it does (the signature test costs the signature; the other tests, what your "
                                   "code does with those arguments)").format(arguments=self.adapter.show()))
@@ -427,9 +433,11 @@ class Mismatch:
             got = "; ".join(_("your {name} gets {value}").format(name=self.student.names[j], value=self._got(j))
                             for j in self.misplaced)
             lines.append("  " + _("the tests pass the arguments by position, in the contract's order: {got}").format(got=got))
-        if self.unpacks_state:
+        if self.unpacks_state and not (self.adapter is not None and not helped):
             # forward(X, enc_outputs, hidden_state, enc_valid_lens): the state's parts, where the contract passes one
-            # list; removing them, as the words below would say, breaks the decoder (helper-78's F9)
+            # list; removing them, as the words below would say, breaks the decoder (helper-78's F9). Where the parts
+            # passed so did not work either (a block taking its own cache slot), the advice would not fit: the fix
+            # line below says what the contract takes
             parts = self.adapter.parts() if self.adapter is not None and self.adapter.unpacked else \
                 self.student.names[self.contract.names.index("state"):]
             lines.append("  " + _("the contract passes the decoder's state as one argument, `state`, and your forward "
@@ -439,7 +447,7 @@ class Mismatch:
                 lines.append("  " + _("the course's code that calls your module (EncoderDecoder, the blocks' loop, the "
                                       "training loop) passes `state` as one argument, as the contract does: the tests "
                                       "that run through it fail until your forward takes `state`"))
-        elif self.extra:
+        elif self.extra and not self.unpacks_state:
             said = (_("no test passes your {names}: remove them or give them a default") if len(self.extra) > 1
                     else _("no test passes your {names}: remove it or give it a default"))
             lines.append("  " + said.format(names=", ".join(self.extra)))
@@ -1432,8 +1440,10 @@ def attach(comp: ComponentScore, found: dict[str, list[Mismatch]]) -> bool:
         return False
     first = next((t for t in failed if t.function == signature_test(comp.name)), None) or \
         next((t for t in failed if t.public), failed[0])
-    first.output = "\n".join([first.output, *(m.message() for m in own)]) if first.output else \
-        "\n".join(m.message() for m in own)
+    # the adapted calls ran the code: a test that runs it passed, or failed on something other than a crash
+    helped = any(t.kind != "structure" and (t.passed or not t.crashed) for t in comp.tests)
+    said = [m.message(helped) for m in own]
+    first.output = "\n".join([first.output, *said]) if first.output else "\n".join(said)
     return misleading(found, comp.name)
 
 
