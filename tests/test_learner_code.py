@@ -1067,6 +1067,30 @@ def test_a_block_taking_its_own_cache_slot_is_told_its_calls_failed_not_how_to_u
     assert texts[0] == texts[1]
 
 
+def test_a_correct_ffn_registering_its_output_layer_first_loses_its_naming_test_alone(zygote: Zygote,
+                                                                                     tmp_path: Path) -> None:
+    """Helper-79's A6: `out_layer` registered before `in_layer`. Where the suites drew an FFN whose three sizes coincide
+    (hypothesis shrinks to (1, 1, 1)), both layers had one shape and the binding by structure took registration order:
+    the course's dense1 went into the output layer, the comparisons failed and the dependence test made it degenerate,
+    0.2 of 2. The suites no longer draw such sizes (`ffn_sizes`)."""
+    source = reference_source("06_transformer")
+    old = ("        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)\n        self.relu = nn.ReLU()\n"
+           "        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n")
+    assert source.count(old) == 1
+    source = source.replace(old, "        self.out_layer = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n        self.relu = nn.ReLU()\n"
+                                 "        self.in_layer = nn.Linear(ffn_num_input, ffn_num_hiddens)\n").replace(
+        "return self.dense2(self.relu(self.dense1(X)))", "return self.out_layer(self.relu(self.in_layer(X)))")
+    path = tmp_path / "ffn_output_layer_first.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "06_transformer", path),
+               session.run_in_process("06_transformer", path, components=["PositionWiseFFN"])]
+    for result in results:
+        ffn = next(c for c in result.components if c.name == "PositionWiseFFN")
+        assert [t.function for t in ffn.tests if not t.passed] == ["test_ffn_contract_names"], said(result)
+        assert not ffn.degenerate and ffn.points * 0.85 < ffn.score < ffn.points, ffn.score
+    assert [c for c in said(results[0]) if c[0] == "PositionWiseFFN"] == [c for c in said(results[1]) if c[0] == "PositionWiseFFN"]
+
+
 #: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.
 NAMED_STATE = "from typing import NamedTuple\n\n\nclass DecState(NamedTuple):\n    enc_outputs: Any\n    hidden_state: Any\n" \
               "    enc_valid_lens: Any\n\n\n"
