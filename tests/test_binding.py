@@ -864,3 +864,72 @@ def test_a_module_holding_none_of_the_contract_s_entries_is_told_why_where_that_
     assert "plain tensor" not in str(info.value) and "constructor" not in str(info.value)
     assert not isinstance(info.value, T.Crash)
     T.assert_holds(Other(), ["w"], ["bandwidth"], "unsaid")  # nothing to say: returns
+
+
+class Unsaid(nn.Module):
+    """Queries registered first, both projections (4, 3), names that say nothing: binding by structure guesses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.W1, self.W2 = nn.Linear(3, 4, bias=False), nn.Linear(3, 4, bias=False)
+        self.v = nn.Linear(4, 1, bias=False)
+
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return self.v(torch.tanh(self.W1(queries)[:, None] + self.W2(keys)[None])).squeeze(-1)
+
+
+def reference_scores(ref: Reference, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    return ref.w_v(torch.tanh(ref.W_q(queries)[:, None] + ref.W_k(keys)[None])).squeeze(-1)
+
+
+def test_a_guessed_binding_is_tried_the_other_way_and_kept_where_the_behaviour_confirms_it() -> None:
+    """Helper-79's A6, the mechanism: where names do not tell two same-shaped layers apart, the binding takes
+    registration order (the course's W_k first); an example that fails so runs again with the other binding
+    (`with_candidate_bindings`) and passes where that one agrees with the course's."""
+    runs = []
+
+    def example() -> None:
+        torch.manual_seed(0)
+        mine, ref = Unsaid(), Reference()
+        binding = T.copy_weights(mine, ref)
+        runs.append(binding.pairs["W1.weight"])
+        queries, keys = torch.randn(2, 3), torch.randn(5, 3)
+        T.check(torch.allclose(mine.scores(queries, keys), reference_scores(ref, queries, keys)), "scores differ")
+
+    with pytest.raises(AssertionError, match="scores differ"):
+        example()  # outside the mechanism: the first guess alone
+    runs.clear()
+    T.with_candidate_bindings(example)
+    assert runs == ["W_k.weight", "W_q.weight"]  # W1 is the query projection: the second binding is kept
+
+
+def test_no_binding_is_tried_twice_where_nothing_was_guessed_and_the_first_failure_is_kept() -> None:
+    """A failure without a guess runs once; where every binding fails, the first run's failure is raised; after
+    MAX_FRUITLESS such examples in one test, its examples try only the first binding (a buggy module's failing
+    examples, which hypothesis reruns as it shrinks, cost one run each again)."""
+    runs: list[str] = []
+
+    def unguessed() -> None:
+        runs.append("run")
+        T.copy_weights(Reference(), Reference())  # the contract's names: nothing to guess
+        raise AssertionError("wrong")
+
+    T.begin_test("test_binding::unguessed")
+    with pytest.raises(AssertionError, match="wrong"):
+        T.with_candidate_bindings(unguessed)
+    assert runs == ["run"]
+
+    def failing_every_way() -> None:
+        runs.append(T.copy_weights(Unsaid(), Reference()).pairs["W1.weight"])
+        raise AssertionError(f"wrong under {runs[-1]}")
+
+    for example in range(T.MAX_FRUITLESS + 1):
+        runs.clear()
+        with pytest.raises(AssertionError, match="wrong under W_k.weight"):
+            T.with_candidate_bindings(failing_every_way)
+        assert runs == (["W_k.weight", "W_q.weight"] if example < T.MAX_FRUITLESS else ["W_k.weight"])
+    T.begin_test("test_binding::next")  # a new test tries again
+    runs.clear()
+    with pytest.raises(AssertionError):
+        T.with_candidate_bindings(failing_every_way)
+    assert len(runs) == 2

@@ -1072,7 +1072,7 @@ def test_a_correct_ffn_registering_its_output_layer_first_loses_its_naming_test_
     """Helper-79's A6: `out_layer` registered before `in_layer`. Where the suites drew an FFN whose three sizes coincide
     (hypothesis shrinks to (1, 1, 1)), both layers had one shape and the binding by structure took registration order:
     the course's dense1 went into the output layer, the comparisons failed and the dependence test made it degenerate,
-    0.2 of 2. The suites no longer draw such sizes (`ffn_sizes`)."""
+    0.2 of 2. Such an example now tries the other binding and keeps it (testing.with_candidate_bindings)."""
     source = reference_source("06_transformer")
     old = ("        self.dense1 = nn.Linear(ffn_num_input, ffn_num_hiddens)\n        self.relu = nn.ReLU()\n"
            "        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n")
@@ -1089,6 +1089,35 @@ def test_a_correct_ffn_registering_its_output_layer_first_loses_its_naming_test_
         assert [t.function for t in ffn.tests if not t.passed] == ["test_ffn_contract_names"], said(result)
         assert not ffn.degenerate and ffn.points * 0.85 < ffn.score < ffn.points, ffn.score
     assert [c for c in said(results[0]) if c[0] == "PositionWiseFFN"] == [c for c in said(results[1]) if c[0] == "PositionWiseFFN"]
+
+
+def test_a_correct_additive_attention_projecting_the_queries_first_under_its_own_names_loses_its_naming_test_alone(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """`W1 = nn.Linear(query_size, h)` registered before `W2 = nn.Linear(key_size, h)`, the score's `v` (a learner's, code-index
+    43848487313, writes it so): where the suites draw a query size equal to the key size, the two projections have one
+    shape and registration order gave the course's W_k to the queries' W1: 1.73 of 4. The example now runs again with
+    the other binding, which the behaviour confirms (testing.with_candidate_bindings): the naming test alone."""
+    source = reference_source("02_attention_scoring")
+    for old, new in [("        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)\n"
+                      "        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)\n"
+                      "        self.w_v = nn.Linear(num_hiddens, 1, bias=False)\n",
+                      "        self.W1 = nn.Linear(query_size, num_hiddens, bias=False)\n"
+                      "        self.W2 = nn.Linear(key_size, num_hiddens, bias=False)\n"
+                      "        self.v = nn.Linear(num_hiddens, 1, bias=False)\n"),
+                     ("queries, keys = self.W_q(queries), self.W_k(keys)", "queries, keys = self.W1(queries), self.W2(keys)"),
+                     ("scores = self.w_v(features)", "scores = self.v(features)")]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "additive_queries_first.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "02_attention_scoring", path),
+               session.run_in_process("02_attention_scoring", path, components=["AdditiveAttention"])]
+    for result in results:
+        additive = next(c for c in result.components if c.name == "AdditiveAttention")
+        assert [t.function for t in additive.tests if not t.passed] == ["test_additive_contract_names"], said(result)
+        assert additive.points * 0.9 < additive.score < additive.points, additive.score
+    assert [c for c in said(results[0]) if c[0] == "AdditiveAttention"] == \
+        [c for c in said(results[1]) if c[0] == "AdditiveAttention"]
 
 
 #: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import inspect
 import io
 import os
@@ -283,6 +284,58 @@ def same_examples(items: list[pytest.Item]) -> dict[str, str]:
     return out
 
 
+class _Draws:
+    """A test's `st.data()` for one example: the first run draws, a run trying another binding of the course's weights
+    (`testing.with_candidate_bindings`) gets the same values again (drawing more would make another example: that
+    run fails)."""
+
+    def __init__(self, data: Any) -> None:
+        self.data, self.replaying, self.at = data, False, 0
+        self.values: list[Any] = []
+
+    def draw(self, strategy: Any, label: Any = None) -> Any:
+        if not self.replaying:
+            value = self.data.draw(strategy, label)
+            self.values.append(_cloned(value))
+            return value
+        if self.at >= len(self.values):
+            raise AssertionError("another binding drew more than the example")
+        self.at += 1
+        return _cloned(self.values[self.at - 1])
+
+    def again(self) -> None:
+        self.replaying, self.at = True, 0
+
+
+def _cloned(value: Any) -> Any:
+    from autograder.selfcheck import testing
+    return testing.cloned(value)
+
+
+def _example_with_bindings(inner: Callable[..., Any]) -> Callable[..., Any]:
+    """One example of a hypothesis test, run by `testing.with_candidate_bindings`, its draws replayed (`_Draws`)."""
+    from hypothesis.strategies._internal.core import DataObject
+
+    from autograder.selfcheck import testing
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        draws = {k: _Draws(v) for k, v in kwargs.items() if isinstance(v, DataObject)}
+
+        def again() -> None:
+            for d in draws.values():
+                d.again()
+        return testing.with_candidate_bindings(lambda: inner(*args, **{**kwargs, **draws}), again)
+    return run
+
+
+def _same_seed(inner: Callable[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:
+    """`run` in the place of a hypothesis test's `inner_test`, under which hypothesis derives the test's seed (a digest
+    of the function's source, `function_digest`, which follows `__wrapped__`, and of the digest the parts add)."""
+    wrapper = functools.wraps(inner)(run)
+    wrapper.tries_candidate_bindings = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 MISCONCEPTION_PROPERTY = "misconception"
 ENTRIES_PROPERTY = "reproducing_entries"
 REPLAYED_PROPERTY = "replayed"
@@ -406,6 +459,23 @@ class GradingPlugin:
         testing.DIAGNOSE = None if diagnoser is None or component is None else (
             lambda *args: diagnoser(component, *args))
         testing.begin_test(self.first_part.get(item.nodeid, item.nodeid))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Optional[bool]:
+        """Each example of a test keeps the binding of the course's weights its behaviour confirms, where binding by
+        structure guessed (`testing.with_candidate_bindings`): a hypothesis test's examples one by one (its
+        `inner_test`, which hypothesis calls for each; the seed stays the test function's own, `_same_seed`), a
+        plain test as one example."""
+        from autograder.selfcheck import testing
+        hypothesis_of = getattr(pyfuncitem.obj, "hypothesis", None)
+        if hypothesis_of is not None:
+            inner = hypothesis_of.inner_test
+            if not getattr(inner, "tries_candidate_bindings", False):
+                hypothesis_of.inner_test = _same_seed(inner, _example_with_bindings(inner))
+            return None  # pytest calls it: hypothesis runs the examples
+        names = pyfuncitem._fixtureinfo.argnames
+        testing.with_candidate_bindings(lambda: pyfuncitem.obj(**{n: pyfuncitem.funcargs[n] for n in names}))
+        return True
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)  # inside hypothesis's wrapper, which sets the digest
     def pytest_runtest_call(self, item: pytest.Item) -> Any:

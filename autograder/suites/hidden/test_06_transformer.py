@@ -267,13 +267,6 @@ def check_ffn_call(ffn: Any, r: torch.nn.Module, X: torch.Tensor, dtype: torch.d
                        lambda: torch.relu(r.dense2(r.dense1(X)))})
 
 
-def ffn_sizes(n_in: int, n_hid: int, n_out: int) -> tuple[int, int, int]:
-    """An FFN's drawn sizes, the hidden one moved off the others where all three coincide: there dense1 and dense2 have
-    one shape, and a student's layers under other names would bind to them by a guess (helper-79's A6: a correct FFN
-    registering its output layer first bound the wrong way at (1, 1, 1) and kept 0.2 of 2)."""
-    return n_in, n_hid + 1 if n_in == n_hid == n_out else n_hid, n_out
-
-
 @pytest.mark.component("PositionWiseFFN")
 @pytest.mark.weight(2)
 @settings(max_examples=10)
@@ -281,7 +274,7 @@ def ffn_sizes(n_in: int, n_hid: int, n_out: int) -> tuple[int, int, int]:
        n_out=st.integers(1, 6), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
 def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype, seed):
     """matches the course's dense2(relu(dense1(X))) with the same weights"""
-    args = ffn_sizes(n_in, n_hid, n_out)
+    args = (n_in, n_hid, n_out)
     ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student)
     check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype, _("PositionWiseFFN{args} output").format(args=args))
 
@@ -296,10 +289,9 @@ def test_ffn_depends_on_its_inputs_as_the_course_does(student, ref, B, steps, n_
     """the output at each position depends on that position's input, and on no other, as the course's does"""
     b, t = B - 1, seed % steps  # a position drawn from the seed: no index is special
     args = [randn((B, steps, n_in), seed, dtype, 2.0)]
-    sizes = ffn_sizes(n_in, n_hid, n_out)
-    check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, sizes, args,
+    check_dependence(student.PositionWiseFFN, ref.PositionWiseFFN, (n_in, n_hid, n_out), args,
                      [(_("X[{b}, {t}] changes").format(b=b, t=t), S.changed_at(args, 0, (b, t), seed + 50))], seed, student,
-                     _("PositionWiseFFN{args}").format(args=sizes), dtype=dtype)
+                     _("PositionWiseFFN{args}").format(args=(n_in, n_hid, n_out)), dtype=dtype)
 
 
 @pytest.mark.component("PositionWiseFFN")
