@@ -925,7 +925,7 @@ def test_no_binding_is_tried_twice_where_nothing_was_guessed_and_the_first_failu
 
     for example in range(T.MAX_FRUITLESS + 1):
         runs.clear()
-        with pytest.raises(AssertionError, match="wrong under W_k.weight"):
+        with pytest.raises(AssertionError, match=r"wrong under W_k\.weight"):
             T.with_candidate_bindings(failing_every_way)
         assert runs == (["W_k.weight", "W_q.weight"] if example < T.MAX_FRUITLESS else ["W_k.weight"])
     T.begin_test("test_binding::next")  # a new test tries again

@@ -30,6 +30,7 @@ from autograder.sandbox import bwrap as bwrap_mod
 from autograder.sandbox import forkserver as sandbox_mod
 from autograder.grading.remote import Connection, RemoteNamespace, SandboxLimit, StudentError
 from autograder.sandbox.runtime import wire
+from autograder.selfcheck import testing as T
 from autograder.sandbox.bwrap import bwrap_available, bwrap_command
 from autograder.config import Limits
 from autograder.sandbox.forkserver import Zygote
@@ -139,8 +140,17 @@ def test_a_handle_may_carry_a_tuple_s_items_and_only_as_a_list() -> None:
     assert (back.id, back.type_name) == (3, "DecState") and torch.equal(back.items[0], torch.ones(2))
     assert back.items[1] == [None, 1]
     assert wire.decode(*wire.encode(wire.Handle(4, "f", True))).items is None  # an object's handle has none
+    assert wire.decode(*wire.encode(wire.Handle(5, "State", False, [1, None]))).items == [1, None]  # a list's
     with pytest.raises(wire.WireError):
-        wire.decode(b'{"__handle__": 1, "items": {"__list__": []}}', [])
+        wire.decode(b'{"__handle__": 1, "items": 5}', [])
+
+
+def test_a_float_subclass_travels_as_the_float_it_is() -> None:
+    """Helper-82's F4: numpy's float64 wrote its repr ("np.float64(9.21)"), which no reader parses: the grader took
+    the reply for malformed and stopped the child (a correct PositionalEncoding storing `np.log(10000.0)` beside its
+    table kept 1.96 of 6)."""
+    import numpy as np
+    assert wire.decode(*wire.encode({"log_base": np.log(10000.0)})) == {"log_base": float(np.log(10000.0))}
 
 
 MALFORMED = [
@@ -713,6 +723,17 @@ def liar():
 
 def kind(value):
     return type(value).__name__
+
+class Parts(list):
+    @property
+    def hidden(self):
+        return self[1]
+
+def parts():
+    return Parts([torch.ones(1), [None, torch.zeros(2)]])
+
+def hidden_of(state):
+    return type(state).__name__, state.hidden[1].shape[0]
 '''
     with Job(box, source) as job:
         state = job.ns.make()
@@ -723,6 +744,12 @@ def kind(value):
         assert torch.equal(state.enc_outputs, torch.ones(2))  # its attributes are read in the child
         assert tuple(job.ns.liar()) == (1, 2)
         assert job.ns.kind((torch.ones(3), None)) == "tuple"  # a plain tuple is sent by value, as before
+        listed = job.ns.parts()  # a list subclass alike (helper-82's F7)
+        assert isinstance(listed, list) and len(listed) == 2 and torch.equal(listed[0], torch.ones(1))
+        assert job.ns.hidden_of(listed) == ("Parts", 2)
+        assert (T.type_name(listed), T.type_name(state)) == ("Parts", "State")  # messages name the student's class
+        listed[1][1] = torch.zeros(5)  # changed by a test: sent as what it holds now
+        assert job.ns.kind(listed) == "list"
 
 
 @needs_bwrap

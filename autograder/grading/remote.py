@@ -201,8 +201,10 @@ class Connection:
         name = self.handle_names.get(handle.id)  # the class or function looked up by its contract name
         return name if name is not None else f"{handle.type_name}.forward"
 
-    def _to_handle(self, obj: Any) -> wire.Handle:
-        if isinstance(obj, RemoteTuple):
+    def _to_handle(self, obj: Any) -> wire.Handle | list[Any] | tuple[Any, ...]:
+        if isinstance(obj, (RemoteTuple, RemoteList)) and _snapshot(obj) != obj.as_sent:
+            return list(obj) if isinstance(obj, list) else tuple(obj)  # a test changed what it holds: by value
+        if isinstance(obj, (RemoteTuple, RemoteList)):
             obj = obj.remote
         if isinstance(obj, RemoteObject):
             if object.__getattribute__(obj, "_conn").child is not self.child:
@@ -210,24 +212,33 @@ class Connection:
             return object.__getattribute__(obj, "_handle")
         raise wire.WireError(f"cannot send a {type(obj).__name__} to the submission")
 
-    def _from_handle(self, handle: wire.Handle) -> RemoteObject | RemoteTuple:
-        if handle.items is not None:
-            return RemoteTuple(handle.items, RemoteObject(self, wire.Handle(handle.id, handle.type_name,
-                                                                           handle.is_callable)))
-        return RemoteObject(self, handle)
+    def _from_handle(self, handle: wire.Handle) -> RemoteObject | RemoteTuple | RemoteList:
+        if handle.items is None:
+            return RemoteObject(self, handle)
+        remote = RemoteObject(self, wire.Handle(handle.id, handle.type_name, handle.is_callable))
+        return RemoteTuple(handle.items, remote) if isinstance(handle.items, tuple) else RemoteList(handle.items, remote)
+
+
+def _snapshot(value: Any) -> Any:
+    """What a container holds, down through its lists and tuples, by identity: a test that changed any of it
+    (`state[2][0] = None`) changed what the student's object holds."""
+    if isinstance(value, (list, tuple)):
+        return (isinstance(value, list), tuple(_snapshot(v) for v in value))
+    return id(value)
 
 
 class RemoteTuple(tuple[Any, ...]):
     """A tuple subclass's instance in the child (a NamedTuple a decoder keeps its state in): a tuple of its items,
     as in-process grading sees it (`len`, indexing, unpacking), that is sent back as the child's own object (its
-    handle), so that the student's code gets its NamedTuple again; other attributes (`state.enc_outputs`) are read
-    in the child."""
+    handle), so that the student's code gets its NamedTuple again, while the test has not changed what it holds (else
+    as a tuple of its items now); other attributes (`state.enc_outputs`) are read in the child."""
 
     remote: RemoteObject
+    as_sent: Any  # `_snapshot` of its items as they came
 
     def __new__(cls, items: tuple[Any, ...], remote: RemoteObject) -> RemoteTuple:
         made = super().__new__(cls, items)
-        made.remote = remote
+        made.remote, made.as_sent = remote, _snapshot(items)
         return made
 
     def __getattr__(self, name: str) -> Any:
@@ -235,8 +246,37 @@ class RemoteTuple(tuple[Any, ...]):
             raise AttributeError(name)
         return getattr(self.remote, name)
 
+    def __remote_type__(self) -> str:
+        """The class of the student's object (what a message names)."""
+        return self.remote.__remote_type__()
+
     def __repr__(self) -> str:  # no memory address: hypothesis shows it in a failing example
         return repr(tuple(self))
+
+
+class RemoteList(list[Any]):
+    """A list subclass's instance in the child (a state with a property for one of its parts): a list of its items,
+    as in-process grading sees it, sent back as the child's own object while the test has not changed it (else as a
+    list of its items now); other attributes are read in the child."""
+
+    remote: RemoteObject
+    as_sent: Any  # `_snapshot` of its items as they came
+
+    def __init__(self, items: list[Any], remote: RemoteObject) -> None:
+        super().__init__(items)
+        self.remote, self.as_sent = remote, _snapshot(items)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self.remote, name)
+
+    def __remote_type__(self) -> str:
+        """The class of the student's object (what a message names)."""
+        return self.remote.__remote_type__()
+
+    def __repr__(self) -> str:  # no memory address
+        return repr(list(self))
 
 
 class RemoteObject:
@@ -301,6 +341,10 @@ class RemoteObject:
     def __remote_is_method__(self) -> bool:
         """Whether the object is a bound method (what a `def` without @property gives)."""
         return self._handle.type_name == "method"
+
+    def __remote_type__(self) -> str:
+        """The class of the student's object (what a message names: `got ndarray`, never the proxy's)."""
+        return self._handle.type_name
 
     def __repr__(self) -> str:
         return f"<student's {self._handle.type_name}>"

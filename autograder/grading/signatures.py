@@ -38,7 +38,7 @@ from autograder.sandbox.runtime import loader, procedures
 from autograder.selfcheck.failures import FailFast
 from autograder.selfcheck.i18n import N_, _
 from autograder.selfcheck.plugin import TestOutcome
-from autograder.selfcheck.testing import one_slip
+from autograder.selfcheck.testing import one_slip, type_name
 
 if TYPE_CHECKING:
     from autograder.grading.scoring import ComponentScore
@@ -859,7 +859,7 @@ def describe(value: Any) -> str:
         return str(tuple(value.shape))
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
-    return _("(a {type})").format(type=type(value).__name__)
+    return _("(a {type})").format(type=type_name(value))
 
 
 def compare(component: str, target: str, kind: str, student: Params, contract: Params) -> Optional[Mismatch]:

@@ -43,6 +43,13 @@ def _is_remote(obj: Any) -> bool:
     return hasattr(obj, "__remote_call__")
 
 
+def type_name(value: Any) -> str:
+    """The name of `value`'s class as a message says it: the student's class, also where the value is a sandboxed
+    grader's proxy of an object in the child (`got ndarray`, never the proxy's own class)."""
+    remote_type = getattr(value, "__remote_type__", None)
+    return str(remote_type()) if callable(remote_type) else type(value).__name__
+
+
 def describe_value(value: Any, max_numel: int = 24) -> str:
     """A short human description of an input: shape and dtype, and the values when small."""
     if isinstance(value, torch.Tensor):
@@ -73,7 +80,7 @@ def as_plain(t: Any, what: Optional[str] = None) -> torch.Tensor:
     if isinstance(t, Missing):
         raise AssertionError(t.reason)
     if not isinstance(t, torch.Tensor):
-        got = _("expected a tensor, got {type}").format(type=type(t).__name__)
+        got = _("expected a tensor, got {type}").format(type=type_name(t))
         raise AssertionError(f"{what}: {got}" if what else got)
     return torch.Tensor.clone(torch.Tensor.detach(t)).cpu().as_subclass(torch.Tensor)
 
@@ -88,7 +95,7 @@ def assert_shape(actual: Any, shape: Sequence[int], what: str) -> None:
     """Fail with a clear message unless `actual` is a tensor of this shape (a `Missing` fails with its reason)."""
     present(actual)
     check(isinstance(actual, torch.Tensor), f"{what}: " + _("expected a tensor, got {type}").format(
-        type=type(actual).__name__))
+        type=type_name(actual)))
     check(tuple(actual.shape) == tuple(shape), f"{what}: " + _("expected shape {expected}, got {actual}").format(
         expected=tuple(shape), actual=tuple(actual.shape)))
 
@@ -285,7 +292,7 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
     if isinstance(actual, Missing):
         raise AssertionError(actual.reason)
     if not isinstance(actual, torch.Tensor):
-        fail(_("expected a tensor, got {type}").format(type=type(actual).__name__))
+        fail(_("expected a tensor, got {type}").format(type=type_name(actual)))
     actual = as_plain(actual)
     expected = as_plain(expected)
     if tuple(actual.shape) != tuple(expected.shape):
@@ -500,7 +507,7 @@ def _arg_text(value: Any) -> str:
         return "(" + ", ".join(_arg_text(v) for v in tuple.__iter__(value)) + ("," if len(value) == 1 else "") + ")"
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
-    return type(value).__name__
+    return type_name(value)
 
 
 def _type_text(types: type | tuple[type, ...]) -> str:
@@ -536,7 +543,7 @@ def call(what: str, fn: Callable[..., Any], *args: Any, hint: Optional[str] = No
         raise Crash(said.format(what=what, arguments=", ".join(shown), error=error, message=message)) from None
     if returns is not None:
         check(isinstance(out, returns), _("{what} must return {types}, got {type}").format(
-            what=what, types=_type_text(returns), type=type(out).__name__))
+            what=what, types=_type_text(returns), type=type_name(out)))
         if isinstance(out, torch.Tensor):
             return as_plain(out)
     return out

@@ -62,11 +62,12 @@ class Server:
             return items
         if type(value) in (list, tuple):
             return type(value)(self.encodable(v, depth + 1) for v in value)
-        if isinstance(value, tuple) and not isinstance(value, torch.Size):  # a NamedTuple (a decoder's state):
-            # read as the tuple it is, sent back as itself (remote.RemoteTuple); its items as a tuple's own, whatever
-            # the class says of them
+        if isinstance(value, (tuple, list)) and not isinstance(value, torch.Size):  # a NamedTuple, a list subclass (a
+            # decoder's state): read as the tuple or list it is, sent back as itself (remote.RemoteTuple, RemoteList);
+            # its items as the container's own storage holds them, whatever the class says of them
             handle = self.to_handle(value)
-            handle.items = tuple(self.encodable(v, depth + 1) for v in tuple.__iter__(value))
+            kind = tuple if isinstance(value, tuple) else list
+            handle.items = kind(self.encodable(v, depth + 1) for v in kind.__iter__(value))  # type: ignore[arg-type]
             return handle
         if type(value) is dict:
             return {k: self.encodable(v, depth + 1) for k, v in value.items()}

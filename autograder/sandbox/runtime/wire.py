@@ -39,13 +39,14 @@ class WireError(Exception):
 
 
 class Handle:
-    """An opaque reference to an object that lives in the child. `items`: a tuple subclass's (a NamedTuple's)
-    items, sent with its handle, so that the reader sees them as a tuple's and can send the object back."""
+    """An opaque reference to an object that lives in the child. `items`: a tuple or list subclass's items (a
+    NamedTuple's), a tuple or a list, sent with its handle, so that the reader sees them as the container's and can
+    send the object back."""
 
     __slots__ = ("id", "type_name", "is_callable", "items")
 
     def __init__(self, id: int, type_name: str = "", is_callable: bool = False,
-                 items: tuple[Any, ...] | None = None) -> None:
+                 items: tuple[Any, ...] | list[Any] | None = None) -> None:
         self.id, self.type_name, self.is_callable, self.items = id, type_name, is_callable, items
 
     def __repr__(self) -> str:
@@ -76,8 +77,8 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
                 return {"__float__": repr(float(v))}
             except OverflowError:
                 raise WireError("integer too large to send") from None
-        if isinstance(v, float):
-            return {"__float__": repr(v)}
+        if isinstance(v, float):  # a subclass's repr (numpy's "np.float64(9.21)") is no float's text
+            return {"__float__": repr(float(v))}
         if isinstance(v, torch.Tensor) and shapes:
             dtype = DTYPE_NAMES.get(v.dtype)
             if dtype is None:
@@ -98,7 +99,7 @@ def encode(value: Any, to_handle: Callable[[Any], Handle] | None = None, *,
             return {"__tuple__": [int(x) for x in v]}
         if isinstance(v, Handle):
             sent = {"__handle__": v.id, "type": v.type_name, "callable": v.is_callable}
-            return sent if v.items is None else sent | {"items": [enc(x, depth + 1) for x in v.items]}
+            return sent if v.items is None else sent | {"items": enc(v.items, depth + 1)}
         if to_handle is None:
             raise WireError(f"cannot send a {type(v).__name__}")
         return enc(to_handle(v), depth + 1)
@@ -171,11 +172,10 @@ def decode(header: bytes, blobs: list[bytes], from_handle: Callable[[Handle], An
         if "__dtype__" in v:
             return DTYPES[v["__dtype__"]]
         if "__handle__" in v:
-            items = v.get("items")
-            if items is not None and not isinstance(items, list):
+            items = dec(v["items"]) if "items" in v else None
+            if items is not None and type(items) not in (list, tuple):
                 raise WireError("malformed value")
-            h = Handle(int(v["__handle__"]), str(v.get("type", "")), bool(v.get("callable")),
-                       None if items is None else tuple(dec(x) for x in items))
+            h = Handle(int(v["__handle__"]), str(v.get("type", "")), bool(v.get("callable")), items)
             return from_handle(h) if from_handle else h
         if "__list__" in v:
             return [dec(x) for x in v["__list__"]]

@@ -51,7 +51,7 @@ def cases(draw, min_m: int = 1, dtype: Optional[torch.dtype] = None) -> Case:
 
 def _pair_message(out):
     return _("nadaraya_watson must return a pair (y_hat, attention_weights), got {type_name}").format(
-        type_name=type(out).__name__)
+        type_name=T.type_name(out))
 
 
 def _nw(fn, queries, keys, values):

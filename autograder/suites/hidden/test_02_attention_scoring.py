@@ -158,7 +158,7 @@ _clone = T.cloned
 def _weights(model, shape, what="model.attention_weights"):
     w = T.present(T.attribute(model, "attention_weights", what))  # a missing one is said to be missing
     T.check(isinstance(w, torch.Tensor), _("{what}: forward must store the attention weights in "
-                                           "self.attention_weights, found {type_name}").format(what=what, type_name=type(w).__name__))
+                                           "self.attention_weights, found {type_name}").format(what=what, type_name=T.type_name(w)))
     w = T.as_plain(w)
     T.assert_shape(w, shape, f"{what} (batch, queries, keys)")
     return w

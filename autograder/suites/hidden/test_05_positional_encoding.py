@@ -314,7 +314,7 @@ def test_forward_keeps_the_input_dtype_for_06(student):
         T.check(isinstance(out, torch.Tensor) and out.dtype == X.dtype,
                 _("{what}: the output's dtype is {got}, X's {dtype} (not "
                   "scored in 05; 06's float32 layers need X's dtype, and while yours fails this, 06 grades with the "
-                  "course's PositionalEncoding too and keeps the better score: build P in X's dtype, or cast P[:, :T] to X.dtype)").format(what=what, got=getattr(out, 'dtype', type(out).__name__), dtype=X.dtype))
+                  "course's PositionalEncoding too and keeps the better score: build P in X's dtype, or cast P[:, :T] to X.dtype)").format(what=what, got=getattr(out, 'dtype', T.type_name(out)), dtype=X.dtype))
 
 
 @pytest.mark.component("PositionalEncoding")

@@ -21,7 +21,7 @@ def _nw(student, queries, keys, values):
     out = T.call("nadaraya_watson(queries, keys, values)", student.nadaraya_watson, queries, keys, values,
                  hint=KERNEL_HINT)
     y_hat, weights = T.returned_pair(out, _("nadaraya_watson must return a pair (y_hat, attention_weights), "
-                                            "got {type_name}").format(type_name=type(out).__name__))
+                                            "got {type_name}").format(type_name=T.type_name(out)))
     return T.as_plain(y_hat, _("y_hat (the first returned value)")), \
         weights if isinstance(weights, T.Missing) else T.as_plain(weights, _("attention_weights (the second returned value)"))
 

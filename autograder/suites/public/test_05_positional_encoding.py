@@ -37,7 +37,7 @@ def test_pe_contract_names(student):
                              "table in __init__ (forward only reads it); the other tests read a table that forward "
                              "builds on its first call"))
     T.check(isinstance(P, torch.Tensor), _("PositionalEncoding(8, 0, max_len=20).P should be the encoding table "
-                                           "(a tensor of shape (1, max_len, num_hiddens)), got {type_name}").format(type_name=type(P).__name__))
+                                           "(a tensor of shape (1, max_len, num_hiddens)), got {type_name}").format(type_name=T.type_name(P)))
 
 
 @pytest.mark.component("PositionalEncoding")
