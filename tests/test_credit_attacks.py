@@ -123,3 +123,22 @@ def test_property_tests_run_with_the_course_s_weights_loaded(tmp_path: Path) -> 
     outcome = {t.function: t.passed for c in result.components if c.name == "MultiHeadAttention" for t in c.tests}
     assert not outcome["test_mha_2d_valid_lens_per_query"] and not outcome["test_mha_1d_and_2d_valid_lens_agree"]
     assert outcome["test_mha_permuting_queries_permutes_outputs"] and outcome["test_mha_each_batch_item_uses_its_own_valid_length"]
+
+
+def test_a_side_output_never_computed_earns_no_floor_from_a_catalogued_mistake_s_shape(tmp_path: Path) -> None:
+    """Helper-82's F8: nadaraya_watson computes y_hat and returns zeros as its weights, in the (keys, queries) shape of
+    the catalogue's nw_weights_keys_by_queries. Its weights tests failed with that mistake's shape text, the diagnosis
+    named it, and each failed test kept the floor: 2.84 of 4, against 1.89 for returning y_hat alone. A text can be
+    written without computing: the floor needs the test to fail on values the code computed, or the mistake seen in
+    values elsewhere (scoring.shares), so both keep what y_hat earns."""
+    source = reference_source("01_kernel_regression")
+    old = "    return y_hat, attention_weights\n"
+    assert source.count(old) == 1
+    kept = []
+    for name, new in [("zeros_keys_by_queries", "    return y_hat, torch.zeros(keys.shape[0], queries.shape[0], dtype=y_hat.dtype)\n"),
+                      ("y_hat_alone", "    return y_hat\n")]:
+        path = tmp_path / f"{name}.py"
+        path.write_text(source.replace(old, new))
+        result = session.run_in_process("01_kernel_regression", path, components=["nadaraya_watson"])
+        kept.append(next(c.score for c in result.components if c.name == "nadaraya_watson"))
+    assert kept[0] <= kept[1] + 1e-9 and kept[1] < 2.5, kept

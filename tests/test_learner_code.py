@@ -877,10 +877,12 @@ def test_a_table_kept_otherwise_costs_the_tests_of_how_it_is_kept(zygote: Zygote
     assert any("is None once the module is built: build the table in __init__" in t.output for t in lazy.tests)
 
 
-def test_an_ffn_with_a_dropout_of_its_own_is_compared_in_eval_mode_everywhere(tmp_path: Path) -> None:
+def test_an_ffn_with_a_dropout_of_its_own_loses_its_train_mode_test_alone(tmp_path: Path) -> None:
     """Helper-76 (floriankark's FFN, The Annotated Transformer's): a Dropout between the ReLU and dense2 is invisible
-    in eval mode, where the contract compares values; the public worked example alone ran the module in training
-    mode and failed it with "expected 1.5, got -0.611". Now every FFN test compares in eval mode: full marks."""
+    in eval mode; the public worked example alone ran the module in training mode and failed it with "expected 1.5,
+    got -0.611", so every FFN test came to compare in eval mode (full marks). But the contract's FFN has no dropout
+    (dense1, ReLU, dense2), and the blocks built on it then paid for it in their train-mode tests (helper-81's F5):
+    the FFN's own train-mode test now costs it, and nothing else does (the next test)."""
     source = reference_source("06_transformer")
     old = "        return self.dense2(self.relu(self.dense1(X)))"
     assert old in source
@@ -890,7 +892,8 @@ def test_an_ffn_with_a_dropout_of_its_own_is_compared_in_eval_mode_everywhere(tm
     assert "extra_dropout = nn.Dropout(0.5)" in path.read_text()
     ffn = next(c for c in session.run_in_process("06_transformer", path, components=["PositionWiseFFN"]).components
                if c.name == "PositionWiseFFN")
-    assert ffn.score == ffn.points, [(t.function, t.output) for t in ffn.tests if not t.passed]
+    assert [t.function for t in ffn.tests if not t.passed] == ["test_ffn_matches_reference_in_train_mode"]
+    assert not ffn.degenerate and ffn.points * 0.6 < ffn.score < ffn.points, ffn.score
 
 
 def test_a_stored_value_under_a_name_with_one_typing_slip_costs_one_test_on_both_paths(zygote: Zygote,
@@ -1118,6 +1121,35 @@ def test_a_correct_additive_attention_projecting_the_queries_first_under_its_own
         assert additive.points * 0.9 < additive.score < additive.points, additive.score
     assert [c for c in said(results[0]) if c[0] == "AdditiveAttention"] == \
         [c for c in said(results[1]) if c[0] == "AdditiveAttention"]
+
+
+def test_an_ffn_with_a_dropout_of_its_own_loses_its_train_mode_test_and_costs_the_blocks_nothing(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-81's F5 (a learner's FFN with `nn.Dropout()`, p=0.5, around both layers): no FFN test ran in train mode,
+    so the FFN kept 2 of 2 and its dropout cost the EncoderBlock and DecoderBlock built on it (-0.92, -0.57, no
+    diagnosis). The FFN's train-mode test now fails; the blocks are graded with the course's FFN too and keep the
+    better (full marks); and the FFN is not degenerate (every dependence test passed), though the shrunk example, one
+    hidden unit dropped, returns what `ffn_zeros` returns (it had been capped at 0.2 of 2)."""
+    source = reference_source("06_transformer")
+    for old, new in [("        self.relu = nn.ReLU()\n        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n",
+                      "        self.relu = nn.ReLU()\n        self.dropout = nn.Dropout()\n"
+                      "        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n"),
+                     ("return self.dense2(self.relu(self.dense1(X)))",
+                      "return self.dropout(self.dense2(self.dropout(self.relu(self.dense1(X)))))")]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "ffn_dropout.py"
+    path.write_text(source)
+    results = [session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)]
+    for result in results:
+        for comp in result.components:
+            failed = [t.function for t in comp.tests if not t.passed]
+            if comp.name == "PositionWiseFFN":
+                assert failed == ["test_ffn_matches_reference_in_train_mode"] and not comp.degenerate, failed
+                assert comp.points * 0.6 < comp.score < comp.points, comp.score
+            else:
+                assert comp.score == comp.points, (comp.name, failed)
+    assert said(results[0]) == said(results[1])
 
 
 #: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.

@@ -364,7 +364,8 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     entries fails at the same place with other values (diagnosis.where_entries) is explained by it too;
     that evidence never names a mistake. Code that no realistic mistake explains and whose output ignores an input
     the course's reads (a dependence test failed so: testing.Ignores) is degenerate by its behaviour alone, whether
-    or not a catalogue entry reproduces it (helper-72's F9, F16: constants at one size or in one mode)."""
+    or not a catalogue entry reproduces it (helper-72's F9, F16: constants at one size or in one mode); code whose every
+    dependence test passed is never degenerate."""
     failed = [t for t in comp.tests if not t.passed]
     passed = outputs_agreed(comp.tests)
     for test in failed:
@@ -381,6 +382,12 @@ def name_misconceptions(comp: ComponentScore, only: Optional[frozenset[str]] = N
     named, comp.degenerate = conclude_mistakes([set(t.candidates) for t in failed],
                                                [set(t.replayed) for t in failed],
                                                [t.replay_ran for t in failed])
+    dependence = [t for t in comp.tests if t.kind == "dependence"]
+    if comp.degenerate and dependence and all(t.passed for t in dependence):
+        # its outputs depend on its inputs where the course's do, and only there: not degenerate, whatever a
+        # degenerate version reproduces in one shrunk example (an FFN dropping its one hidden unit in train mode
+        # returned what `ffn_zeros` returns: 0.2 of 2, helper-81's F5)
+        comp.degenerate, named = False, tuple(f for f in named if not is_degenerate(f))
     told: set[int] = set()  # the failures a named mistake's words were added to
     for family in named:
         if not is_degenerate(family):

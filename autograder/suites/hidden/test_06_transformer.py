@@ -280,6 +280,18 @@ def test_ffn_matches_reference(student, ref, B, steps, n_in, n_hid, n_out, dtype
 
 
 @pytest.mark.component("PositionWiseFFN")
+@settings(max_examples=4)
+@given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
+       n_out=st.integers(1, 6), dtype=S.FLOAT_DTYPES, seed=S.SEEDS)
+def test_ffn_matches_reference_in_train_mode(student, ref, B, steps, n_in, n_hid, n_out, dtype, seed):
+    """in train mode it matches the course's dense2(relu(dense1(X))) too: the contract's FFN has no dropout"""
+    args = (n_in, n_hid, n_out)
+    ffn, r = paired(student.PositionWiseFFN, ref.PositionWiseFFN, args, dtype, seed, student, mode="train")
+    check_ffn_call(ffn, r, randn((B, steps, n_in), seed, dtype, 2.0), dtype,
+                   _("PositionWiseFFN{args} output in train mode").format(args=args))
+
+
+@pytest.mark.component("PositionWiseFFN")
 @pytest.mark.kind("dependence")
 @settings(max_examples=4)
 @given(B=st.integers(1, 3), steps=st.integers(1, 4), n_in=st.integers(1, 6), n_hid=st.integers(1, 8),
