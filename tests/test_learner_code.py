@@ -1152,6 +1152,18 @@ def test_an_ffn_with_a_dropout_of_its_own_loses_its_train_mode_test_and_costs_th
     assert said(results[0]) == said(results[1])
 
 
+def test_a_correct_decoder_named_by_what_it_is_built_of_loses_its_naming_test_alone(zygote: Zygote,
+                                                                                     tmp_path: Path) -> None:
+    """Helper-81's F1 (AcmeV/DL_acme's `AttentionGRUDecoder`): its words name several components (attention, decoder),
+    so no name rule took it, and the correct decoder kept 0 of 10 while every message asked "did you mean
+    `AttentionGRUDecoder`?". Its constructor takes Seq2SeqAttentionDecoder's parameters and it ends in its head noun:
+    graded in its place (signatures.spelled_otherwise), the naming test alone, on both paths."""
+    source = reference_source("03_bahdanau").replace("Seq2SeqAttentionDecoder", "AttentionGRUDecoder")
+    path = tmp_path / "attention_gru_decoder.py"
+    path.write_text(source)
+    graded_on_both_paths_losing_naming_tests_alone(zygote, "03_bahdanau", path, ("Seq2SeqAttentionDecoder",))
+
+
 #: The state of 03's decoder kept in a NamedTuple (helper-80's F6), and forward reading it by its fields or taking its parts.
 NAMED_STATE = "from typing import NamedTuple\n\n\nclass DecState(NamedTuple):\n    enc_outputs: Any\n    hidden_state: Any\n" \
               "    enc_valid_lens: Any\n\n\n"

@@ -1136,7 +1136,51 @@ def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
         rivals = [c for (c, n), share in plain.items() if c != component and top and n == top[0] and share >= best]
         if len(top) == 1 and not rivals:
             out[component] = top[0]
+    # Last, a class by what its constructor takes (helper-81's F1: a correct `AttentionGRUDecoder` for
+    # Seq2SeqAttentionDecoder and `BahdanauAttention` for AdditiveAttention kept 0, their words naming several
+    # components): one that ends in the component's head noun (`decoder`, `attention`) and whose constructor takes
+    # the component's parameters (`_constructor_takes`), where it is the only one for the component and for no other
+    # missing component
+    fitting: dict[str, list[str]] = {}
+    signatures = contract(course)
+    for component in missing:
+        if component in out or not inspect.isclass(course.reference_object(component)):
+            continue
+        fitting[component] = [n for n in free[component] if n not in claimed and n not in out.values()
+                              and _heads_alike(component, n) and _constructor_takes(signatures[component][component],
+                                                                        _class_params(found[n], found))]
+    for component, names in fitting.items():
+        if len(names) == 1 and not any(names[0] in others for c, others in fitting.items() if c != component):
+            out[component] = names[0]
     return out
+
+
+def _heads_alike(name: str, other: str) -> bool:
+    """Whether `other` ends in `name`'s head noun, its last word (`AttentionGRUDecoder` and Seq2SeqAttentionDecoder),
+    with an ending or abbreviated (`BahdanauAttn`)."""
+    parts = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", other)  # an acronym is a word: `GRUDecoder`
+    head, last = words(name)[-1], parts[-1].lower() if parts else ""
+    return _stem(last) == _stem(head) or abbreviates(last, head)
+
+
+def _class_params(stmt: ast.stmt, found: dict[str, ast.stmt]) -> Optional[Params]:
+    """The constructor's parameters of a class the submission defines (its own or a base class's `__init__`)."""
+    fn = _method(stmt, "__init__", found) if isinstance(stmt, ast.ClassDef) else None
+    return _student_params(fn, True) if fn is not None else None
+
+
+def _constructor_takes(theirs: Params, mine: Optional[Params]) -> bool:
+    """Whether a constructor written `mine` takes the contract's `theirs`: as many parameters (those the contract
+    gives a default may be left out), half of the contract's names or more among them (`loose_name`), and nothing
+    else it requires."""
+    if mine is None or mine.keywords:
+        return False
+    required = sum(d is None for d in theirs.defaults)
+    mine_required = sum(d is None for d in mine.defaults)
+    if not required <= len(mine.names) <= len(theirs.names) or mine_required > len(theirs.names):
+        return False
+    names = {loose_name(n) for n in mine.names}
+    return 2 * sum(loose_name(n) in names for n in theirs.names) >= len(theirs.names)
 
 
 @dataclass(frozen=True)
