@@ -127,10 +127,11 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
     built with a catalogue mistake on purpose beside a forward that raises kept a third of PositionalEncoding,
     helper-64; an FFN whose layers have a catalogued mistake's shapes and whose forward raises failed only on
     binding texts and kept the floor, helper-79's A5), the side outputs are judged on their own (the mistake
-    says why the outputs differ), nor where the failure is a text alone (a shape's: the test did not fail on values
-    the code computed, `on_values`) and the mistake was not seen in values elsewhere (`seen`: a side output never
-    computed, returned as zeros in a catalogued mistake's shape, earned the floor on the shape's text: helper-82's
-    F8), and, where the diagnosis
+    says why the outputs differ), nor where a side output's test (part in STORED) failed on a text alone (a shape's:
+    not on values the code computed, `on_values`) and the mistake was not seen in values elsewhere (`seen`: weights
+    never computed, returned as zeros in a catalogued mistake's shape, earned the floor on the shape's text:
+    helper-82's F8; the outputs' own shape mistakes, an FFN built for the wrong output size, keep it where some
+    comparison passed), and, where the diagnosis
     saw the mistake in the outputs the code computed (`seen`, default `explained`: Diagnosis.seen_in_values),
     a passed property or structure test earns at least `policy.floor` of its share. A failure it does not
     explain (a second, unknown mistake) earns nothing. Texts alone (a crash's, a shape's, a structure
@@ -191,7 +192,7 @@ def shares(points: float, tests: list[TestOutcome], policy: Scoring, explained: 
             factor = 1.0 if own else gate
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, floored and not own))
         elif (explained and policy.gate == "proportional" and t.misconception and not t.crashed and computed
-              and (seen or t.on_values)):  # a text alone (a shape's) can be written without computing: helper-82's F8
+              and (t.part not in STORED or seen or t.on_values)):  # a side output's text alone: helper-82's F8
             factor = policy.floor * (gate if mistakes > 1 and not own else 1.0)
             out.append(TestShare(t, m / 10_000, round(m * factor) / 10_000, factor, True))
         else:
