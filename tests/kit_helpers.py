@@ -29,6 +29,15 @@ def reference_source(assignment_id: str) -> str:
 HANGS_AS_IT_LOADS = "import time\n\n\nclass X:\n    time.sleep(10 ** 6)  # at load time\n"
 
 
+def edited(source: str, changes: list[tuple[str, str]]) -> str:
+    """`source` with each (old, new) replaced, each old found exactly once (a fixture that no longer edits what it
+    means to fails here, not in what it grades)."""
+    for old, new in changes:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
 def course_with_an_hour_to_load(folder: Path) -> Path:
     """folder/course.yml: the course with load and submission limits of an hour, so that a hang as it
     loads outlasts any test's wait."""

@@ -17,7 +17,7 @@ from autograder.grading import scoring, session, signatures
 from autograder.grading.remote import Connection
 from autograder.sandbox.forkserver import Zygote
 from autograder.selfcheck.symptoms import CRASH_HEADING
-from kit_helpers import reference_source
+from kit_helpers import edited, reference_source
 
 LEARNERS = Path(__file__).resolve().parent / "learners"
 A = "02_attention_scoring"
@@ -1014,12 +1014,10 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
     as written, as it would in the learner's notebook, so the signature test and the two tests that run through
     EncoderDecoder fail (7.14 of 10), in the sandbox and in-process alike."""
     source = reference_source("03_bahdanau")
-    for old, new in [("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
-                      "        \"\"\"X (B, T) token ids -> (logits (B, T, vocab), new state).\"\"\"\n"
-                      "        enc_outputs, hidden_state, enc_valid_lens = state\n",
-                      f"    def {signature}:\n")]:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
+    source = edited(source, [("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+                              "        \"\"\"X (B, T) token ids -> (logits (B, T, vocab), new state).\"\"\"\n"
+                              "        enc_outputs, hidden_state, enc_valid_lens = state\n",
+                              f"    def {signature}:\n")])
     path = tmp_path / "decoder_state_unpacked.py"
     path.write_text(source)
     results = [session.grade_file(zygote, "03_bahdanau", path), session.run_in_process("03_bahdanau", path)]
@@ -1047,15 +1045,13 @@ def test_a_block_taking_its_own_cache_slot_is_told_its_calls_failed_not_how_to_u
     but the message said the rest of the code "was graded on what it does" and to write `enc_outputs, enc_valid_lens,
     cache = state`, which does not fit it. Where no adapted call ran the code, it says the calls failed."""
     source = reference_source("06_transformer")
-    for old, new in [("        enc_outputs, enc_valid_lens = state[0], state[1]\n        cache = state[2][self.i]\n", ""),
-                     ("        state[2][self.i] = key_values\n", ""),
-                     ("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
-                      "        \"\"\"X (B, T, num_hiddens) new positions; state = [enc_outputs, enc_valid_lens, cache].\"\"\"\n",
-                      "    def forward(self, X, enc_outputs, enc_valid_lens, cache):\n"),
-                     ("        return self.addnorm3(Z, self.ffn(Z)), state\n", "        return self.addnorm3(Z, self.ffn(Z)), key_values\n"),
-                     ("            X, state = blk(X, state)\n", "            X, state[2][i] = blk(X, state[0], state[1], state[2][i])\n")]:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
+    source = edited(source, [("        enc_outputs, enc_valid_lens = state[0], state[1]\n        cache = state[2][self.i]\n", ""),
+                             ("        state[2][self.i] = key_values\n", ""),
+                             ("    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
+                              "        \"\"\"X (B, T, num_hiddens) new positions; state = [enc_outputs, enc_valid_lens, cache].\"\"\"\n",
+                              "    def forward(self, X, enc_outputs, enc_valid_lens, cache):\n"),
+                             ("        return self.addnorm3(Z, self.ffn(Z)), state\n", "        return self.addnorm3(Z, self.ffn(Z)), key_values\n"),
+                             ("            X, state = blk(X, state)\n", "            X, state[2][i] = blk(X, state[0], state[1], state[2][i])\n")])
     path = tmp_path / "block_cache_slot.py"
     path.write_text(source)
     texts = []
@@ -1101,16 +1097,14 @@ def test_a_correct_additive_attention_projecting_the_queries_first_under_its_own
     shape and registration order gave the course's W_k to the queries' W1: 1.73 of 4. The example now runs again with
     the other binding, which the behaviour confirms (testing.with_candidate_bindings): the naming test alone."""
     source = reference_source("02_attention_scoring")
-    for old, new in [("        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)\n"
-                      "        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)\n"
-                      "        self.w_v = nn.Linear(num_hiddens, 1, bias=False)\n",
-                      "        self.W1 = nn.Linear(query_size, num_hiddens, bias=False)\n"
-                      "        self.W2 = nn.Linear(key_size, num_hiddens, bias=False)\n"
-                      "        self.v = nn.Linear(num_hiddens, 1, bias=False)\n"),
-                     ("queries, keys = self.W_q(queries), self.W_k(keys)", "queries, keys = self.W1(queries), self.W2(keys)"),
-                     ("scores = self.w_v(features)", "scores = self.v(features)")]:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
+    source = edited(source, [("        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)\n"
+                              "        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)\n"
+                              "        self.w_v = nn.Linear(num_hiddens, 1, bias=False)\n",
+                              "        self.W1 = nn.Linear(query_size, num_hiddens, bias=False)\n"
+                              "        self.W2 = nn.Linear(key_size, num_hiddens, bias=False)\n"
+                              "        self.v = nn.Linear(num_hiddens, 1, bias=False)\n"),
+                             ("queries, keys = self.W_q(queries), self.W_k(keys)", "queries, keys = self.W1(queries), self.W2(keys)"),
+                             ("scores = self.w_v(features)", "scores = self.v(features)")])
     path = tmp_path / "additive_queries_first.py"
     path.write_text(source)
     results = [session.grade_file(zygote, "02_attention_scoring", path),
@@ -1131,13 +1125,11 @@ def test_an_ffn_with_a_dropout_of_its_own_loses_its_train_mode_test_and_costs_th
     better (full marks); and the FFN is not degenerate (every dependence test passed), though the shrunk example, one
     hidden unit dropped, returns what `ffn_zeros` returns (it had been capped at 0.2 of 2)."""
     source = reference_source("06_transformer")
-    for old, new in [("        self.relu = nn.ReLU()\n        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n",
-                      "        self.relu = nn.ReLU()\n        self.dropout = nn.Dropout()\n"
-                      "        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n"),
-                     ("return self.dense2(self.relu(self.dense1(X)))",
-                      "return self.dropout(self.dense2(self.dropout(self.relu(self.dense1(X)))))")]:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
+    source = edited(source, [("        self.relu = nn.ReLU()\n        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n",
+                              "        self.relu = nn.ReLU()\n        self.dropout = nn.Dropout()\n"
+                              "        self.dense2 = nn.Linear(ffn_num_hiddens, ffn_num_outputs)\n"),
+                             ("return self.dense2(self.relu(self.dense1(X)))",
+                              "return self.dropout(self.dense2(self.dropout(self.relu(self.dense1(X)))))")])
     path = tmp_path / "ffn_dropout.py"
     path.write_text(source)
     results = [session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)]
@@ -1183,13 +1175,11 @@ def test_a_decoder_keeping_its_state_in_a_named_tuple_is_graded_alike_on_both_pa
     source = reference_source("03_bahdanau")
     start = source.index("class Seq2SeqAttentionDecoder")
     source = source[:start] + NAMED_STATE + source[start:]
-    for old, new in [("return [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]",
-                      "return DecState(outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)"),
-                     ("return logits.permute(1, 0, 2), [enc_outputs, hidden_state, enc_valid_lens]",
-                      "return logits.permute(1, 0, 2), DecState(enc_outputs, hidden_state, enc_valid_lens)"),
-                     (READS_STATE, reads)]:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
+    source = edited(source, [("return [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]",
+                              "return DecState(outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)"),
+                             ("return logits.permute(1, 0, 2), [enc_outputs, hidden_state, enc_valid_lens]",
+                              "return logits.permute(1, 0, 2), DecState(enc_outputs, hidden_state, enc_valid_lens)"),
+                             (READS_STATE, reads)])
     if not reads:
         old = "    def forward(self, X: torch.Tensor, state: list[Any]) -> tuple[torch.Tensor, list[Any]]:\n"
         assert source.count(old) == 1

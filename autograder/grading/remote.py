@@ -227,53 +227,46 @@ def _snapshot(value: Any) -> Any:
     return id(value)
 
 
-class RemoteTuple(tuple[Any, ...]):
+class _RemoteItems:
+    """What `RemoteTuple` and `RemoteList` share: the student's object in the child (`remote`), whose other attributes
+    are read there, and its items as they came (`as_sent`, a `_snapshot`)."""
+
+    remote: RemoteObject
+    as_sent: Any
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self.remote, name)
+
+    def __remote_type__(self) -> str:
+        """The class of the student's object (what a message names)."""
+        return self.remote.__remote_type__()
+
+
+class RemoteTuple(_RemoteItems, tuple[Any, ...]):
     """A tuple subclass's instance in the child (a NamedTuple a decoder keeps its state in): a tuple of its items,
     as in-process grading sees it (`len`, indexing, unpacking), that is sent back as the child's own object (its
     handle), so that the student's code gets its NamedTuple again, while the test has not changed what it holds (else
     as a tuple of its items now); other attributes (`state.enc_outputs`) are read in the child."""
-
-    remote: RemoteObject
-    as_sent: Any  # `_snapshot` of its items as they came
 
     def __new__(cls, items: tuple[Any, ...], remote: RemoteObject) -> RemoteTuple:
         made = super().__new__(cls, items)
         made.remote, made.as_sent = remote, _snapshot(items)
         return made
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return getattr(self.remote, name)
-
-    def __remote_type__(self) -> str:
-        """The class of the student's object (what a message names)."""
-        return self.remote.__remote_type__()
-
     def __repr__(self) -> str:  # no memory address: hypothesis shows it in a failing example
         return repr(tuple(self))
 
 
-class RemoteList(list[Any]):
+class RemoteList(_RemoteItems, list[Any]):
     """A list subclass's instance in the child (a state with a property for one of its parts): a list of its items,
     as in-process grading sees it, sent back as the child's own object while the test has not changed it (else as a
     list of its items now); other attributes are read in the child."""
 
-    remote: RemoteObject
-    as_sent: Any  # `_snapshot` of its items as they came
-
     def __init__(self, items: list[Any], remote: RemoteObject) -> None:
         super().__init__(items)
         self.remote, self.as_sent = remote, _snapshot(items)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return getattr(self.remote, name)
-
-    def __remote_type__(self) -> str:
-        """The class of the student's object (what a message names)."""
-        return self.remote.__remote_type__()
 
     def __repr__(self) -> str:  # no memory address
         return repr(list(self))
