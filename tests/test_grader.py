@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -571,3 +572,19 @@ def test_a_worker_that_dies_is_charged_to_its_own_submission_only(tmp_path, monk
     rows = _pool_grades_references(tmp_path, ("innocent", "killer"))
     assert rows["innocent"]["score"] == 14, rows["innocent"]["output"][:500]
     assert rows["killer"]["score"] == 0 and "died 2 times" in rows["killer"]["output"], rows["killer"]["output"][:500]
+
+
+def test_a_command_whose_reader_leaves_first_ends_quietly_as_a_pipe_s_writer(tmp_path: Path) -> None:
+    """Helper-81's F10: `course grade A FILE | head` ended in a BrokenPipeError traceback (and status 1). The reader
+    leaving first is no failure: no traceback, status 141 (a writer killed by SIGPIPE), the results file written."""
+    submission, results = tmp_path / "reference.py", tmp_path / "results.json"
+    submission.write_text(reference_source("05_positional_encoding"))
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.argv = ['course', *sys.argv[1:]]; "
+                             "from autograder.cli import run; run()", "grade", "05_positional_encoding",
+                             str(submission), "--results", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader leaves before a line is written
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 141 and "Traceback" not in err, err[-2000:]
+    assert json.loads(results.read_text())["score"] == 6
