@@ -649,8 +649,7 @@ def _constructors(course: Course, cells: list[Cell], method: str = "__init__") -
     found = _components_defined(course, cells)
     out: dict[str, Params] = {}
     for name, stmt in found.items():
-        fn = _method(stmt, method, found) if isinstance(stmt, ast.ClassDef) else None
-        params = _student_params(fn, True) if fn is not None else None
+        params = _class_params(stmt, found, method)
         if params is not None:
             out[name] = params
     return out
@@ -1163,9 +1162,10 @@ def _heads_alike(name: str, other: str) -> bool:
     return _stem(last) == _stem(head) or abbreviates(last, head)
 
 
-def _class_params(stmt: ast.stmt, found: dict[str, ast.stmt]) -> Optional[Params]:
-    """The constructor's parameters of a class the submission defines (its own or a base class's `__init__`)."""
-    fn = _method(stmt, "__init__", found) if isinstance(stmt, ast.ClassDef) else None
+def _class_params(stmt: ast.stmt, found: dict[str, ast.stmt], method: str = "__init__") -> Optional[Params]:
+    """The parameters of a method (the constructor) of a class the submission defines, its own or a base class's;
+    None for anything else."""
+    fn = _method(stmt, method, found) if isinstance(stmt, ast.ClassDef) else None
     return _student_params(fn, True) if fn is not None else None
 
 

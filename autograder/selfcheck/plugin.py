@@ -289,27 +289,22 @@ class _Draws:
     (`testing.with_candidate_bindings`) gets the same values again (drawing more would make another example: that
     run fails)."""
 
-    def __init__(self, data: Any) -> None:
-        self.data, self.replaying, self.at = data, False, 0
+    def __init__(self, data: Any, copy: Callable[[Any], Any]) -> None:
+        self.data, self.copy, self.replaying, self.at = data, copy, False, 0  # copy: testing.cloned
         self.values: list[Any] = []
 
     def draw(self, strategy: Any, label: Any = None) -> Any:
         if not self.replaying:
             value = self.data.draw(strategy, label)
-            self.values.append(_cloned(value))
+            self.values.append(self.copy(value))
             return value
         if self.at >= len(self.values):
             raise AssertionError("another binding drew more than the example")
         self.at += 1
-        return _cloned(self.values[self.at - 1])
+        return self.copy(self.values[self.at - 1])
 
     def again(self) -> None:
         self.replaying, self.at = True, 0
-
-
-def _cloned(value: Any) -> Any:
-    from autograder.selfcheck import testing
-    return testing.cloned(value)
 
 
 def _example_with_bindings(inner: Callable[..., Any]) -> Callable[..., Any]:
@@ -319,7 +314,7 @@ def _example_with_bindings(inner: Callable[..., Any]) -> Callable[..., Any]:
     from autograder.selfcheck import testing
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        draws = {k: _Draws(v) for k, v in kwargs.items() if isinstance(v, DataObject)}
+        draws = {k: _Draws(v, testing.cloned) for k, v in kwargs.items() if isinstance(v, DataObject)}
 
         def again() -> None:
             for d in draws.values():

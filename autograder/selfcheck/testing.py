@@ -865,7 +865,7 @@ def with_candidate_bindings(run: Callable[[], R], again: Callable[[], None] = la
     parts than the course's fails there (helper-79's A6; a correct AdditiveAttention registering a query projection
     `W1` before a key projection `W2` kept 1.73 of 4). `again` is called before each run after the first (a test's
     draws from `st.data()` replay the first run's: plugin's `_Draws`)."""
-    if _GUESSES.get() is not None or _SHARED.fruitless >= MAX_FRUITLESS:  # nested: the outer run tries them
+    if _GUESSES.get() is not None or _SHARED.fruitless >= MAX_FRUITLESS:  # nested (the outer run tries), or bound
         return run()
     guesses = _Guesses()
     token = _GUESSES.set(guesses)
