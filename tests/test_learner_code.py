@@ -261,15 +261,15 @@ def test_the_course_s_class_standing_in_for_the_student_s_takes_the_student_s_ow
 
 
 def graded_both_ways(zygote: Zygote, tmp_path: Path, name: str, source: str, edits: list[tuple[str, str]],
-                     every: bool = False) -> tuple[session.Result, session.Result]:
-    """06 `source` with each (old, new) edit made (once; with `every`, wherever old occurs), graded in the
-    sandbox and in-process."""
+                     every: bool = False, assignment_id: str = "06_transformer") -> tuple[session.Result, session.Result]:
+    """`source` with each (old, new) edit made (once; with `every`, wherever old occurs), graded as `assignment_id` in
+    the sandbox and in-process."""
     for old, new in edits:
         assert source.count(old) >= 1 if every else source.count(old) == 1, old
         source = source.replace(old, new)
     path = tmp_path / f"{name}.py"
     path.write_text(source)
-    return session.grade_file(zygote, "06_transformer", path), session.run_in_process("06_transformer", path)
+    return session.grade_file(zygote, assignment_id, path), session.run_in_process(assignment_id, path)
 
 
 @pytest.mark.parametrize("variant", ["contract_order_call", "unused_stub"])
@@ -1243,3 +1243,45 @@ def test_a_buggy_block_taking_the_state_s_parts_costs_nothing_in_the_decoder_bui
         assert scores["TransformerDecoder"] == 6.0, scores
         assert scores["DecoderBlock"] < 6.0, scores
     assert said(sandboxed) == said(in_process)
+
+
+def test_init_state_without_the_valid_lengths_is_called_without_them_alike_on_both_paths(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-81's F2: `init_state(self, enc_outputs)`, a decoder that never masks (its state carries None). No call was
+    adapted where the contract's signature ends in `*args` (init_state's does), so every test raised "takes 2 positional
+    arguments but 3 were given": 0 of 10. The tests' calls now leave the valid lengths out; the course's EncoderDecoder
+    calls it as written on both paths, and a bound method read first and called later (`f = dec.init_state; f(...)`)
+    is adapted in the sandbox as a direct call is (remote.Connection.named_method). What is left is the unmasked
+    decoder's cost (graded with `enc_valid_lens=None`, 4.63) and the signature's."""
+    results = graded_both_ways(zygote, tmp_path, "init_state_without_lens", reference_source("03_bahdanau"), [
+        ("                   enc_valid_lens: Optional[torch.Tensor], *args: Any) -> list[Any]:", "                   ) -> list[Any]:"),
+        ("return [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]", "return [outputs.permute(1, 0, 2), hidden_state, None]")],
+        assignment_id="03_bahdanau")
+    for result in results:
+        (decoder,) = result.components
+        assert 0.3 * decoder.points < decoder.score < 0.5 * decoder.points, decoder.score
+        outputs = [t.output for t in decoder.tests if not t.passed]
+        assert not any("positional argument" in text for text in outputs if "EncoderDecoder" not in text), outputs
+        [said_] = [t.output for t in decoder.tests if t.function == signatures.signature_test("Seq2SeqAttentionDecoder")]
+        assert "init_state takes (enc_outputs); the contract is (enc_outputs, enc_valid_lens)" in said_, said_
+    assert said(results[0]) == said(results[1])
+
+
+def test_a_state_keeping_the_encoder_outputs_time_first_costs_only_the_tests_of_the_state_s_layout(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-81's F3: a decoder keeping the encoder outputs time first in its state, permuting them in forward, whose
+    logits, hidden states and weights are the course's. The step test fed the student's state[0] to the grader's own
+    step as batch first, and the reference comparisons checked state[0] beside the logits: 5.02 of 10. Now only the three
+    tests of the state's layout fail (init_state's twice, forward's returned state once)."""
+    results = graded_both_ways(zygote, tmp_path, "state_time_first", reference_source("03_bahdanau"), [
+        ("return [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]", "return [outputs, hidden_state, enc_valid_lens]"),
+        ("        enc_outputs, hidden_state, enc_valid_lens = state\n",
+         "        enc_outputs, hidden_state, enc_valid_lens = state\n        enc_outputs = enc_outputs.permute(1, 0, 2)\n"),
+        ("return logits.permute(1, 0, 2), [enc_outputs, hidden_state, enc_valid_lens]",
+         "return logits.permute(1, 0, 2), [enc_outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]")],
+        assignment_id="03_bahdanau")
+    for result in results:
+        (decoder,) = result.components
+        failed = sorted(t.function for t in decoder.tests if not t.passed)
+        assert failed == ["test_forward_shapes", "test_init_state", "test_init_state_permutes_batch_first"], failed
+    assert said(results[0]) == said(results[1])

@@ -123,6 +123,13 @@ class Connection:
             self.handle_names[value._handle.id] = name
         return value
 
+    def named_method(self, method: Any, type_name: str, name: str) -> Any:
+        """`method`, a bound method read as `obj.name` of an object of `type_name`, known by that name: a call to it
+        later (`f = dec.init_state; f(...)`) reaches "Class.name" as a call `dec.init_state(...)` does, adapted alike."""
+        if isinstance(method, RemoteObject):
+            self.handle_names[method._handle.id] = f"{type_name}.{name}"
+        return method
+
     def _own_function(self, own: signatures.OwnFunction) -> Any:
         """The submission's own top-level function (signatures.OwnFunction: d2l 1.0's kernel), as a handle the
         child resolves."""
@@ -289,6 +296,7 @@ class RemoteObject:
         value = self._conn.request({"op": "getattr", "obj": self._handle, "name": name})
         if isinstance(value, RemoteObject) and value._handle.type_name == "method":
             self._conn.methods.add((self._handle.type_name, name))
+            self._conn.named_method(value, self._handle.type_name, name)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -358,7 +366,8 @@ class _BoundMethod:
 
     def _real(self) -> RemoteObject:
         obj = self._obj
-        return obj._conn.request({"op": "getattr", "obj": obj._handle, "name": self._name})
+        method = obj._conn.request({"op": "getattr", "obj": obj._handle, "name": self._name})
+        return obj._conn.named_method(method, obj._handle.type_name, self._name)
 
     def __remote_call__(self, args: tuple, kwargs: dict, return_args: bool = False) -> Any:
         if not return_args:

@@ -236,7 +236,7 @@ def adapter(student: Params, contract: Params) -> Optional[Adapter]:
     not know, two of the student's that name the same one, or nothing in common (unless the student's
     takes no parameters at all: it is called with none)."""
     theirs = [same_name(n) for n in contract.names]
-    if contract.varargs or len(set(theirs)) != len(theirs):
+    if len(set(theirs)) != len(theirs):
         return None
     names: list[Optional[str]] = [None] * len(theirs)
     defaults: list[tuple[str, Any]] = []
@@ -822,8 +822,8 @@ def _constructed(cls: type, init: Optional[Adapter], methods: dict[str, Adapter]
         for method, adapter in methods.items():
             own = getattr(obj, method)
             adapted = _by_name(own, adapter, names)
-            # the object's own: nn.Module calls it
-            obj.__dict__[method] = _from_the_tests(own, adapted) if adapter.unpacked else adapted
+            # the object's own: nn.Module calls it; the course's code around it calls it as written, as in a child
+            obj.__dict__[method] = _from_the_tests(own, adapted)
         return obj
     return construct
 
@@ -847,7 +847,9 @@ def _from_the_tests(own: Any, adapted_call: Any) -> Any:
         frame: Optional[FrameType] = sys._getframe(1)
         while frame is not None and frame.f_globals.get("__name__", "").startswith("torch."):
             frame = frame.f_back  # nn.Module's __call__
-        by_tests = frame is not None and _is_grader_code(frame.f_code.co_filename)
+        # the tests' own calls, and the gradient a test asks for (a child adapts a vjp message as it does a call)
+        by_tests = frame is not None and (_is_grader_code(frame.f_code.co_filename)
+                                          or frame.f_code is procedures.vjp.__code__)
         return adapted_call(*args, **kwargs) if by_tests else own(*args, **kwargs)
     return call
 
