@@ -28,9 +28,13 @@ def texts(result: session.Result, component: str) -> list[str]:
     return [t.output for t in comp.tests if not t.passed]
 
 
-def said(result: session.Result) -> list[tuple[str, float, list[tuple[str, str]]]]:
-    """Each component's score and its failed tests' messages (what a path must give alike)."""
-    return [(c.name, round(c.score, 6), [(t.function, t.output) for t in c.tests if not t.passed])
+def said(result: session.Result, crash_sites: bool = True) -> list[tuple[str, float, list[tuple[str, str]]]]:
+    """Each component's score and its failed tests' messages (what a path must give alike). Without `crash_sites`, a
+    crash's text stops before the student's frame ("where (your code):"), which a sandbox adds and an in-process
+    grading does not show (helper-80's F4)."""
+    def text(output: str) -> str:
+        return output if crash_sites else output.split("\n  " + CRASH_HEADING)[0].rstrip()
+    return [(c.name, round(c.score, 6), [(t.function, text(t.output)) for t in c.tests if not t.passed])
             for c in result.components]
 
 
@@ -1033,8 +1037,7 @@ def test_a_decoder_taking_the_state_s_parts_is_graded_on_what_it_does_alike_on_b
     # where the parts have defaults, the course's EncoderDecoder's call goes through and the student's code crashes
     # inside: the sandbox's text then adds the student's frame ("where (your code):"), which an in-process grading
     # does not show (older than this test: helper-80's F4); the rest is the same
-    assert [(c, s, [(f, t.split("\n  " + CRASH_HEADING)[0]) for f, t in tests]) for c, s, tests in said(results[0])] == \
-        said(results[1])
+    assert said(results[0], crash_sites=False) == said(results[1], crash_sites=False)
 
 
 def test_a_block_taking_its_own_cache_slot_is_told_its_calls_failed_not_how_to_unpack_the_state(
@@ -1285,3 +1288,19 @@ def test_a_state_keeping_the_encoder_outputs_time_first_costs_only_the_tests_of_
         failed = sorted(t.function for t in decoder.tests if not t.passed)
         assert failed == ["test_forward_shapes", "test_init_state", "test_init_state_permutes_batch_first"], failed
     assert said(results[0]) == said(results[1])
+
+
+def test_a_multihead_attention_crashing_on_none_loses_that_form_alone_on_both_paths(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-81's F8/F9: a MultiHeadAttention that repeats valid_lens without asking whether it is None, exact on (B,)
+    and (B, Q). Hypothesis shrinks every failing test to its simplest case, valid_lens None, so every test that drew
+    all three forms failed: 0.87 of 6, and the agreement the diagnosis counts per test function was lost with them
+    (a wrong diagnosis had followed). Each such test now scores each form on its own: about two thirds, no diagnosis."""
+    results = graded_both_ways(zygote, tmp_path, "mha_none_crash", reference_source("04_multihead"),
+                               [("        if valid_lens is not None:\n", "        if True:\n")], assignment_id="04_multihead")
+    for result in results:
+        mha = next(c for c in result.components if c.name == "MultiHeadAttention")
+        failed = [t for t in mha.tests if not t.passed]
+        assert failed and all(t.nodeid.endswith(("[none]", "lens_none]")) for t in failed), \
+            [t.nodeid for t in failed]
+        assert 0.55 * mha.points < mha.score < 0.75 * mha.points and not mha.misconceptions, mha.score
+    assert said(results[0], crash_sites=False) == said(results[1], crash_sites=False)

@@ -41,9 +41,6 @@ ENTRIES = agreement.manifest()
 KNOWN = {
     "quan0811_masked_softmax": ("the kit is right, the verdict lenient: it crashes on every input form the tests draw "
                                 "(None always; (B,) and (B, Q) unless Q == K <= every length), so nothing right is seen"),
-    "nahz1chen_multihead": ("called by name now, but its (d_model, d_model) projections fit only key_size = query_size "
-                            "= value_size = num_hiddens and its forward takes no valid_lens and views the keys with "
-                            "the queries' length: every test crashes; this design cannot meet the contract"),
     "chenkehan_nwk_device": ("the grader sees nothing right: forward subtracts the (n,) queries along the keys' last "
                              "axis, which crashes unless n == m, and squeezes one query's prediction to a scalar; its "
                              "0.14 of 6 came from a diagnosis (nwk_wrong_row) of one failure that no replayed failure "

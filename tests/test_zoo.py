@@ -142,7 +142,7 @@ def test_a_caught_mistake_costs_nothing_in_what_is_built_on_it(entry, tmp_path):
 SETTING_MISTAKES = {
     "04_multihead/mutant/mha_projects_to_input_sizes": {  # right when every size equals num_hiddens
         "MultiHeadAttention has the projections W_q, W_k, W_v, W_o with the right shapes (with biases when bias=True)",
-        "MultiHeadAttention returns (B, Q, num_hiddens)",
+        "MultiHeadAttention returns (B, Q, num_hiddens), with valid_lens of shape (B,) and None",
         "query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)",
         "matches the course's model in eval mode at realistic sizes (batch 8, 40 and 64 steps, 32-64 features, "
         "4-8 heads)",
