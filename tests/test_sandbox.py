@@ -750,6 +750,44 @@ def hidden_of(state):
         assert (T.type_name(listed), T.type_name(state)) == ("Parts", "State")  # messages name the student's class
         listed[1][1] = torch.zeros(5)  # changed by a test: sent as what it holds now
         assert job.ns.kind(listed) == "list"
+        assert T.cloned(state) is state  # the grader's proxy goes back as the child's object: never copied here
+
+
+def test_a_value_the_wire_refuses_is_said_to_be_what_the_code_returned(box: Zygote) -> None:
+    """Helper-82's F6: a reply nested deeper than wire.encode takes read "your code raised WireError: value nested too
+    deeply", though the code raised nothing. It now says the code returned a value the grader cannot read, and the child
+    goes on answering."""
+    source = "def deep():\n    v = 1\n    for _ in range(70):\n        v = [v]\n    return v\n\n" \
+             "def fails():\n    raise ValueError('mine')\n"
+    with Job(box, source) as job:
+        with pytest.raises(StudentError) as returned:
+            job.ns.deep()
+        assert str(returned.value).startswith("your code returned a value the grader cannot read (value nested too deeply)")
+        assert "raised" not in str(returned.value)
+        with pytest.raises(StudentError, match="your code raised ValueError: mine"):
+            job.ns.fails()
+
+
+def test_a_named_tuple_s_tensors_are_cloned_as_a_tuple_s_are() -> None:
+    """Helper-82's F3: `T.cloned` (what T.shared and T.Snapshot keep, what T.call passes) copied the tensors of lists,
+    tuples and dicts but not of a NamedTuple, the student's own state in an in-process grading, so code writing into
+    its state in place changed what a test had kept. A NamedTuple is rebuilt with its tensors cloned (its class kept);
+    another tuple subclass is left as it is (its constructor is the student's)."""
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        enc_outputs: Any
+        caches: Any
+
+    class Other(tuple):
+        pass
+
+    state = State(torch.ones(2), [None, torch.zeros(1)])
+    copy = T.cloned(state)
+    assert type(copy) is State and torch.equal(copy.enc_outputs, state.enc_outputs)
+    assert copy.enc_outputs is not state.enc_outputs and copy.caches[1] is not state.caches[1]
+    other = Other((torch.ones(1),))
+    assert T.cloned(other) is other
 
 
 @needs_bwrap

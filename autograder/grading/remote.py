@@ -160,6 +160,10 @@ class Connection:
             if kind in ("MemoryError",) or "can't allocate memory" in message or "DefaultCPUAllocator" in message:
                 raise SandboxLimit(_("your code ran out of memory (limit: {limit} MB above the interpreter): "
                                      "{message}").format(limit=self.child.limits.memory_mb, message=message[:300]))
+            if err.get("returned") is True:  # the child could not encode what the code returned (wire.encode)
+                raise StudentError(_("your code returned a value the grader cannot read ({message}): return tensors, "
+                                     "numbers, None, and lists, tuples or dicts of them, as the contract says").format(
+                                         message=message), kind, message)
             if kind == "NotImplementedError":
                 raise NotImplementedYet(_("not implemented yet (your code raised NotImplementedError: {message})").format(
                     message=message) if message else _("not implemented yet (your code raised NotImplementedError)"))

@@ -334,13 +334,18 @@ def assert_close(actual: Any, expected: torch.Tensor, *, what: str,
 
 
 def cloned(value: Any) -> Any:
-    """`value` with every tensor in it cloned, inside lists, tuples and dicts too; other objects as they are."""
+    """`value` with every tensor in it cloned, inside lists, tuples and dicts too, and inside a NamedTuple (a decoder's
+    state, as an in-process grading holds the student's own: helper-82's F3; a sandboxed grader's proxy of one is sent
+    back as the child's object and is not copied here); other objects as they are."""
     if isinstance(value, torch.Tensor):
         return torch.Tensor.clone(value)
     if type(value) in (list, tuple):
         return type(value)(cloned(v) for v in value)
     if type(value) is dict:
         return {k: cloned(v) for k, v in value.items()}
+    make = getattr(type(value), "_make", None) if isinstance(value, tuple) and hasattr(type(value), "_fields") else None
+    if callable(make):
+        return make(cloned(v) for v in tuple.__iter__(value))
     return value
 
 

@@ -553,11 +553,16 @@ def serve(job: dict[str, Any], sock: socket.socket) -> None:
         except EOFError:
             return
         rid = msg.get("rid") if isinstance(msg, dict) else None  # echoed: the grader matches replies to requests
+        returned = False
         try:
             result = server.handle(msg)
+            returned = True  # from here on, a failure is about what the code returned
             wire.send(sock, {"ok": server.encodable(result), "rid": rid}, server.to_handle,
                       shapes=isinstance(msg, dict) and msg.get("shapes") is True)  # tensors as shapes only
         except BaseException as exc:  # student code may raise anything, even SystemExit
+            if returned and isinstance(exc, wire.WireError):  # a reply wire.encode refuses (helper-82's F6)
+                wire.send(sock, {"error": {"type": "WireError", "message": _message(exc), "returned": True}, "rid": rid})
+                continue
             wire.send(sock, {"error": {"type": type(exc).__name__, "message": _message(exc),
                                        "traceback": loader.student_traceback(exc, error=False)}, "rid": rid})
 
