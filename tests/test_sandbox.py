@@ -768,6 +768,39 @@ def test_a_value_the_wire_refuses_is_said_to_be_what_the_code_returned(box: Zygo
             job.ns.fails()
 
 
+def test_what_shared_keeps_of_a_grading_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Helper-82's F5: T.shared kept every result of a component's grading, so code returning 60 MiB per call grew a
+    grading to 3 GB. Beyond SHARED_BYTES the earliest results go (a part that needs one again computes it again); what
+    fits is still reused."""
+    class Scope:
+        pass
+
+    class Student:
+        scope = Scope()
+
+        @staticmethod
+        def __shared_scope__(student: Any) -> Any:
+            return Student.scope
+
+    monkeypatch.setattr(T, "SHARED_BYTES", 3 * 4096)
+    student, runs = Student(), []
+
+    def big() -> torch.Tensor:
+        runs.append(1)
+        return torch.zeros(1024)  # 4096 bytes
+
+    T.begin_test("test_bounded")
+    for i in range(5):
+        T.shared(student, big, i)
+    assert T._SHARED.total <= 3 * 4096 and len(T._SHARED.results) == 3
+    T.begin_test("test_bounded")  # the same test's first example again: dropped, so computed again, then kept
+    T.shared(student, big, 0)
+    assert len(runs) == 6 and T._SHARED.total <= 3 * 4096
+    T.begin_test("test_bounded")
+    T.shared(student, big, 0)
+    assert len(runs) == 6  # reused
+
+
 def test_a_named_tuple_s_tensors_are_cloned_as_a_tuple_s_are() -> None:
     """Helper-82's F3: `T.cloned` (what T.shared and T.Snapshot keep, what T.call passes) copied the tensors of lists,
     tuples and dicts but not of a NamedTuple, the student's own state in an in-process grading, so code writing into

@@ -359,6 +359,8 @@ class _Shared:
     def __init__(self) -> None:
         self.scope: Optional[weakref.ref[Any]] = None
         self.results: dict[bytes, tuple[Any, torch.Tensor, tuple[int, ...]]] = {}  # value, random state, guesses
+        self.kept_bytes: dict[bytes, int] = {}  # per result, the bytes of its tensors (SHARED_BYTES)
+        self.total = 0  # their sum
         self.chain = b""
         self.test = ""
         self.fruitless = 0  # this test's examples that no binding passed (with_candidate_bindings)
@@ -465,7 +467,7 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     if scope is None:
         return compute()
     if _SHARED.scope is None or _SHARED.scope() is not scope:
-        _SHARED.scope, _SHARED.results = weakref.ref(scope), {}
+        _SHARED.scope, _SHARED.results, _SHARED.kept_bytes, _SHARED.total = weakref.ref(scope), {}, {}, 0
     h = hashlib.sha256(_SHARED.chain)
     h.update(f"{compute.__code__.co_filename}:{compute.__code__.co_firstlineno}".encode())
     _digest(h, list(inputs))
@@ -485,7 +487,32 @@ def shared(student: Any, compute: Callable[[], R], *inputs: Any) -> R:
     value = compute()
     _SHARED.results[key] = (cloned(value), torch.random.get_rng_state(),  # a copy: `value` is the part's
                             tuple(guesses.seen[before:]) if guesses is not None else ())
+    _SHARED.kept_bytes[key] = _nbytes(value)
+    _SHARED.total += _SHARED.kept_bytes[key]
+    while _SHARED.total > SHARED_BYTES and len(_SHARED.kept_bytes) > 1:
+        oldest = next(iter(_SHARED.kept_bytes))  # the earliest kept: a later part that needs it computes it again
+        _SHARED.total -= _SHARED.kept_bytes.pop(oldest)
+        del _SHARED.results[oldest]
     return value
+
+
+#: The most bytes of tensors `shared` keeps for one grading (helper-82's F5: code returning 60 MiB per call grew a
+#: grading to 3 GB, every reply kept to the end): beyond it the earliest results go, and a part that needs one again
+#: runs its computation again, as after a failure. A correct submission's results stay far below it.
+SHARED_BYTES = 256 << 20
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of the tensors in `value` (inside lists, tuples, dicts and Snapshots)."""
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, Snapshot):
+        return _nbytes(value.value)
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
+        return sum(_nbytes(v) for v in (tuple.__iter__(value) if isinstance(value, tuple) else value))
+    if type(value) is dict:
+        return sum(_nbytes(v) for v in value.values())
+    return 0
 
 
 def returned_pair(out: Any, message: str) -> tuple[Any, Any]:
