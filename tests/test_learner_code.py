@@ -7,6 +7,7 @@ the real sandbox with the real suites.
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Optional
 
@@ -1304,3 +1305,24 @@ def test_a_multihead_attention_crashing_on_none_loses_that_form_alone_on_both_pa
             [t.nodeid for t in failed]
         assert 0.55 * mha.points < mha.score < 0.75 * mha.points and not mha.misconceptions, mha.score
     assert said(results[0], crash_sites=False) == said(results[1], crash_sites=False)
+
+
+
+def test_the_sequence_mask_written_inside_masked_softmax_loses_its_naming_test_alone_on_both_paths(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-81's F6: d2l 1.0 writes `_sequence_mask` inside `masked_softmax`. A learner's copy kept 0 of 2 for
+    sequence_mask, "not defined". A function written inside another that reads nothing of it is graded in the contract
+    function's place, built in the child from the enclosing function's code (signatures.NestedForm,
+    child.function_of_nested), at the cost of its naming test, whose message says to move it out."""
+    source = reference_source(A)
+    start, end = source.index("def sequence_mask("), source.index("def masked_softmax(")
+    inner = textwrap.indent(source[start:end].strip().replace("def sequence_mask(", "def _sequence_mask("), "    ")
+    source = edited(source[:start] + source[end:], [
+        ("    valid_lens is None, (B,) (one length per batch item) or (B, Q) (one per query).\n    \"\"\"\n",
+         "    valid_lens is None, (B,) (one length per batch item) or (B, Q) (one per query).\n    \"\"\"\n" + inner + "\n\n"),
+        ("X = sequence_mask(", "X = _sequence_mask(")])
+    path = tmp_path / "nested_sequence_mask.py"
+    path.write_text(source)
+    for result in graded_on_both_paths_losing_naming_tests_alone(zygote, A, path, ("sequence_mask",)):
+        [said_] = [t.output for t in next(c for c in result.components if c.name == "sequence_mask").tests if not t.passed]
+        assert "your `_sequence_mask`, written inside `masked_softmax`" in said_ and "move it out" in said_, said_

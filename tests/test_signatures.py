@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Optional
 
 import pytest
 from kit_helpers import reference_source
@@ -234,6 +235,29 @@ def renames(source: str) -> dict[str, str]:
 ])
 def test_a_component_spelled_otherwise_is_graded_as_that_definition(source: str, expected: dict[str, str]) -> None:
     assert renames(source) == expected
+
+
+_NESTED = "def masked_softmax(X, valid_lens):\n{inner}\n    return _sequence_mask(X, valid_lens)\n"
+
+
+@pytest.mark.parametrize("inner, expected", [
+    # d2l 1.0's form: graded in sequence_mask's place, at the cost of its naming test
+    ("    def _sequence_mask(X, valid_len, value=0):\n        return X", "masked_softmax.<locals>._sequence_mask"),
+    ("    def sequence_mask(X, valid_len, value=-1e6):\n        return X", "masked_softmax.<locals>.sequence_mask"),
+    # not the same function at the top level: it reads the enclosing function's names, a default that is no literal,
+    # a decorator, other parameters, or two definitions
+    ("    fill = 0\n    def _sequence_mask(X, valid_len, value=0):\n        return X + fill", None),
+    ("    def _sequence_mask(X, valid_len, value=X.min()):\n        return X", None),
+    ("    @torch.no_grad()\n    def _sequence_mask(X, valid_len, value=0):\n        return X", None),
+    ("    def _sequence_mask(X, value, valid_len):\n        return X", None),
+    ("    def _sequence_mask(X, valid_len):\n        return X\n    def _sequence_mask(X, valid_len):\n        return X", None),
+])
+def test_a_contract_function_written_inside_another_is_graded_where_it_reads_nothing_of_it(
+        inner: str, expected: Optional[str]) -> None:
+    """Helper-81's F6: d2l 1.0 writes `_sequence_mask` inside `masked_softmax`; a learner's copy kept 0 of 2 for
+    sequence_mask ("not defined"). Such a function is graded in the contract function's place (signatures.NestedForm)
+    where it computes at the top level exactly what it computes inside."""
+    assert renames(_NESTED.format(inner=inner)).get("sequence_mask") == expected
 
 
 @pytest.mark.parametrize("source, expected", [

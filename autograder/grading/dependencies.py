@@ -60,6 +60,9 @@ class Job(TypedDict):
     alias: dict[str, str]  # the component's name -> the student's definition graded in its place (signatures.renamed)
     as_method: dict[str, dict[str, Any]]  # the component's name -> its method graded in its place (signatures.MethodForm)
     method_stand_in: dict[str, dict[str, Any]]  # a replaced dependency -> the student's method the course's stands in for
+    # the component's name (or a dependency's graded as the student's own) -> its function written inside another
+    # (signatures.NestedForm), graded in its place
+    as_nested: dict[str, dict[str, Any]]
     called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
     stand_in_as: dict[str, str]  # the student's spelling -> the injected dependency it names (signatures.renamed)
 
@@ -268,7 +271,8 @@ def defined_names(cells: list[Cell]) -> set[str]:
 
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
         uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None,
-        called_as: Optional[dict[str, dict[str, Any]]] = None, methods: Optional[dict[str, dict[str, Any]]] = None) -> Job:
+        called_as: Optional[dict[str, dict[str, Any]]] = None, methods: Optional[dict[str, dict[str, Any]]] = None,
+        nested: Optional[dict[str, dict[str, Any]]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
@@ -285,7 +289,9 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     fails the 04 suite, would otherwise cost their 06 blocks again). `called_as` (signatures.called_as):
     a course class standing in for the student's takes the student's calls by the student's own signature.
     `methods` (signatures.MethodForm.spec, per contract function the student wrote as a method): the child's spec
-    of the component's method graded in its place, and of a replaced dependency's method the course's stands in for."""
+    of the component's method graded in its place, and of a replaced dependency's method the course's stands in for.
+    `nested` (signatures.NestedForm.spec): the function written inside another graded in the place of the component,
+    or of a dependency graded as the student's own."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -309,6 +315,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                       if "." not in (theirs := (renames or {}).get(name, "."))},
                as_method={n: spec for n, spec in (methods or {}).items() if n == component},
                method_stand_in={n: spec for n, spec in (methods or {}).items() if n in replaced},
+               as_nested={n: spec for n, spec in (nested or {}).items()
+                          if n == component or n in [u.name for u in uses if u.student]},
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
                stand_in_as={theirs: name for name, theirs in (renames or {}).items()
                             if name in replaced and inspect.isclass(course.reference_object(name))})

@@ -103,6 +103,7 @@ class SandboxProvider(Runs):
         self.mismatches = signatures.mismatches(course, cells)  # read from its source, never run here
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
         self.methods = signatures.method_specs(course, cells)  # contract functions written as methods
+        self.nested = signatures.nested_specs(course, cells)  # ... or inside another function
         self.called_as = signatures.called_as(course, cells, self.mismatches)  # the student's constructors, for the course's stand-ins
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
@@ -152,7 +153,7 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as), self.methods)
+                               self._called_as(self.called_as), self.methods, self.nested)
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -248,6 +249,7 @@ class InProcessProvider(Runs):
         self.mismatches = signatures.mismatches(course, cells)  # called by name as in the sandbox
         self.renames = signatures.renamed(course, cells)
         self.methods = signatures.method_specs(course, cells)
+        self.nested = signatures.nested_specs(course, cells)
         self.called_as = signatures.called_as(course, cells, self.mismatches)
         self.defined = sorted(dependencies.defined_names(cells))  # as SandboxProvider.defined
 
@@ -270,7 +272,7 @@ class InProcessProvider(Runs):
         if uses is not None:
             self.uses[component] = uses
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as), self.methods)
+                               self._called_as(self.called_as), self.methods, self.nested)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

@@ -22,6 +22,7 @@ import inspect
 import os
 import textwrap
 import re
+import symtable
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from itertools import permutations
@@ -1074,10 +1075,12 @@ def renamed(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     """Per component that the submission never binds under the contract's name, what the grader grades
     in its place, at the cost of the naming test (`naming_tests`): its one top-level definition spelled
     like it (`spelled_otherwise`), else, for a function, its one method of a class written for it
-    (`methods_as_functions`), by its qualified name (`MultiHeadAttention.transpose_qkv`)."""
+    (`methods_as_functions`), by its qualified name (`MultiHeadAttention.transpose_qkv`), else its one function
+    written inside a top-level function of the submission (`nested_functions`: `masked_softmax.<locals>._sequence_mask`)."""
     cells = list(cells)
     return {**spelled_otherwise(course, cells),
-            **{name: form.qualname for name, form in methods_as_functions(course, cells).items()}}
+            **{name: form.qualname for name, form in methods_as_functions(course, cells).items()},
+            **{name: form.qualname for name, form in nested_functions(course, cells).items()}}
 
 
 def named_for(name: str, other: str, names: Iterable[str]) -> float:
@@ -1237,6 +1240,77 @@ def method_specs(course: Course, cells: Iterable[Cell]) -> dict[str, dict[str, A
     return {name: form.spec() for name, form in methods_as_functions(course, cells).items()}
 
 
+#: How a nested function's qualified name joins its enclosing function's and its own, as Python's `__qualname__` does.
+NESTED = ".<locals>."
+
+
+@dataclass(frozen=True)
+class NestedForm:
+    """A contract function the submission wrote inside one of its top-level functions, as d2l 1.0 writes
+    `_sequence_mask` inside `masked_softmax`: graded in the contract function's place, built in the child from the
+    enclosing function's code (`child.function_of_nested`) with its defaults, as if it were written at the top level.
+    Only a function that reads nothing of the enclosing function's (no free variables), takes the contract's
+    parameters and has literal defaults: it then computes at the top level exactly what it computes inside."""
+
+    outer: str  # the top-level function, by the name the submission binds it to
+    inner: str
+    defaults: tuple[Any, ...]  # its defaults' values (literals)
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.outer}{NESTED}{self.inner}"
+
+    def spec(self) -> dict[str, Any]:
+        """What the child needs (plain data: a job is sent as JSON)."""
+        return {"outer": self.outer, "inner": self.inner, "defaults": list(self.defaults)}
+
+
+def nested_functions(course: Course, cells: Iterable[Cell]) -> dict[str, NestedForm]:
+    """Per contract function that the submission binds neither under its name, nor spelled otherwise, nor as a method
+    (`methods_as_functions`), its one function named like it (the same name or `spelled_like`) defined in the body of
+    a top-level function, where it can stand for it (`NestedForm`). None where two could be meant."""
+    from autograder.grading.dependencies import defined_names
+    cells = list(cells)
+    taken = set(defined_names(cells)) | set(spelled_otherwise(course, cells)) | set(methods_as_functions(course, cells))
+    outers = {name: stmt for name, stmt in _definitions(cells).items() if isinstance(stmt, ast.FunctionDef)}
+    out: dict[str, NestedForm] = {}
+    for component, targets in contract(course).items():
+        if component in taken or inspect.isclass(course.reference_object(component)):
+            continue
+        forms = [form for name, outer in outers.items() for fn in outer.body
+                 if isinstance(fn, ast.FunctionDef) and (fn.name == component or spelled_like(component, fn.name))
+                 and (form := _nested_form(name, outer, fn, targets[component])) is not None]
+        if len(forms) == 1:
+            out[component] = forms[0]
+    return out
+
+
+def nested_specs(course: Course, cells: Iterable[Cell]) -> dict[str, dict[str, Any]]:
+    """`nested_functions` as a job carries it (dependencies.job's `as_nested`)."""
+    return {name: form.spec() for name, form in nested_functions(course, cells).items()}
+
+
+def _nested_form(name: str, outer: ast.FunctionDef, fn: ast.FunctionDef, contract: Params) -> Optional[NestedForm]:
+    """`fn`, defined in the body of the top-level function `outer` (bound as `name`), as the contract's function, or
+    None where it is not the same function at the top level: decorated, defined twice in `outer`, taking other
+    parameters than the contract's, a default that is no literal, or a name of `outer`'s scope read (`symtable`)."""
+    own = _student_params(fn, method=False)
+    if fn.decorator_list or own is None or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg or \
+            sum(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == fn.name
+                for s in outer.body) != 1 or compare("", fn.name, "function", own, contract) is not None:
+        return None
+    try:
+        defaults = tuple(ast.literal_eval(d) for d in fn.args.defaults)
+        table = symtable.symtable(ast.unparse(outer), "<submission>", "exec")
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    scopes = [t for t in table.get_children() if t.get_name() == outer.name]
+    inner = [t for t in scopes[0].get_children() if t.get_name() == fn.name] if len(scopes) == 1 else []
+    if len(inner) != 1 or not isinstance(inner[0], symtable.Function) or inner[0].get_frees():
+        return None
+    return NestedForm(name, fn.name, defaults)
+
+
 def _class_methods(cells: list[Cell]) -> dict[str, dict[str, ast.FunctionDef]]:
     """Per top-level class of the submission (by a name it is bound to), its methods as loading leaves
     them: those of its body, and those d2l 1.0's `@add_to_class(C)` adds to it later (the last one wins)."""
@@ -1386,6 +1460,12 @@ def naming_tests(renames: dict[str, str], components: Iterable[str]) -> list[Tes
 
 
 def _naming_message(name: str, theirs: str) -> str:
+    if NESTED in theirs:  # a function inside another (nested_functions)
+        outer, _locals, inner = theirs.partition(NESTED)
+        return _("`{name}` is not defined in your submission: the grader graded your `{inner}`, written inside "
+                 "`{outer}`, in its place, as the contract's function `{name}`. The contract fixes a top-level "
+                 "function (docs/course-api.md): move it out of `{outer}`, name it `{name}`, and let `{outer}` "
+                 "call it").format(name=name, inner=inner, outer=outer)
     if "." in theirs:  # a method (methods_as_functions)
         return _("`{name}` is not defined in your submission: the grader graded your method `{theirs}` in its "
                  "place, as the contract's function `{name}` (called on an instance of your class that holds only "

@@ -266,6 +266,11 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
         cls = _method_class(namespace, spec)
         if isinstance(name, str) and cls is not None:
             namespace[name] = function_of_method(name, cls, spec)
+    # ... or written inside another of its functions (the grader's signatures.NestedForm).
+    for name, spec in (job.get("as_nested") or {}).items():
+        nested = function_of_nested(namespace, spec)
+        if isinstance(name, str) and nested is not None:
+            namespace[name] = nested
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
     # under the contract's names and under the student's own spelling of them (the grader's signatures.renamed).
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
@@ -334,6 +339,24 @@ def function_of_method(name: str, cls: type, spec: dict[str, Any]) -> Any:
 
     function.__name__ = function.__qualname__ = name
     return function
+
+
+def function_of_nested(namespace: dict[str, Any], spec: Any) -> Optional[types.FunctionType]:
+    """The function `spec["inner"]` defined in the body of the submission's function `spec["outer"]`, as a top-level
+    function: made from its code (a constant of the enclosing function's code) with the submission's globals and
+    the spec's defaults. None where loading bound no such function or its code reads the enclosing function's names
+    (the grader checked the source; the code is checked again, as loading made it)."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("inner"), str):
+        return None
+    outer = namespace.get(str(spec.get("outer")))
+    code = getattr(outer, "__code__", None) if isinstance(outer, types.FunctionType) else None
+    found = [c for c in (code.co_consts if code is not None else ()) if isinstance(c, types.CodeType)
+             and c.co_name == spec["inner"] and not c.co_freevars]
+    if outer is None or len(found) != 1:
+        return None
+    defaults = spec.get("defaults")
+    return types.FunctionType(found[0], outer.__globals__, spec["inner"],
+                              tuple(defaults) if isinstance(defaults, list) and defaults else None)
 
 
 def method_of_function(fn: Any, spec: dict[str, Any]) -> Any:
