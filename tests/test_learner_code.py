@@ -1326,3 +1326,35 @@ def test_the_sequence_mask_written_inside_masked_softmax_loses_its_naming_test_a
     for result in graded_on_both_paths_losing_naming_tests_alone(zygote, A, path, ("sequence_mask",)):
         [said_] = [t.output for t in next(c for c in result.components if c.name == "sequence_mask").tests if not t.passed]
         assert "your `_sequence_mask`, written inside `masked_softmax`" in said_ and "move it out" in said_, said_
+
+
+@pytest.mark.parametrize("source, why, others", [
+    # the book's 06 notebook imports pandas, which the grading environment lacks: not why the class is missing
+    ("import pandas as pd\nfrom torch import nn\n\nclass Other(nn.Module):\n    pass\n",
+     [], ["No module named 'pandas'"]),
+    # a base class from a failed import: the import is why too, the other failure is not
+    ("import pandas as pd\nfrom d2lx import Base\n\nclass PositionalEncoding(Base):\n    pass\n",
+     ["No module named 'd2lx'", "name 'Base' is not defined"], ["No module named 'pandas'"]),
+])
+def test_a_missing_name_s_message_says_which_load_errors_are_why(zygote: Zygote, tmp_path: Path, source: str,
+                                                                  why: list[str], others: list[str]) -> None:
+    """Helper-81's F7: "`PositionalEncoding` is not defined in your submission; while loading your code: No module named
+    'pandas'" read as if pandas were why. The loader now says what each failed statement would have bound
+    (loader.defines): the notes of the statements that would have bound the name, or a name one of them missed, are
+    said to be why; the others are other errors. Alike on both paths."""
+    path = tmp_path / "missing.py"
+    path.write_text(source)
+    texts = []
+    for result in [session.grade_file(zygote, "05_positional_encoding", path),
+                   session.run_in_process("05_positional_encoding", path)]:
+        said_ = next(t.output for c in result.components for t in c.tests if not t.passed)
+        head, _, rest = said_.partition(_OTHER_ERRORS)
+        assert said_.startswith("`PositionalEncoding` is not defined in your submission"), said_
+        assert all(w in head for w in why) and (_WHY in head) == bool(why), said_
+        assert all(o in rest and o not in head for o in others), said_
+        texts.append(said_)
+    assert texts[0] == texts[1]
+
+
+_WHY = "while loading your code, the statement that defines it failed:"
+_OTHER_ERRORS = "other errors while loading your code:"

@@ -57,6 +57,7 @@ class Runs:
         self.works: Optional[Callable[[str], bool]] = None
         self.uses: dict[str, list[dependencies.DependencyUse]] = {}
         self.notes: dict[str, list[str]] = {}
+        self.note_defines: dict[str, list[frozenset[str]]] = {}  # per note, what its statement would have bound
         self.output: dict[str, str] = {}
         self.broken: dict[str, str] = {}  # per component: why its code could not be loaded or run at all
 
@@ -135,7 +136,8 @@ class SandboxProvider(Runs):
             if component in self.broken:
                 return Broken(self.broken[component])
         assert self.conn is not None
-        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names, self.defined)
+        ns = RemoteNamespace(self.conn, self.notes.get(component, []), self.names, self.defined,
+                             self.note_defines.get(component, []))
         ns.__remote_seed__(procedures.TEST_SEED)  # every test starts from the same seed (sent with its first call)
         self.test_deadline = time.monotonic() + self.limits.test_seconds
         return ns
@@ -188,8 +190,9 @@ class SandboxProvider(Runs):
         errors = errors if isinstance(errors, list) else []
         omitted = report.get("omitted", 0) if isinstance(report, dict) else 0  # the loader's own count
         total = len(errors) + (omitted if type(omitted) is int else 0)
-        self.notes[component] = bounded.notes([f"{e.get('where')}: {e.get('error')}" for e in
-                                               errors[:self.limits.notes] if isinstance(e, dict)], self.limits, total)
+        kept = [e for e in errors[:self.limits.notes] if isinstance(e, dict)]
+        self.notes[component] = bounded.notes([f"{e.get('where')}: {e.get('error')}" for e in kept], self.limits, total)
+        self.note_defines[component] = [_names_in(e.get("defines")) for e in kept]
 
     def _course_signatures(self, names: list[str]) -> dict[str, str]:
         """The contract's signature of each callable of the course's components `names` ("AdditiveAttention":
@@ -223,15 +226,24 @@ class LoadedNames(Submission):
     """A submission's names loaded in this process; a contract name it lacks fails a test as in the
     sandbox (remote.missing_name), anything else is an AttributeError (a probe by tooling)."""
 
-    def __init__(self, contract: frozenset[str], notes: list[str], defined: list[str], **names: Any) -> None:
+    def __init__(self, contract: frozenset[str], notes: list[str], defined: list[str],
+                 note_defines: list[frozenset[str]], **names: Any) -> None:
         super().__init__(**names)
-        object.__setattr__(self, "_loading", (contract, tuple(notes), tuple(defined)))
+        object.__setattr__(self, "_loading", (contract, tuple(notes), tuple(defined), tuple(note_defines)))
 
     def __getattr__(self, name: str) -> Any:  # only for names loading did not bind
-        contract, notes, defined = self.__dict__["_loading"]
+        contract, notes, defined, note_defines = self.__dict__["_loading"]
         if name not in contract:
             raise AttributeError(name)
-        raise missing_name(name, defined, notes, contract)
+        raise missing_name(name, defined, notes, contract, note_defines)
+
+
+def _names_in(defines: Any) -> frozenset[str]:
+    """A load note's `defines` (loader.defines: what the failed statement would have bound) as a child reported it:
+    names, at most 100 of at most 200 characters each (anything else reads as nothing)."""
+    if not isinstance(defines, list):
+        return frozenset()
+    return frozenset(n for n in defines[:100] if isinstance(n, str) and len(n) <= 200)
 
 
 class InProcessProvider(Runs):
@@ -286,6 +298,7 @@ class InProcessProvider(Runs):
                     sys.modules[n] = m
         self.notes[component] = [f"{e['where']}: {e['error']}" for e in report["errors"]]
         return LoadedNames(dependencies.contract_names(self.course), self.notes[component], self.defined,
+                           [_names_in(e.get("defines")) for e in report["errors"]],
                            **{k: v for k, v in names.items() if not k.startswith("__")})
 
     def after_test(self, component: str) -> None:

@@ -19,7 +19,7 @@ from autograder.selfcheck import symptoms
 from autograder.selfcheck.testing import Crash
 from autograder.selfcheck.i18n import _
 from autograder.sandbox.forkserver import Child, ChildDied, Stop
-from autograder.sandbox.runtime import wire
+from autograder.sandbox.runtime import loader, wire
 from autograder.selfcheck.failures import FailFast, NotImplementedYet
 from autograder.selfcheck.plugin import STUDENT_REPR
 
@@ -391,12 +391,13 @@ class _BoundMethod:
 class RemoteNamespace:
     """The submission's top-level names."""
 
-    __slots__ = ("_conn", "_defined", "_names", "_notes")
+    __slots__ = ("_conn", "_defined", "_names", "_notes", "_note_defines")
 
     def __init__(self, conn: Connection, notes: list[str], names: frozenset[str],
-                 defined: Sequence[str] = ()) -> None:
+                 defined: Sequence[str] = (), note_defines: Sequence[frozenset[str]] = ()) -> None:
         object.__setattr__(self, "_conn", conn)
         object.__setattr__(self, "_notes", notes)
+        object.__setattr__(self, "_note_defines", tuple(note_defines))
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_defined", tuple(defined))  # what the submission's loading defined
 
@@ -412,7 +413,7 @@ class RemoteNamespace:
         except StudentError as exc:
             if exc.kind != "NameError":
                 raise
-            raise missing_name(name, self._defined, self._notes, self._names) from None
+            raise missing_name(name, self._defined, self._notes, self._names, self._note_defines) from None
 
     def __remote_seed__(self, value: int) -> None:
         """Seed the child's random generators before whatever the test asks of it next."""
@@ -426,16 +427,33 @@ class RemoteNamespace:
         raise TypeError("call a name of the namespace, not the namespace")
 
 
-def missing_name(name: str, defined: Sequence[str], notes: Sequence[str], contract: Collection[str] = ()
-                 ) -> MissingName:
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def missing_name(name: str, defined: Sequence[str], notes: Sequence[str], contract: Collection[str] = (),
+                 note_defines: Sequence[frozenset[str]] = ()) -> MissingName:
     """The failure of a test that asks for a contract name the submission's loading did not bind
     (`defined`: the names it did; `notes`: what went wrong while loading), the same on every path. A definition
     under another of the `contract`'s names is the student's code for that name, never suggested for this one
-    (helper-76: "`TransformerEncoder` is not defined ...; did you mean `TransformerDecoder`?")."""
+    (helper-76: "`TransformerEncoder` is not defined ...; did you mean `TransformerDecoder`?"). A note of a statement
+    that would have bound the name (`note_defines`, per note: loader.defines) is said to be why; the others are
+    said to be other errors (helper-81's F7: "No module named 'pandas'" had read as the cause of a missing class)."""
     defined = [d for d in defined if d not in contract]
     detail = ""
-    if notes:
-        detail = "\n  " + _("while loading your code:") + " " + "\n  ".join(n.strip().splitlines()[-1] for n in notes[:3])
+    shown = [n.strip().splitlines()[-1] for n in notes[:3]]
+    causes, wanted = set[int](), {name, loader.ANY_NAME}
+    while True:  # and a statement that would have bound a name such a statement missed (an import of its base class)
+        more = {i for i, names in enumerate(note_defines[:len(shown)]) if i not in causes and names & wanted}
+        if not more:
+            break
+        causes |= more
+        wanted |= {m.group(1) for i in more for m in _NOT_DEFINED.finditer(shown[i])}
+    why = [text for i, text in enumerate(shown) if i in causes]
+    others = [text for i, text in enumerate(shown) if i not in causes]
+    if why:
+        detail += "\n  " + _("while loading your code, the statement that defines it failed:") + " " + "\n  ".join(why)
+    if others:
+        detail += "\n  " + _("other errors while loading your code:") + " " + "\n  ".join(others)
     like = [d for d in defined if not d.startswith("_") and spelled_like(name, d)]
     if len(like) > 1:  # signatures.renamed grades none of them
         return MissingName(_("`{name}` is not defined in your submission, and {names} are all spelled like it: the "

@@ -103,6 +103,24 @@ def assigned_names(stmt: ast.stmt) -> set[str]:
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+#: What `defines` says of a statement that may bind any name (`from m import *`, a cell that does not parse).
+ANY_NAME = "*"
+
+
+def defines(stmt: Optional[ast.stmt]) -> list[str]:
+    """The names a statement would have bound at the top level, had it run (a load note says so: a missing name's
+    message shows the notes of the statements that would have bound it as its cause, and the others as others)."""
+    if stmt is None:
+        return [ANY_NAME]
+    names = assigned_names(stmt)
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(ANY_NAME if a.name == "*" else a.asname or a.name.partition(".")[0] for a in node.names)
+    return sorted(names)
+
+
 def student_traceback(exc: BaseException, limit_chars: int = 2000, error: bool = True) -> str:
     """Where `exc` broke the submission's code (procedures.crash_site: its cells as labelled, e.g.
     `In [16], line 7`, the line, the shapes of the tensors on it), then, if `error`, the exception."""
@@ -143,7 +161,7 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
     Returns a report: {"errors": [{"where", "error"}], "omitted": errors beyond MAX_ERRORS,
     "skipped": int, "defined": [names]}.
     """
-    errors: list[dict[str, str]] = []
+    errors: list[dict[str, Any]] = []
     omitted = 0
     skipped = 0
     unset: set[str] = set()  # names that only skipped statements (experiments) assign
@@ -157,13 +175,13 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
             if len(errors) >= MAX_ERRORS:
                 omitted += 1
                 continue
-            errors.append({"where": label, "error": say("syntax", message=exc.msg, line=exc.lineno)})
+            errors.append({"where": label, "error": say("syntax", message=exc.msg, line=exc.lineno), "defines": defines(None)})
             continue
         except (RecursionError, MemoryError, ValueError) as exc:  # nested too deeply for the parser, NUL bytes
             if len(errors) >= MAX_ERRORS:
                 omitted += 1
                 continue
-            errors.append({"where": label, "error": say("unparsable", error=type(exc).__name__)})
+            errors.append({"where": label, "error": say("unparsable", error=type(exc).__name__), "defines": defines(None)})
             continue
         for stmt in tree.body:
             if not keeps(stmt):
@@ -182,9 +200,10 @@ def load(cells: list[tuple[str, str]], namespace: dict[str, Any]) -> dict[str, A
                 elif isinstance(exc, (SystemExit, KeyboardInterrupt)) or not isinstance(exc, Exception):
                     kind = type(exc).__name__
                     errors.append({"where": say("where", where=label, line=stmt.lineno),
-                                   "error": say("at_load", error=kind)})
+                                   "error": say("at_load", error=kind), "defines": defines(stmt)})
                 else:
-                    errors.append({"where": say("where", where=label, line=stmt.lineno), "error": student_traceback(exc)})
+                    errors.append({"where": say("where", where=label, line=stmt.lineno), "error": student_traceback(exc),
+                                   "defines": defines(stmt)})
     defined = sorted(k for k in namespace if not k.startswith("__"))
     return {"errors": errors, "omitted": omitted, "skipped": skipped, "defined": defined}
 
