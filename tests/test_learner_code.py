@@ -1268,6 +1268,9 @@ def test_init_state_without_the_valid_lengths_is_called_without_them_alike_on_bo
         assert not any("positional argument" in text for text in outputs if "EncoderDecoder" not in text), outputs
         [said_] = [t.output for t in decoder.tests if t.function == signatures.signature_test("Seq2SeqAttentionDecoder")]
         assert "init_state takes (enc_outputs); the contract is (enc_outputs, enc_valid_lens)" in said_, said_
+        # and that the training test through the course's EncoderDecoder fails too (helper-83's F5)
+        assert "the course's EncoderDecoder, which the training tests run your Seq2SeqAttentionDecoder in, calls " \
+               "init_state as the contract does" in said_, said_
     assert said(results[0]) == said(results[1])
 
 

@@ -451,3 +451,18 @@ def test_a_parameter_named_for_another_kind_of_value_never_takes_a_contract_argu
     assert "between 0 and 1" not in "".join(t.output for t in comp.tests)
     assert [d.family for d in comp.misconceptions] == ["ffn_output_size_is_input"]
     assert "(and not the ffn_num_outputs, which your code does not take)" in signature_output(comp)
+
+
+def test_a_synonym_gives_way_to_the_contract_s_own_word() -> None:
+    """Helper-83's F1: `embed_dim` is torch's word for MultiheadAttention's width (SYNONYMS: num_hiddens), and a
+    decoder's `Seq2SeqAttentionDecoder(vocab_size, embed_dim, hidden_dim, n_layers, dropout)`, in the contract's order,
+    had its embed_dim read as num_hiddens and its hidden_dim then paired with embed_size: the two sizes swapped, 0.38
+    of 10, the GRU's input size blamed. Where the contract has one parameter with the name's first word (embed_size)
+    the synonym gives way; where it has none (MultiHeadAttention) it stands."""
+    decoder = ["vocab_size", "embed_size", "num_hiddens", "num_layers", "dropout"]
+    assert signatures.identify(["vocab_size", "embed_dim", "hidden_dim", "n_layers", "dropout"], decoder)[:2] == \
+        ["vocab_size", "embed_size"]
+    source = "class Seq2SeqAttentionDecoder:\n    def __init__(self, vocab_size, embed_dim, hidden_dim, n_layers, dropout=0): pass\n"
+    assert not signatures.mismatches(config.default(), [("cell 1", source)]).get("Seq2SeqAttentionDecoder")  # by position
+    mha = ["key_size", "query_size", "value_size", "num_hiddens", "num_heads", "dropout", "bias"]
+    assert signatures.identify(["embed_dim", "num_heads", "dropout"], mha) == ["num_hidden", "num_head", "dropout"]

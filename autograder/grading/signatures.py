@@ -97,12 +97,13 @@ DEFAULT_CHARS = 40
 def same_name(name: str) -> str:
     """The spelling-independent form of a parameter name: `valid_lens` and `valid_len`, `Queries` and `q`."""
     name = name.lower().lstrip("_")
-    name = SYNONYMS.get(name, name)
+    return SYNONYMS.get(_singular(SYNONYMS.get(name, name)), _singular(SYNONYMS.get(name, name)))
+
+
+def _singular(name: str) -> str:
     if name.endswith("ies") and len(name) > 4:
-        name = name[:-3] + "y"
-    elif name.endswith("s") and len(name) > 2:
-        name = name[:-1]
-    return SYNONYMS.get(name, name)
+        return name[:-3] + "y"
+    return name[:-1] if name.endswith("s") and len(name) > 2 else name
 
 
 def loose_name(name: str) -> str:
@@ -118,7 +119,7 @@ def identify(student: Sequence[str], contract: Sequence[str]) -> list[str]:
     by `loose_name` where just one of each side's has that loose name (and the contract's is not
     named already); else its own `same_name` (a parameter the contract does not have)."""
     theirs = [same_name(n) for n in contract]
-    mine = [same_name(n) for n in student]
+    mine = [_own_word(n, contract, student) or same_name(n) for n in student]
     loose, mine_loose = [loose_name(n) for n in contract], [loose_name(n) for n in student]
     out = []
     for key, lk in zip(mine, mine_loose):
@@ -127,6 +128,20 @@ def identify(student: Sequence[str], contract: Sequence[str]) -> list[str]:
             key = theirs[loose.index(lk)]
         out.append(key)
     return out
+
+
+def _own_word(name: str, contract: Sequence[str], student: Sequence[str]) -> Optional[str]:
+    """The `same_name` of the one contract parameter whose first word is `name`'s, where a SYNONYMS entry would read
+    `name` as another (helper-83's F1: `embed_dim`, torch's word for MultiheadAttention's width, is a decoder's
+    embed_size where the contract has one; read as num_hiddens, a decoder written `(vocab_size, embed_dim, hidden_dim,
+    ...)` had its two sizes swapped: 0.38 of 10) and no other of the student's parameters has that first word."""
+    plain = name.lower().lstrip("_")
+    if same_name(name) == _singular(plain):
+        return None  # no synonym involved
+    first = plain.split("_")[0]
+    ours = [c for c in contract if c.lower().lstrip("_").split("_")[0] == first]
+    same_first = [n for n in student if n.lower().lstrip("_").split("_")[0] == first]
+    return same_name(ours[0]) if len(ours) == 1 and len(same_first) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -396,6 +411,14 @@ class Mismatch:
             and set(self.extra) <= set(self.student.names[len(names) - 1:])
 
     @property
+    def runs_in_encoder_decoder(self) -> bool:
+        """Whether the course's EncoderDecoder (given code, which the training tests build around an encoder or a
+        decoder) calls this method as the contract does, unadapted on every path (`_from_the_tests`)."""
+        method = self.target.partition(".")[2]
+        return method in ("forward", "init_state") and self.component.endswith(("Encoder", "Decoder")) and \
+            (method == "forward" or self.component.endswith("Decoder"))
+
+    @property
     def wrong_values(self) -> bool:
         """Whether calls go through with arguments in the wrong parameters (its outputs are no misconception)."""
         return bool(self.misplaced) and not self.missing and not self.extra and self.adapter is None
@@ -426,6 +449,11 @@ class Mismatch:
             lines.append("  " + _("the grader passed {arguments} by name, so that the rest of your code was graded on "
                                   "what it does (the signature test costs the signature; the other tests, what your "
                                   "code does with those arguments)").format(arguments=self.adapter.show()))
+            if self.runs_in_encoder_decoder and not self.unpacks_state:  # (said below for a state's parts)
+                # helper-83's F5: the message said the signature test alone was charged, and a training test failed too
+                lines.append("  " + _("the course's EncoderDecoder, which the training tests run your {component} in, "
+                                      "calls {method} as the contract does: those tests fail until it takes the "
+                                      "contract's parameters").format(component=self.component, method=method))
         elif self.missing:
             said = (_("it has no {names}: the tests pass them by position, so calls fail") if len(self.missing) > 1
                     else _("it has no {names}: the tests pass it by position, so calls fail"))
