@@ -466,3 +466,23 @@ def test_a_synonym_gives_way_to_the_contract_s_own_word() -> None:
     assert not signatures.mismatches(config.default(), [("cell 1", source)]).get("Seq2SeqAttentionDecoder")  # by position
     mha = ["key_size", "query_size", "value_size", "num_hiddens", "num_heads", "dropout", "bias"]
     assert signatures.identify(["embed_dim", "num_heads", "dropout"], mha) == ["num_hidden", "num_head", "dropout"]
+
+
+def test_a_constructor_whose_words_say_another_order_is_called_by_name(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-83's F2: `AdditiveAttention(query_features, key_features, num_hiddens, dropout)` names no contract
+    parameter, so `compare` saw no mismatch and the tests called it by position: the key size reached its
+    query_features, the course's W_q bound to its W_k by shape, 0 of 4 and a wrong diagnosis ("applies W_q to the
+    keys"), while the same order spelled `query_size, key_size` was called by name (5.82 of 6 for such a
+    MultiHeadAttention). The order the words say (`_by_rank`, which `adapter` pairs by) is now the order `compare`
+    checks: the signature test alone is charged."""
+    source = changed("02_attention_scoring", "    def __init__(self, key_size: int, query_size: int, num_hiddens: int, "
+                     "dropout: float,\n                 **kwargs: object) -> None:\n",
+                     "    def __init__(self, query_features, key_features, num_hiddens, dropout, **kwargs):\n")
+    source = source.replace("nn.Linear(key_size, num_hiddens", "nn.Linear(key_features, num_hiddens").replace(
+        "nn.Linear(query_size, num_hiddens", "nn.Linear(query_features, num_hiddens")
+    path = tmp_path / "query_first.py"
+    path.write_text(source)
+    comp = component(session.grade_file(zygote, "02_attention_scoring", path), "AdditiveAttention")
+    assert [t.function for t in comp.tests if not t.passed] == ["test_AdditiveAttention_contract_signature"], \
+        [t.output[:200] for t in comp.tests if not t.passed]
+    assert not comp.misconceptions

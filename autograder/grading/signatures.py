@@ -898,9 +898,11 @@ def compare(component: str, target: str, kind: str, student: Params, contract: P
     fine)."""
     mine = identify(student.names, contract.names)
     theirs = [same_name(n) for n in contract.names]
-    # a contract parameter at another position, or a name of another kind (ROLES) where a call by position
-    # gives it the contract's parameter of this one
-    misplaced = tuple(j for j, n in enumerate(mine)
+    # a contract parameter at another position (by name, or by the words `adapter` pairs them by: `query_features,
+    # key_features` for key_size, query_size, helper-83's F2, a correct AdditiveAttention 0 of 4 called by position),
+    # or a name of another kind (ROLES) where a call by position gives it the contract's parameter of this one
+    ranked = _by_rank(student, contract, theirs, mine, [d is None for d in student.defaults])
+    misplaced = tuple(j for j, n in enumerate(ranked)
                       if (n in theirs and (j >= len(theirs) or theirs[j] != n))
                       or (n not in theirs and j < len(theirs) and role_conflict(student.names[j], contract.names[j])))
     missing: tuple[str, ...] = ()
