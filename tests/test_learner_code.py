@@ -1361,3 +1361,19 @@ def test_a_missing_name_s_message_says_which_load_errors_are_why(zygote: Zygote,
 
 _WHY = "while loading your code, the statement that defines it failed:"
 _OTHER_ERRORS = "other errors while loading your code:"
+
+
+def test_a_contract_method_spelled_otherwise_is_called_in_its_place_at_the_cost_of_one_test(
+        zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-83's F3: the course's decoder with `init_state` spelled `init_states` inherited the given class's stub for
+    init_state, and every test said "not implemented yet" (0 of 10). A contract method that the class lacks and
+    defines spelled otherwise is called in its place (signatures.method_slips; the child puts it on the class under the
+    contract's name), at the cost of the attribute test, whose message says to rename it; alike on both paths."""
+    results = graded_both_ways(zygote, tmp_path, "init_states", reference_source("03_bahdanau"), [
+        ("    def init_state(self,", "    def init_states(self,")], assignment_id="03_bahdanau")
+    for result in results:
+        (decoder,) = result.components
+        failed = [t for t in decoder.tests if not t.passed]
+        assert [t.function for t in failed] == [signatures.attribute_test("Seq2SeqAttentionDecoder")], said(result)
+        assert "defines `init_states`, not the contract's method `init_state`" in failed[0].output
+    assert said(results[0]) == said(results[1])

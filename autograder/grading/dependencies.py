@@ -63,6 +63,9 @@ class Job(TypedDict):
     # the component's name (or a dependency's graded as the student's own) -> its function written inside another
     # (signatures.NestedForm), graded in its place
     as_nested: dict[str, dict[str, Any]]
+    # the component's name (or a dependency's graded as the student's own) -> {contract method: the student's method
+    # spelled otherwise}, called in its place (signatures.method_slips)
+    method_slips: dict[str, dict[str, str]]
     called_as: dict[str, dict[str, Any]]  # injected classes the student's code calls by its own signature (signatures.called_as)
     stand_in_as: dict[str, str]  # the student's spelling -> the injected dependency it names (signatures.renamed)
 
@@ -272,7 +275,7 @@ def defined_names(cells: list[Cell]) -> set[str]:
 def job(course: Course, assignment: Assignment, component: str, cells: list[Cell],
         uses: Optional[list[DependencyUse]] = None, renames: Optional[dict[str, str]] = None,
         called_as: Optional[dict[str, dict[str, Any]]] = None, methods: Optional[dict[str, dict[str, Any]]] = None,
-        nested: Optional[dict[str, dict[str, Any]]] = None) -> Job:
+        nested: Optional[dict[str, dict[str, Any]]] = None, slips: Optional[dict[str, dict[str, str]]] = None) -> Job:
     """The child's job for `component`: the submission's cells, the modules to install, and the
     names to put in the student's namespace before loading (given code and dependencies, as `from
     attention_support import *` would) and again after it (the dependencies the student's own
@@ -291,7 +294,7 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
     `methods` (signatures.MethodForm.spec, per contract function the student wrote as a method): the child's spec
     of the component's method graded in its place, and of a replaced dependency's method the course's stands in for.
     `nested` (signatures.NestedForm.spec): the function written inside another graded in the place of the component,
-    or of a dependency graded as the student's own."""
+    or of a dependency graded as the student's own; `slips` (signatures.method_slips) their methods spelled otherwise."""
     from autograder.sandbox.runtime import procedures  # torch: results files and scores need this module without it
     if uses is None:
         uses = [DependencyUse(n, False, "", course.owner(n) == assignment)
@@ -317,6 +320,8 @@ def job(course: Course, assignment: Assignment, component: str, cells: list[Cell
                method_stand_in={n: spec for n, spec in (methods or {}).items() if n in replaced},
                as_nested={n: spec for n, spec in (nested or {}).items()
                           if n == component or n in [u.name for u in uses if u.student]},
+               method_slips={n: spec for n, spec in (slips or {}).items()
+                             if n == component or n in [u.name for u in uses if u.student]},
                called_as={name: spec for name, spec in (called_as or {}).items() if name in replaced},
                stand_in_as={theirs: name for name, theirs in (renames or {}).items()
                             if name in replaced and inspect.isclass(course.reference_object(name))})

@@ -105,6 +105,7 @@ class SandboxProvider(Runs):
         self.renames = signatures.renamed(course, cells)  # components spelled otherwise, from the source too
         self.methods = signatures.method_specs(course, cells)  # contract functions written as methods
         self.nested = signatures.nested_specs(course, cells)  # ... or inside another function
+        self.slips = signatures.method_slips(course, cells)  # contract methods spelled otherwise
         self.called_as = signatures.called_as(course, cells, self.mismatches)  # the student's constructors, for the course's stand-ins
         self.contract = signatures.contract(course)  # the contract's signatures, named when the course's code is misused
         #: Whether a child with these dependencies holds the course's code the student may not see yet
@@ -155,7 +156,7 @@ class SandboxProvider(Runs):
             # submission on Gradescope, or a class graded after the due date, never pays for it.
             self.zygote.stop()
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as), self.methods, self.nested)
+                               self._called_as(self.called_as), self.methods, self.nested, self.slips)
         left = self.limits.load_seconds  # of the submission's time, once the child exists
         try:
             self.child = self.zygote.spawn(job, self.limits)
@@ -262,6 +263,7 @@ class InProcessProvider(Runs):
         self.renames = signatures.renamed(course, cells)
         self.methods = signatures.method_specs(course, cells)
         self.nested = signatures.nested_specs(course, cells)
+        self.slips = signatures.method_slips(course, cells)
         self.called_as = signatures.called_as(course, cells, self.mismatches)
         self.defined = sorted(dependencies.defined_names(cells))  # as SandboxProvider.defined
 
@@ -284,7 +286,7 @@ class InProcessProvider(Runs):
         if uses is not None:
             self.uses[component] = uses
         job = dependencies.job(self.course, self.assignment, component, self.cells, uses, self.renames,
-                               self._called_as(self.called_as), self.methods, self.nested)
+                               self._called_as(self.called_as), self.methods, self.nested, self.slips)
         saved = {n: sys.modules.get(n) for n in job["modules"]}
         try:
             names, report = child.load_submission(job)

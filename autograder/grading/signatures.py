@@ -1525,7 +1525,7 @@ def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[s
     from autograder.selfcheck.testing import (STORED_VALUES, method_attribute_message, misspelt_attribute_message,
                                               stored_spelling)
     cells = list(cells)
-    definitions, renames = _definitions(cells), renamed(course, cells)
+    definitions, renames, slips = _definitions(cells), renamed(course, cells), method_slips(course, cells)
     out: dict[str, list[str]] = {}
     for name in contract(course):
         cls = definitions.get(renames.get(name, name))
@@ -1541,8 +1541,38 @@ def method_attributes(course: Course, cells: Iterable[Cell]) -> dict[str, list[s
             theirs = stored_spelling(value, stored) if not defined else None
             if theirs is not None and theirs not in methods:
                 said.append(misspelt_attribute_message(value, theirs))
+        said += [_("your {cls} defines `{theirs}`, not the contract's method `{method}`: the grader called your "
+                   "`{theirs}` in its place. Name it `{method}` (docs/course-api.md)").format(
+                       cls=cls.name, theirs=theirs, method=method)
+                 for method, theirs in sorted(slips.get(name, {}).items())]
         if said:
             out[name] = said
+    return out
+
+
+def method_slips(course: Course, cells: Iterable[Cell]) -> dict[str, dict[str, str]]:
+    """Per contract class the submission defines (its own, or spelled otherwise: `renamed`), each method the contract
+    calls (`forward`, `init_state`) that neither the class nor a base it defines has, but that its body defines with
+    one typing slip or spelled otherwise (`init_states`): the method the child calls in its place (`child`'s
+    `method_slips`), at the cost of the attribute test (`method_attributes`). Helper-83's F3: a decoder whose
+    `init_states` is right inherited the given class's stub for init_state, and every test said "not implemented yet"
+    (0 of 10)."""
+    cells = list(cells)
+    definitions, renames = _definitions(cells), renamed(course, cells)
+    out: dict[str, dict[str, str]] = {}
+    for name, targets in contract(course).items():
+        cls = definitions.get(renames.get(name, name))
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        own = _body_methods(cls)
+        for target in targets:
+            method = target.partition(".")[2]
+            if method in ("", "__init__") or _method(cls, method, definitions) is not None:
+                continue
+            like = [n for n in own if n != method and not n.startswith("__")
+                    and (one_slip(method, n) or spelled_like(method, n))]
+            if len(like) == 1:
+                out.setdefault(name, {})[method] = like[0]
     return out
 
 

@@ -271,6 +271,13 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
         nested = function_of_nested(namespace, spec)
         if isinstance(name, str) and nested is not None:
             namespace[name] = nested
+    # A contract method the student's class defines spelled otherwise (`init_states`), called in its place (the
+    # grader's signatures.method_slips), before the course's classes are put in for the dependencies.
+    for name, slips in (job.get("method_slips") or {}).items():
+        cls = namespace.get(name) if isinstance(name, str) else None
+        for method, theirs in (slips.items() if isinstance(cls, type) and isinstance(slips, dict) else ()):
+            if isinstance(method, str) and isinstance(theirs, str) and theirs in vars(cls) and method not in vars(cls):
+                setattr(cls, method, vars(cls)[theirs])
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
     # under the contract's names and under the student's own spelling of them (the grader's signatures.renamed).
     namespace.update({name: deps[name] for name in job.get("inject", []) if name in deps})
