@@ -1177,10 +1177,13 @@ def spelled_otherwise(course: Course, cells: Iterable[Cell]) -> dict[str, str]:
     # missing component
     fitting: dict[str, list[str]] = {}
     signatures = contract(course)
+    # a given class's name counts here too: a learner's decoder named `Decoder`, shadowing the given base class, whose
+    # constructor takes the component's parameters, which the given base's (**kwargs) does not (helper-83's F4: 0 of 10)
+    given = [n for n, stmt in found.items() if n in course.given_names and isinstance(stmt, ast.ClassDef)]
     for component in missing:
         if component in out or not inspect.isclass(course.reference_object(component)):
             continue
-        fitting[component] = [n for n in free[component] if n not in claimed and n not in out.values()
+        fitting[component] = [n for n in free[component] + given if n not in claimed and n not in out.values()
                               and _heads_alike(component, n) and _constructor_takes(signatures[component][component],
                                                                         _class_params(found[n], found))]
     for component, names in fitting.items():
