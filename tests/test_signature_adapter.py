@@ -129,6 +129,9 @@ def test_the_contracts_arguments_reach_the_students_parameters_by_name() -> None
     assert (call.args, call.kwargs) == ([6, 2, 0.5], {})
     permuted = mismatch("def masked_softmax(valid_len, X): pass\n", "masked_softmax").adapter
     assert permuted is not None and permuted.translate(["X", "lens"], {}).args == ["lens", "X"]
+    # a class taking nothing is said to be built without arguments (helper-83's F11: "the grader passed  (and not")
+    bare = mismatch("class DotProductAttention:\n    def __init__(self): pass\n", "DotProductAttention")
+    assert "the grader passed no argument (your code takes none: not the dropout) by name" in bare.message(), bare.message()
 
 
 def test_a_parameter_after_one_left_to_its_default_goes_by_keyword_and_the_contracts_default_fills_in() -> None:

@@ -241,6 +241,8 @@ class Adapter:
         dropped = [c for c, n in zip(self.contract, self.names) if n is None]
         shown += [_("your {name} = {value} (what a call from the book's code would give it)").format(
             name=n, value=repr(v)) for n, v in self.supplied]
+        if not shown:  # `DotProductAttention()` taking nothing (helper-83's F11: "the grader passed  (and not ...)")
+            return _("no argument (your code takes none: not the {names})").format(names=", ".join(dropped))
         return ", ".join(shown) + (" " + _("(and not the {names}, which your code does not take)").format(
             names=", ".join(dropped)) if dropped else "")
 
