@@ -250,7 +250,8 @@ _NESTED = "def masked_softmax(X, valid_lens):\n{inner}\n    return _sequence_mas
     ("    def _sequence_mask(X, valid_len, value=X.min()):\n        return X", None),
     ("    @torch.no_grad()\n    def _sequence_mask(X, valid_len, value=0):\n        return X", None),
     ("    def _sequence_mask(X, value, valid_len):\n        return X", None),
-    ("    def _sequence_mask(X, valid_len):\n        return X\n    def _sequence_mask(X, valid_len):\n        return X", None),
+    ("    def _sequence_mask(X, valid_lens):\n        return X", None),  # fewer: another job (helper-83's F10)
+    ("    def _sequence_mask(X, valid_len, value=0):\n        return X\n    def _sequence_mask(X, valid_len, value=0):\n        return X", None),
 ])
 def test_a_contract_function_written_inside_another_is_graded_where_it_reads_nothing_of_it(
         inner: str, expected: Optional[str]) -> None:

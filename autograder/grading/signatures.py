@@ -1330,7 +1330,10 @@ def _nested_form(name: str, outer: ast.FunctionDef, fn: ast.FunctionDef, contrac
     None where it is not the same function at the top level: decorated, defined twice in `outer`, taking other
     parameters than the contract's, a default that is no literal, or a name of `outer`'s scope read (`symtable`)."""
     own = _student_params(fn, method=False)
-    if fn.decorator_list or own is None or fn.args.vararg or fn.args.kwonlyargs or fn.args.kwarg or \
+    # every parameter of the contract's, its options too: a helper taking fewer does another job (helper-83's F10: a
+    # `_sequence_mask(X, valid_lens)` masking the 3-D scores itself, graded as sequence_mask, was told to move it out)
+    if fn.decorator_list or own is None or len(own.names) != len(contract.names) or fn.args.vararg or \
+            fn.args.kwonlyargs or fn.args.kwarg or \
             sum(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == fn.name
                 for s in outer.body) != 1 or compare("", fn.name, "function", own, contract) is not None:
         return None
