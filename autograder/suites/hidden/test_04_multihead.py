@@ -318,7 +318,7 @@ MHA_HINT = ("project with W_q, W_k, W_v; split the features into h heads with tr
 @pytest.mark.component("MultiHeadAttention")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @per_form
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(c=mha_case(heads=st.just(1)))
 def test_mha_one_head_is_single_head_attention(student, ref, form, c):
     """with one head, the output is W_o(attention(W_q q, W_k k, W_v v)): queries use W_q, keys W_k, values W_v"""
@@ -338,7 +338,7 @@ def test_mha_one_head_is_single_head_attention(student, ref, form, c):
 @pytest.mark.component("MultiHeadAttention")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @per_form
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(c=mha_case(heads=st.integers(2, 3)))
 def test_mha_equals_loop_over_heads(student, ref, form, c):
     """the output equals a loop over heads: head i uses the i-th slice of the projections, scaled by 1/sqrt(d/h), heads concatenated in order, then W_o"""
@@ -423,7 +423,7 @@ def test_mha_permuting_queries_permutes_outputs(student, ref, c, data):
 @pytest.mark.component("MultiHeadAttention")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @per_form
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(c=mha_case(distinct_sizes=True))
 def test_mha_distinct_sizes_match_reference(student, ref, form, c):
     """query, key and value sizes may all differ (W_q for queries, W_k for keys, W_v for values)"""
@@ -440,7 +440,7 @@ def test_mha_distinct_sizes_match_reference(student, ref, form, c):
 @pytest.mark.component("MultiHeadAttention")
 @pytest.mark.weight(1 / len(LENS_FORMS))  # the forms share one test's weight
 @per_form
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(c=mha_case(bias=st.just(True)))
 def test_mha_bias_matches_reference(student, ref, form, c):
     """with bias=True all four projections have a bias, and the output matches the course's model"""
