@@ -1377,3 +1377,14 @@ def test_a_contract_method_spelled_otherwise_is_called_in_its_place_at_the_cost_
         assert [t.function for t in failed] == [signatures.attribute_test("Seq2SeqAttentionDecoder")], said(result)
         assert "defines `init_states`, not the contract's method `init_state`" in failed[0].output
     assert said(results[0]) == said(results[1])
+
+
+def test_an_lstm_for_the_gru_is_told_so_not_that_its_input_size_is_wrong(zygote: Zygote, tmp_path: Path) -> None:
+    """Helper-83's F7: a decoder with an nn.LSTM was told "the GRU reads cat(context, embedding), so its input size is
+    embed_size + num_hiddens", although its input size was right: an LSTM's weights have 4 gates where a GRU's have 3.
+    Where only the first axis differs, the names test says so."""
+    results = graded_both_ways(zygote, tmp_path, "lstm", reference_source("03_bahdanau"), [
+        ("self.rnn = nn.GRU(", "self.rnn = nn.LSTM(")], assignment_id="03_bahdanau")
+    for result in results:
+        [said_] = [t.output for c in result.components for t in c.tests if t.function == "test_decoder_contract_names"]
+        assert "3 for the contract's nn.GRU (4 is an nn.LSTM's" in said_ and "its input size is" not in said_, said_

@@ -56,9 +56,14 @@ def test_decoder_contract_names(student):
     dec = decoder(student)
     shapes = {k: tuple(v.shape) for k, v in T.state_shapes(dec).items() if not T.is_lazy(v)}
     gru_input = shapes.get("rnn.weight_ih_l0", CONTRACT["rnn.weight_ih_l0"])
-    T.check(gru_input == CONTRACT["rnn.weight_ih_l0"],
+    expected = CONTRACT["rnn.weight_ih_l0"]
+    if len(gru_input) == 2 and gru_input[1] == expected[1] and gru_input[0] != expected[0]:  # the input size is right
+        T.check(False, _("'rnn.weight_ih_l0' has shape {gru_input}, expected {expected}: its first axis is the number of "
+                         "gates times num_hiddens, 3 for the contract's nn.GRU (4 is an nn.LSTM's, 1 a plain "
+                         "nn.RNN's)").format(gru_input=gru_input, expected=expected))
+    T.check(gru_input == expected,
             _("'rnn.weight_ih_l0' has shape {gru_input}, expected {expected}: the GRU reads "
-              "cat(context, embedding), so its input size is embed_size + num_hiddens").format(gru_input=gru_input, expected=CONTRACT['rnn.weight_ih_l0']))
+              "cat(context, embedding), so its input size is embed_size + num_hiddens").format(gru_input=gru_input, expected=expected))
     T.assert_contract_names(dec, T.contract(CONTRACT), _("{decoder}: the contract names the submodules attention, "
                                                          "embedding, rnn and dense").format(decoder=DECODER))
 
