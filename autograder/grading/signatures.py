@@ -96,8 +96,8 @@ DEFAULT_CHARS = 40
 
 def same_name(name: str) -> str:
     """The spelling-independent form of a parameter name: `valid_lens` and `valid_len`, `Queries` and `q`."""
-    name = name.lower().lstrip("_")
-    return SYNONYMS.get(_singular(SYNONYMS.get(name, name)), _singular(SYNONYMS.get(name, name)))
+    name = _singular(SYNONYMS.get(name.lower().lstrip("_"), name.lower().lstrip("_")))
+    return SYNONYMS.get(name, name)
 
 
 def _singular(name: str) -> str:
@@ -135,13 +135,15 @@ def _own_word(name: str, contract: Sequence[str], student: Sequence[str]) -> Opt
     `name` as another (helper-83's F1: `embed_dim`, torch's word for MultiheadAttention's width, is a decoder's
     embed_size where the contract has one; read as num_hiddens, a decoder written `(vocab_size, embed_dim, hidden_dim,
     ...)` had its two sizes swapped: 0.38 of 10) and no other of the student's parameters has that first word."""
-    plain = name.lower().lstrip("_")
-    if same_name(name) == _singular(plain):
+    if same_name(name) == _singular(name.lower().lstrip("_")):
         return None  # no synonym involved
-    first = plain.split("_")[0]
-    ours = [c for c in contract if c.lower().lstrip("_").split("_")[0] == first]
-    same_first = [n for n in student if n.lower().lstrip("_").split("_")[0] == first]
+    ours = [c for c in contract if _first_word(c) == _first_word(name)]
+    same_first = [n for n in student if _first_word(n) == _first_word(name)]
     return same_name(ours[0]) if len(ours) == 1 and len(same_first) == 1 else None
+
+
+def _first_word(name: str) -> str:
+    return name.lower().lstrip("_").split("_")[0]
 
 
 @dataclass(frozen=True)
@@ -417,8 +419,8 @@ class Mismatch:
         """Whether the course's EncoderDecoder (given code, which the training tests build around an encoder or a
         decoder) calls this method as the contract does, unadapted on every path (`_from_the_tests`)."""
         method = self.target.partition(".")[2]
-        return method in ("forward", "init_state") and self.component.endswith(("Encoder", "Decoder")) and \
-            (method == "forward" or self.component.endswith("Decoder"))
+        return (method == "forward" and self.component.endswith(("Encoder", "Decoder"))) or \
+            (method == "init_state" and self.component.endswith("Decoder"))
 
     @property
     def wrong_values(self) -> bool:

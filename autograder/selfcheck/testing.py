@@ -343,10 +343,15 @@ def cloned(value: Any) -> Any:
         return type(value)(cloned(v) for v in value)
     if type(value) is dict:
         return {k: cloned(v) for k, v in value.items()}
-    make = getattr(type(value), "_make", None) if isinstance(value, tuple) and hasattr(type(value), "_fields") else None
-    if callable(make):
-        return make(cloned(v) for v in tuple.__iter__(value))
+    if _named_tuple(value):
+        return type(value)._make(cloned(v) for v in tuple.__iter__(value))
     return value
+
+
+def _named_tuple(value: Any) -> bool:
+    """Whether `value` is a NamedTuple (the student's own state, in-process): a tuple whose class has `_fields` and
+    `_make` (a sandboxed grader's proxy of one, remote.RemoteTuple, has neither)."""
+    return isinstance(value, tuple) and hasattr(type(value), "_fields") and callable(getattr(type(value), "_make", None))
 
 
 R = TypeVar("R")
@@ -503,13 +508,13 @@ SHARED_BYTES = 256 << 20
 
 
 def _nbytes(value: Any) -> int:
-    """The bytes of the tensors in `value` (inside lists, tuples, dicts and Snapshots)."""
+    """The bytes of the tensors in `value` (inside lists, tuples, their subclasses, dicts and Snapshots)."""
     if isinstance(value, torch.Tensor):
         return value.numel() * value.element_size()
     if isinstance(value, Snapshot):
         return _nbytes(value.value)
-    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
-        return sum(_nbytes(v) for v in (tuple.__iter__(value) if isinstance(value, tuple) else value))
+    if isinstance(value, (list, tuple)):  # any list or tuple, read as the container it is (no __iter__ of a subclass)
+        return sum(_nbytes(v) for v in (tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)))
     if type(value) is dict:
         return sum(_nbytes(v) for v in value.values())
     return 0

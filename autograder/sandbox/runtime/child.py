@@ -275,7 +275,9 @@ def load_submission(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     # grader's signatures.method_slips), before the course's classes are put in for the dependencies.
     for name, slips in (job.get("method_slips") or {}).items():
         cls = namespace.get(name) if isinstance(name, str) else None
-        for method, theirs in (slips.items() if isinstance(cls, type) and isinstance(slips, dict) else ()):
+        if not isinstance(cls, type) or not isinstance(slips, dict):
+            continue
+        for method, theirs in slips.items():
             if isinstance(method, str) and isinstance(theirs, str) and theirs in vars(cls) and method not in vars(cls):
                 setattr(cls, method, vars(cls)[theirs])
     # No double jeopardy: the component's dependencies are the reference ones, whatever was loaded,
